@@ -1,0 +1,259 @@
+"""The command line: arguments become frozen settings, then the rooms are wired together.
+
+This is the only module that knows every room; device libraries are imported only when the
+command that needs them runs, so `companion play --input text` starts in a blink anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from companion.errors import CompanionError
+
+
+@dataclass(frozen=True)
+class PlaySettings:
+    players: tuple[str, ...]
+    preset: str
+    house_rules: Path | None
+    starting_dice: int | None
+    first: str | None
+    input: str  # "text", "wav" or "mic"
+    paths: tuple[Path, ...]
+    mute: bool
+    wav_out: Path | None
+    journal: Path | None
+    resume: str | None  # None: a new game; "": the newest saved game; else a name or path
+    camera: int | None
+    camera_images: tuple[Path, ...]
+    profile: Path | None
+    engine: str
+    model: Path | None
+    mic: str | None
+
+    @property
+    def resuming(self) -> bool:
+        return self.resume is not None
+
+    @property
+    def uses_camera(self) -> bool:
+        return self.camera is not None or bool(self.camera_images)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "PlaySettings":
+        return cls(
+            players=tuple(args.players or ()),
+            preset=args.rules,
+            house_rules=args.house_rules,
+            starting_dice=args.dice,
+            first=args.first,
+            input=args.input,
+            paths=tuple(args.files),
+            mute=args.mute,
+            wav_out=args.wav_out,
+            journal=args.journal,
+            resume=args.resume,
+            camera=args.camera,
+            camera_images=tuple(args.camera_images or ()),
+            profile=args.profile,
+            engine=args.engine,
+            model=args.model,
+            mic=args.mic,
+        )
+
+
+def _play_parser(sub) -> None:
+    p = sub.add_parser("play", help="referee a game", description="Referee a game of Perudo.")
+    p.add_argument("--players", nargs="+", metavar="NAME", help="players in seating order")
+    p.add_argument("--rules", default="asmodee", metavar="PRESET", help="rules preset (see `companion rules`)")
+    p.add_argument("--house-rules", type=Path, metavar="TOML", help="TOML file of rule fields to override")
+    p.add_argument("--dice", type=int, metavar="N", help="starting dice per player (default 5)")
+    p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
+    p.add_argument("--input", choices=("text", "wav", "mic"), default="mic",
+                   help="where calls come from: typed or piped text, WAV files, or the microphone")
+    p.add_argument("files", nargs="*", type=Path, metavar="FILE", help="WAV files or folders for --input wav")
+    p.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
+    p.add_argument("--wav-out", type=Path, metavar="WAV", help="also write every announcement into this WAV file")
+    p.add_argument("--journal", type=Path, metavar="PATH", help="journal file (default: a new file in the data dir)")
+    p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game (default: newest)")
+    p.add_argument("--camera", type=int, metavar="N", help="read the dice at each reveal from camera N")
+    p.add_argument("--camera-images", nargs="+", type=Path, metavar="IMAGE",
+                   help="read reveals from these image files instead of a camera")
+    p.add_argument("--profile", type=Path, metavar="DIR", help="camera calibration profile")
+    p.add_argument("--engine", choices=("auto", "vosk", "pocketsphinx"), default="auto", help="speech engine")
+    p.add_argument("--model", type=Path, metavar="PATH", help="Vosk model folder")
+    p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="companion", description="An offline, hands-free Perudo referee.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _play_parser(sub)
+
+    r = sub.add_parser("rules", help="list the rule presets and what each changes")
+    r.add_argument("preset", nargs="?", help="show every field of one preset")
+
+    hear = sub.add_parser("hear", help="recognise calls in WAV files")
+    see = sub.add_parser("see", help="read dice in images or from a camera")
+    calibrate = sub.add_parser("calibrate", help="calibrate the camera for your dice")
+    models = sub.add_parser("models", help="list or download speech models")
+    devices = sub.add_parser("devices", help="list microphones")
+    bench = sub.add_parser("bench", help="speech and vision benchmarks")
+    bench.add_argument("suite", choices=("speech", "vision"))
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
+    _add_optional_room_arguments(hear, see, calibrate, models, devices)
+    return parser
+
+
+def _add_optional_room_arguments(hear, see, calibrate, models, devices) -> None:
+    # The speech and vision rooms own their own options.
+    try:
+        from companion.listen import commands as listen_commands
+    except ImportError:
+        listen_commands = None
+    if listen_commands is not None:
+        listen_commands.add_hear_arguments(hear)
+        listen_commands.add_models_arguments(models)
+        listen_commands.add_devices_arguments(devices)
+    try:
+        from companion.vision import commands as vision_commands
+    except ImportError:
+        vision_commands = None
+    if vision_commands is not None:
+        vision_commands.add_see_arguments(see)
+        vision_commands.add_calibrate_arguments(calibrate)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "play":
+            return run_play(PlaySettings.from_args(args))
+        if args.command == "rules":
+            return run_rules(args.preset)
+        if args.command in ("hear", "models", "devices"):
+            from companion.listen import commands
+
+            return {"hear": commands.run_hear, "models": commands.run_models,
+                    "devices": commands.run_devices}[args.command](args)
+        if args.command in ("see", "calibrate"):
+            from companion.vision import commands
+
+            return {"see": commands.run_see, "calibrate": commands.run_calibrate}[args.command](args)
+        if args.command == "bench":
+            if args.suite == "speech":
+                from companion.bench import speech as suite
+            else:
+                from companion.bench import vision as suite
+            return suite.main(list(args.bench_args))
+    except CompanionError as error:
+        print(f"companion: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ncompanion: stopped; the game so far is saved in its journal.", file=sys.stderr)
+        return 130
+    return 2
+
+
+def run_rules(name: str | None) -> int:
+    from companion.rules.presets import ALIASES, DEFAULT_PRESET, PRESET_SOURCES, PRESETS, Rules, get_preset
+
+    if name:
+        rules = get_preset(name)
+        for key, value in rules.to_dict().items():
+            print(f"{key:24} {value}")
+        return 0
+    base = Rules()
+    for key, rules in PRESETS.items():
+        mark = " (default)" if key == DEFAULT_PRESET else ""
+        print(f"{key}{mark}: {PRESET_SOURCES[key]}")
+        for field, value in rules.differences(base).items():
+            print(f"    {field} = {value}")
+    print("aliases: " + ", ".join(f"{a} -> {p}" for a, p in sorted(ALIASES.items())))
+    return 0
+
+
+def _build_rules(settings: PlaySettings):
+    from companion.rules.presets import get_preset, load_house_rules
+
+    rules = get_preset(settings.preset)
+    if settings.house_rules:
+        rules = load_house_rules(settings.house_rules, rules)
+    if settings.starting_dice is not None:
+        rules = rules.replace(starting_dice=settings.starting_dice,
+                              max_dice=max(settings.starting_dice, 1), name=f"{rules.name}")
+    return rules
+
+
+def _speaker(settings: PlaySettings):
+    from companion.voice.speakers import PrintSpeaker, Speakers, VoiceSpeaker, VoiceUnavailable, WavRecorder
+
+    speakers = [PrintSpeaker()]
+    if not settings.mute:
+        try:
+            speakers.append(VoiceSpeaker())
+        except VoiceUnavailable as error:
+            print(f"companion: warning: {error}; announcements will be printed only.", file=sys.stderr)
+    if settings.wav_out:
+        speakers.append(WavRecorder(settings.wav_out))
+    return Speakers(speakers)
+
+
+def _source(settings: PlaySettings, players: Sequence[str]):
+    from companion.sources import TextSource
+
+    if settings.input == "text":
+        return TextSource()
+    from companion.listen.commands import open_source
+
+    return open_source(settings.input, paths=settings.paths, device=settings.mic,
+                       engine=settings.engine, model=settings.model, players=players)
+
+
+def _counter(settings: PlaySettings):
+    if not settings.uses_camera:
+        return None
+    from companion.vision.frames import CameraFrames, ImageFrames
+    from companion.vision.profile import load_profile
+    from companion.vision.reader import DiceReader
+    from companion.vision.reveal import CameraCounter
+
+    profile = load_profile(settings.profile) if settings.profile else None
+    frames = ImageFrames(settings.camera_images) if settings.camera_images else CameraFrames(settings.camera)
+    return CameraCounter(frames, DiceReader(profile))
+
+
+def run_play(settings: PlaySettings) -> int:
+    from companion import journal as journals
+    from companion.referee import Referee, RefereeSettings
+    from companion.rules import Game
+
+    if settings.resuming:
+        path = settings.journal or journals.find_session(settings.resume or None)
+        game, journal, notes = journals.resume(path)
+        for note in notes:
+            print(f"companion: {note}", file=sys.stderr)
+    else:
+        if not settings.players:
+            raise CompanionError("name the players: companion play --players Ana Ben Cleo")
+        game = Game(settings.players, _build_rules(settings), settings.first)
+        path = settings.journal or journals.new_session_path()
+        journal = journals.Journal.start(path, game)
+    print(f"companion: journal {path}", file=sys.stderr)
+    try:
+        source = _source(settings, game.players)
+        counter = _counter(settings)
+        speaker = _speaker(settings)
+        reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
+        referee = Referee(game, speaker, journal, counter, RefereeSettings(reveal_dir=reveal_dir),
+                          log=lambda text: print(text, file=sys.stderr))
+        referee.run(source, resumed=settings.resuming)
+    finally:
+        journal.close()
+    if game.winner is None:
+        print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)
+    return 0

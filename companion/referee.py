@@ -1,0 +1,391 @@
+"""The referee: calls in, events out, and everything said in between.
+
+It is the only place that knows about prompts, read-backs, "say again", confirmations and
+asking for the count. The rules core decides; the referee asks it, applies what is allowed,
+journals the events first (so a crash loses nothing) and then announces them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from companion.calls import (
+    BidCall,
+    CalzaCall,
+    Call,
+    Command,
+    CommandCall,
+    DudoCall,
+    HandCall,
+    NumberCall,
+    PalificoCall,
+    UnparsableCall,
+    describe_call,
+    parse_call,
+)
+from companion.rules import (
+    CALZA,
+    DUDO,
+    Bid,
+    BidAction,
+    CalzaCaller,
+    ChallengeAction,
+    CountAction,
+    Game,
+    IllegalBid,
+    Phase,
+    RulesError,
+    count_matching,
+    number_words,
+)
+from companion.rules.events import ChallengeCalled, Event, Undone
+from companion.sources import CallSource, Utterance
+from companion.voice.phrases import count_of, describe_events, face_to_count, smallest_raises_phrase
+from companion.voice.speakers import Speaker
+
+
+class EventSink(Protocol):
+    def append(self, events: Sequence[Event]) -> None: ...
+
+
+class CountSource(Protocol):
+    """Something that can read the dice at a reveal (the camera)."""
+
+    def reveal(self, expected_total: int, save_dir: Path | None = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class RefereeSettings:
+    # Speech below `reject_below` confidence is never applied ("say again"); between the two
+    # it is applied only after a "yes". Typed calls are always trusted.
+    reject_below: float = 0.45
+    confirm_below: float = 0.7
+    reveal_dir: Path | None = None  # where annotated reveal pictures are kept
+
+
+class Referee:
+    def __init__(
+        self,
+        game: Game,
+        speaker: Speaker,
+        journal: EventSink | None = None,
+        counter: CountSource | None = None,
+        settings: RefereeSettings = RefereeSettings(),
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.game = game
+        self.speaker = speaker
+        self.journal = journal
+        self.counter = counter
+        self.settings = settings
+        self._log = log or (lambda text: None)
+        self._last_said: list[str] = []
+        self._hands: dict[str, tuple[int, ...]] = {}
+        self._pending: Call | None = None  # a doubtful call waiting for "yes"
+        self._source: CallSource | None = None
+
+    # --- the loop ------------------------------------------------------------------------
+
+    def run(self, source: CallSource, resumed: bool = False) -> Game:
+        """Run until the game is over or the input ends; returns the game as it stands."""
+        self._source = source
+        if resumed:
+            self.say([f"Resuming the game. {self.status_sentence()}"])
+        else:
+            self.say(describe_events(self.game.events, self.game.rules))
+        while self.game.phase is not Phase.OVER:
+            utterance = source.next_utterance()
+            if utterance is None:
+                break
+            self.hear(utterance)
+        return self.game
+
+    def say(self, sentences: Sequence[str]) -> None:
+        sentences = [s for s in sentences if s]
+        if not sentences:
+            return
+        self._last_said = list(sentences)
+        text = " ".join(sentences)
+        if self._source is not None:
+            self._source.mute()  # never hear ourselves
+        try:
+            self.speaker.say(text)
+        finally:
+            if self._source is not None:
+                self._source.unmute()
+
+    # --- understanding -------------------------------------------------------------------
+
+    def hear(self, utterance: Utterance) -> None:
+        """Handle one typed line or spoken utterance, saying whatever needs saying."""
+        self.say(self.respond(utterance))
+
+    def respond(self, utterance: Utterance) -> list[str]:
+        players = self.game.players
+        if utterance.typed:
+            try:
+                call = parse_call(utterance.text, players)
+            except UnparsableCall:
+                return [f"Sorry, I did not understand {utterance.text!r}. Say it again?"]
+            return self.handle(call)
+
+        if not utterance.text.strip():
+            self._log("(heard nothing that is a call)")
+            return []
+        call = self.choose(utterance)
+        if call is None:
+            self._log(f"(not a call: {utterance.text!r})")
+            return []
+        confidence = utterance.confidence if utterance.confidence is not None else 1.0
+        if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
+            return self.handle(call)
+        if confidence < self.settings.reject_below:
+            return [f"Sorry, say again?"]
+        if confidence < self.settings.confirm_below:
+            self._pending = call
+            return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
+        return self.handle(call)
+
+    def choose(self, utterance: Utterance) -> Call | None:
+        """Pick the call among the recogniser's guesses: the best one, unless it makes no
+        sense now and a close alternative does. A clearly heard illegal bid is kept, so it
+        is reported as illegal rather than swapped for a legal one."""
+        parsed: list[Call] = []
+        for text in (utterance.text, *utterance.alternatives):
+            try:
+                parsed.append(parse_call(text, self.game.players))
+            except UnparsableCall:
+                continue
+        if not parsed:
+            return None
+        best = parsed[0] if _parses(utterance.text, self.game.players) else None
+        if best is not None and (self.makes_sense(best) or (utterance.confidence or 0) >= self.settings.confirm_below):
+            return best
+        for call in parsed:
+            if self.makes_sense(call):
+                return call
+        return best
+
+    def makes_sense(self, call: Call) -> bool:
+        """Would this call be allowed now? Used only to rank a recogniser's guesses."""
+        game = self.game
+        if isinstance(call, CommandCall):
+            return call.name not in (Command.YES, Command.NO) or self._pending is not None
+        if game.phase is Phase.BIDDING:
+            if isinstance(call, BidCall):
+                player = call.speaker or game.turn
+                return player == game.turn and game.bid_problem(player, call.bid) is None
+            if isinstance(call, (DudoCall, CalzaCall)):
+                kind = DUDO if isinstance(call, DudoCall) else CALZA
+                return game.challenge_problem(kind, call.speaker or game.turn) is None
+            return False
+        if game.phase is Phase.REVEAL:
+            if isinstance(call, NumberCall):
+                return call.value <= game.dice_in_play
+            return isinstance(call, HandCall)
+        return False
+
+    # --- acting --------------------------------------------------------------------------
+
+    def handle(self, call: Call) -> list[str]:
+        """Apply a call that was understood; returns what to say."""
+        game = self.game
+        if isinstance(call, CommandCall):
+            return self._command(call)
+        self._pending = None
+        if game.phase is Phase.OVER:
+            return [f"The game is over: {game.winner} won. Say undo to take back the last count."]
+        try:
+            if isinstance(call, BidCall):
+                return self._bid(call)
+            if isinstance(call, DudoCall):
+                return self._challenge(DUDO, call.speaker or game.turn)
+            if isinstance(call, CalzaCall):
+                return self._calza(call)
+            if isinstance(call, NumberCall):
+                return self._count(call.value)
+            if isinstance(call, HandCall):
+                return self._hand(call)
+            if isinstance(call, PalificoCall):
+                return [self._palifico_sentence()]
+        except RulesError as error:
+            return [_sentence(str(error))]
+        return []
+
+    def _apply(self, action) -> list[str]:
+        events = self.game.apply(action)
+        self._record(events)
+        return describe_events(events, self.game.rules)
+
+    def _record(self, events: Sequence[Event]) -> None:
+        if self.journal is not None:
+            self.journal.append(events)
+
+    def _bid(self, call: BidCall) -> list[str]:
+        game = self.game
+        if game.phase is Phase.REVEAL:
+            return [f"The cups are up. {self._count_prompt()}"]
+        player = game.player_named(call.speaker) if call.speaker else game.turn
+        try:
+            return self._apply(BidAction(player, call.bid))
+        except IllegalBid as error:
+            ace = game.rules.ace_word
+            last = game.last_bid
+            after = f"After {last.spoken(ace)}" if last else "To open"
+            options = smallest_raises_phrase(error.smallest_raises, ace)
+            said = call.bid.spoken(ace).capitalize()
+            hint = f" {after}: {options}." if options else " The only call left is dudo."
+            return [f"{said} is not allowed: {error}.{hint}"]
+
+    def _calza(self, call: CalzaCall) -> list[str]:
+        game = self.game
+        if call.speaker:
+            return self._challenge(CALZA, game.player_named(call.speaker))
+        if game.rules.calza_caller is CalzaCaller.NEXT_PLAYER:
+            return self._challenge(CALZA, game.turn)
+        if not game.rules.calza:
+            return [f"Calza is not played under the {game.rules.name} rules."]
+        eligible = [p for p in game.active_players if game.challenge_problem(CALZA, p) is None]
+        if len(eligible) == 1:
+            return self._challenge(CALZA, eligible[0])
+        if not eligible:
+            problem = game.challenge_problem(CALZA, game.turn)
+            return [_sentence(str(problem))] if problem else []
+        return [f"Who calls calza? Say your name and calza, like {eligible[0]} calza."]
+
+    def _challenge(self, kind: str, player: str) -> list[str]:
+        said = self._apply(ChallengeAction(kind, player))
+        self._hands = {}
+        if self.counter is None:
+            return said + [self._count_prompt()]
+        return said + self._camera_count()
+
+    def _camera_count(self) -> list[str]:
+        game = self.game
+        challenge = game.challenge
+        assert challenge is not None
+        try:
+            outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir)
+        except Exception as error:  # a camera failing mid-game must not end the game
+            self._log(f"(camera failed: {error})")
+            return [f"The camera failed: {error}. {self._count_prompt()}"]
+        if outcome.reading is None:
+            return [f"I cannot count this one: {outcome.reason}. {self._count_prompt()}"]
+        count = outcome.reading.count_for(challenge.face, challenge.aces_wild)
+        seen = f"I see {number_words(count)}."
+        return [seen] + self._apply(CountAction(count, None, "camera"))
+
+    def _count_prompt(self) -> str:
+        challenge = self.game.challenge
+        assert challenge is not None
+        what = face_to_count(challenge.face, challenge.aces_wild, self.game.rules.ace_word)
+        return (f"How many {what}? Say the number, or each player's dice "
+                f"like {self.game.active_players[0]} 1 5 5 3 2.")
+
+    def _count(self, value: int) -> list[str]:
+        if self.game.phase is not Phase.REVEAL:
+            return [f"{number_words(value).capitalize()} is not a call. "
+                    f"{self.game.turn}, bid or call dudo."]
+        return self._apply(CountAction(value))
+
+    def _hand(self, call: HandCall) -> list[str]:
+        game = self.game
+        if game.phase is not Phase.REVEAL:
+            return ["Nobody has challenged yet: keep your dice hidden!"]
+        checked = game.check_hands({call.player: call.dice})
+        self._hands.update(checked)
+        missing = [p for p in game.active_players if p not in self._hands]
+        if missing:
+            return [f"Got {call.player}'s dice. Still need {', '.join(missing)}."]
+        challenge = game.challenge
+        assert challenge is not None
+        count = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in self._hands.values())
+        hands, self._hands = self._hands, {}
+        return [f"That makes {number_words(count)}."] + self._apply(CountAction(count, hands))
+
+    def _command(self, call: CommandCall) -> list[str]:
+        name = call.name
+        if name is Command.REPEAT:
+            return list(self._last_said) or [self.status_sentence()]
+        if name is Command.STATUS:
+            return [self.status_sentence(full=True)]
+        if name is Command.YES:
+            pending, self._pending = self._pending, None
+            return self.handle(pending) if pending is not None else ["There is nothing to confirm."]
+        if name is Command.NO:
+            had, self._pending = self._pending, None
+            return ["Ignored. Say it again."] if had is not None else ["There is nothing to cancel."]
+        return self._undo()
+
+    def _undo(self) -> list[str]:
+        self._pending = None
+        self._hands = {}
+        try:
+            action = self.game.undo()
+        except RulesError as error:
+            return [_sentence(str(error))]
+        self._record([Undone(_action_dict(action))])
+        return [f"Undone: {_describe_action(action, self.game.rules.ace_word)}. {self.status_sentence()}"]
+
+    # --- describing the state --------------------------------------------------------------
+
+    def status_sentence(self, full: bool = False) -> str:
+        game = self.game
+        ace = game.rules.ace_word
+        if game.phase is Phase.OVER:
+            return f"The game is over: {game.winner} won."
+        parts = []
+        if game.phase is Phase.REVEAL:
+            challenge = game.challenge
+            assert challenge is not None
+            parts.append(f"{challenge.player} called {challenge.kind} on {challenge.bidder}'s "
+                         f"{Bid(challenge.count, challenge.face).spoken(ace)}. {self._count_prompt()}")
+        else:
+            if game.last_bid is None:
+                parts.append(f"Round {number_words(game.round_number)}, no bid yet. {game.turn} opens.")
+            else:
+                parts.append(f"The bid is {game.last_bid.spoken(ace)} by {game.last_bidder}. "
+                             f"{game.turn}, your call.")
+            if game.is_palifico_round:
+                parts.append(f"Palifico round for {game.palifico_player}.")
+        if full or game.rules.announce_dice_in_play:
+            holdings = ", ".join(f"{p} {number_words(game.dice[p])}" for p in game.active_players)
+            parts.append(f"Dice: {holdings}; {count_of(game.dice_in_play)} in play.")
+        return " ".join(parts)
+
+    def _palifico_sentence(self) -> str:
+        game = self.game
+        if game.is_palifico_round:
+            return f"Yes: this is {game.palifico_player}'s palifico round."
+        return "This is not a palifico round; palifico comes when a player first drops to one die."
+
+
+def _parses(text: str, players: Sequence[str]) -> bool:
+    try:
+        parse_call(text, players)
+        return True
+    except UnparsableCall:
+        return False
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+def _action_dict(action) -> dict:
+    if isinstance(action, BidAction):
+        return {"kind": "bid", "player": action.player, "count": action.bid.count, "face": action.bid.face}
+    if isinstance(action, ChallengeAction):
+        return {"kind": action.kind, "player": action.player}
+    return {"kind": "count", "count": action.count}
+
+
+def _describe_action(action, ace_word: str) -> str:
+    if isinstance(action, BidAction):
+        return f"{action.player}'s {action.bid.spoken(ace_word)}"
+    if isinstance(action, ChallengeAction):
+        return f"{action.player}'s {action.kind}"
+    return f"the count of {number_words(action.count)}"

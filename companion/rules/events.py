@@ -1,0 +1,157 @@
+"""Events: the single record of a game.
+
+The journal stores them, resume replays them, undo pops them and announcements are rendered
+from them. Each is a small frozen dataclass with a round trip to plain data (one JSON line).
+Four of them are players' actions (`GameStarted`, `BidMade`, `ChallengeCalled`,
+`DiceCounted`); the rest follow from those and are re-derived and checked on replay.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from companion.rules.errors import RulesError
+
+
+class EventFormatError(RulesError):
+    pass
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = list(value)
+            if isinstance(value, Mapping):
+                value = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
+            data[f.name] = value
+        return data
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> "Event":
+        if not isinstance(data, Mapping) or "type" not in data:
+            raise EventFormatError("an event needs a 'type'")
+        cls = EVENT_TYPES.get(data["type"])
+        if cls is None:
+            raise EventFormatError(f"unknown event type {data['type']!r}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        given = set(data) - {"type"}
+        if given != names:
+            raise EventFormatError(f"event {data['type']!r} has fields {sorted(given)}, expected {sorted(names)}")
+        values = {}
+        for f in dataclasses.fields(cls):
+            value = data[f.name]
+            if isinstance(value, list):
+                value = tuple(value)
+            if isinstance(value, dict):
+                value = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+            values[f.name] = value
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise EventFormatError(f"bad {data['type']!r} event: {exc}") from None
+
+
+@dataclass(frozen=True)
+class GameStarted(Event):
+    type: ClassVar[str] = "game_started"
+    players: tuple[str, ...]
+    first: str
+    rules: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RoundStarted(Event):
+    type: ClassVar[str] = "round_started"
+    number: int
+    opener: str
+    dice: Mapping[str, int]  # dice held by each player still in, in seating order
+    palifico: str | None  # the palifico player, in a palifico round
+
+
+@dataclass(frozen=True)
+class PalificoDeclared(Event):
+    type: ClassVar[str] = "palifico"
+    player: str
+
+
+@dataclass(frozen=True)
+class BidMade(Event):
+    type: ClassVar[str] = "bid"
+    player: str
+    count: int
+    face: int
+    next_player: str
+
+
+@dataclass(frozen=True)
+class ChallengeCalled(Event):
+    """A dudo or a calza on the last bid: the cups come up."""
+
+    type: ClassVar[str] = "challenge"
+    kind: str  # "dudo" or "calza"
+    player: str
+    bidder: str
+    count: int
+    face: int
+    aces_wild: bool
+
+
+@dataclass(frozen=True)
+class DiceCounted(Event):
+    type: ClassVar[str] = "count"
+    count: int  # dice showing the bid face (plus wild aces)
+    hands: Mapping[str, tuple[int, ...]] | None = None  # each player's dice, when given
+    source: str = "players"  # "players" or "camera"
+    correct: bool = False  # was the challenged claim right (at least / exactly the bid)?
+
+
+@dataclass(frozen=True)
+class DieLost(Event):
+    type: ClassVar[str] = "die_lost"
+    player: str
+    lost: int
+    remaining: int
+
+
+@dataclass(frozen=True)
+class DieRegained(Event):
+    type: ClassVar[str] = "die_regained"
+    player: str
+    gained: int  # 0 when already at the most dice the rules allow
+    remaining: int
+
+
+@dataclass(frozen=True)
+class PlayerEliminated(Event):
+    type: ClassVar[str] = "eliminated"
+    player: str
+
+
+@dataclass(frozen=True)
+class GameOver(Event):
+    type: ClassVar[str] = "game_over"
+    winner: str
+
+
+@dataclass(frozen=True)
+class Undone(Event):
+    """Takes back the last player's action and everything that followed from it."""
+
+    type: ClassVar[str] = "undo"
+    action: Mapping[str, Any] = field(default_factory=dict)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (GameStarted, RoundStarted, PalificoDeclared, BidMade, ChallengeCalled, DiceCounted,
+                DieLost, DieRegained, PlayerEliminated, GameOver, Undone)
+}
+ACTION_TYPES = {BidMade.type, ChallengeCalled.type, DiceCounted.type}

@@ -1,0 +1,433 @@
+"""The game: a pure state machine of rounds, bids, challenges and counts.
+
+It answers questions (whose turn, is this bid legal, what are the smallest raises, may this
+player call calza) and applies actions, returning the events they cause. It never prints,
+reads a file or touches a device. Undo replays every action but the last from the start, so
+there is one way to reach a state and nothing to keep in step.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Mapping, Sequence, Union
+
+from companion.rules.bids import ACE, FACES, Bid, bid_key, number_words, smallest_count_above
+from companion.rules.errors import (
+    BadCount,
+    BadSetup,
+    CallNotAllowed,
+    IllegalBid,
+    NothingToUndo,
+    OutOfTurn,
+    UnknownPlayer,
+    WrongPhase,
+)
+from companion.rules.events import (
+    BidMade,
+    ChallengeCalled,
+    DiceCounted,
+    DieLost,
+    DieRegained,
+    Event,
+    GameOver,
+    GameStarted,
+    PalificoDeclared,
+    PlayerEliminated,
+    RoundStarted,
+)
+from companion.rules.presets import CalzaCaller, CalzaStarter, DudoCaller, DudoLoss, FaceChange, Rules
+
+DUDO = "dudo"
+CALZA = "calza"
+
+
+class Phase(enum.Enum):
+    BIDDING = "bidding"
+    REVEAL = "reveal"  # cups are up: waiting for the count
+    OVER = "over"
+
+
+@dataclass(frozen=True)
+class BidAction:
+    player: str
+    bid: Bid
+
+
+@dataclass(frozen=True)
+class ChallengeAction:
+    kind: str  # DUDO or CALZA
+    player: str
+
+
+@dataclass(frozen=True)
+class CountAction:
+    count: int
+    hands: Mapping[str, tuple[int, ...]] | None = None
+    source: str = "players"
+
+
+Action = Union[BidAction, ChallengeAction, CountAction]
+
+
+def count_matching(dice: Sequence[int], face: int, aces_wild: bool) -> int:
+    """How many of `dice` count for a bid on `face`."""
+    return sum(1 for d in dice if d == face or (aces_wild and face != ACE and d == ACE))
+
+
+class Game:
+    def __init__(self, players: Sequence[str], rules: Rules | None = None, first: str | None = None) -> None:
+        self.rules = rules or Rules()
+        names = [p.strip() for p in players]
+        if len(names) < 2:
+            raise BadSetup("a game needs at least two players")
+        if any(not n for n in names):
+            raise BadSetup("a player's name cannot be empty")
+        lowered = [n.lower() for n in names]
+        duplicates = sorted({n for n in names if lowered.count(n.lower()) > 1})
+        if duplicates:
+            raise BadSetup(f"each player needs a different name; {', '.join(duplicates)} appears twice")
+        self.players: tuple[str, ...] = tuple(names)
+        if first is None:
+            first = self.players[0]
+        self.first = self.player_named(first)
+        self._actions: list[Action] = []
+        self._history: list[tuple[Action | None, list[Event]]] = []
+        self._restart()
+
+    # --- state ---------------------------------------------------------------------------
+
+    def _restart(self) -> None:
+        self.dice: dict[str, int] = {p: self.rules.starting_dice for p in self.players}
+        self.phase = Phase.BIDDING
+        self.round_number = 0
+        self.bids: list[tuple[str, Bid]] = []
+        self.turn = self.first
+        self.palifico_player: str | None = None
+        self.been_palifico: set[str] = set()  # players whose palifico round came before this one
+        self.challenge: ChallengeCalled | None = None
+        self.last_loser: str | None = None
+        self.winner: str | None = None
+        start = GameStarted(self.players, self.first, self.rules.to_dict())
+        self._history = [(None, [start, *self._start_round(self.first, None)])]
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for _, events in self._history for e in events]
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        return tuple(self._actions)
+
+    @property
+    def active_players(self) -> tuple[str, ...]:
+        return tuple(p for p in self.players if self.dice[p] > 0)
+
+    @property
+    def dice_in_play(self) -> int:
+        return sum(self.dice.values())
+
+    @property
+    def is_palifico_round(self) -> bool:
+        return self.palifico_player is not None
+
+    @property
+    def aces_wild(self) -> bool:
+        return not self.is_palifico_round
+
+    @property
+    def last_bid(self) -> Bid | None:
+        return self.bids[-1][1] if self.bids else None
+
+    @property
+    def last_bidder(self) -> str | None:
+        return self.bids[-1][0] if self.bids else None
+
+    @property
+    def current_player(self) -> str | None:
+        """Whose call it is: to bid or challenge while bidding; nobody otherwise."""
+        return self.turn if self.phase is Phase.BIDDING else None
+
+    def player_named(self, name: str) -> str:
+        for p in self.players:
+            if p.lower() == name.strip().lower():
+                return p
+        raise UnknownPlayer(f"there is no player called {name!r}; the players are {', '.join(self.players)}")
+
+    def next_active_after(self, player: str) -> str:
+        i = self.players.index(player)
+        for step in range(1, len(self.players) + 1):
+            candidate = self.players[(i + step) % len(self.players)]
+            if self.dice[candidate] > 0:
+                return candidate
+        raise BadSetup("no player has dice left")  # unreachable once the game is over
+
+    # --- questions -----------------------------------------------------------------------
+
+    def may_change_face(self, player: str) -> bool:
+        """In a palifico round, may `player` bid a different face from the last bid?"""
+        if not self.is_palifico_round:
+            return True
+        rule = self.rules.palifico_face_change
+        one_die = self.dice[player] == 1
+        if rule is FaceChange.WAS_PALIFICO:
+            return player in self.been_palifico
+        if rule is FaceChange.WAS_PALIFICO_ON_ONE_DIE:
+            return player in self.been_palifico and one_die
+        if rule is FaceChange.ON_ONE_DIE:
+            return one_die
+        return False
+
+    def bid_problem(self, player: str, bid: Bid) -> IllegalBid | None:
+        """Why `player` may not bid `bid` now (turn and phase aside), or None if legal."""
+        last = self.last_bid
+        ace_word = self.rules.ace_word
+        if bid.count > self.dice_in_play and self.rules.announce_dice_in_play:
+            return IllegalBid(f"there are only {number_words(self.dice_in_play)} dice in play",
+                              self.smallest_raises(player))
+        if last is None:
+            if bid.is_aces and not self.rules.aces_opening and not (
+                    self.is_palifico_round and player == self.palifico_player):
+                reason = (f"only the palifico player may open with {ace_word}" if self.is_palifico_round
+                          else f"a round cannot open with {ace_word}")
+                return IllegalBid(reason, self.smallest_raises(player))
+            return None
+        if bid.face != last.face and not self.may_change_face(player):
+            return IllegalBid(f"in a palifico round the face stays {last.spoken(ace_word).split()[-1]}",
+                              self.smallest_raises(player))
+        if bid_key(bid, self.aces_wild) <= bid_key(last, self.aces_wild):
+            return IllegalBid(f"{bid.spoken(ace_word)} does not raise {last.spoken(ace_word)}",
+                              self.smallest_raises(player))
+        return None
+
+    def is_legal(self, bid: Bid, player: str | None = None) -> bool:
+        player = player or self.current_player
+        if player is None or self.phase is not Phase.BIDDING or player != self.turn:
+            return False
+        return self.bid_problem(player, bid) is None
+
+    def smallest_raises(self, player: str | None = None) -> list[Bid]:
+        """For each face `player` may bid now, the smallest legal count, lowest first."""
+        player = player or self.turn
+        last = self.last_bid
+        raises = []
+        for face in FACES:
+            if last is None:
+                bid = Bid(1, face)
+                if bid.is_aces and not self.rules.aces_opening and not (
+                        self.is_palifico_round and player == self.palifico_player):
+                    continue
+            else:
+                if face != last.face and not self.may_change_face(player):
+                    continue
+                bid = Bid(smallest_count_above(last, face, self.aces_wild), face)
+            if bid.count <= self.dice_in_play or not self.rules.announce_dice_in_play:
+                raises.append(bid)
+        return sorted(raises, key=lambda b: bid_key(b, self.aces_wild))
+
+    def challenge_problem(self, kind: str, player: str) -> CallNotAllowed | OutOfTurn | WrongPhase | None:
+        """Why `player` may not call dudo/calza now, or None if they may."""
+        if self.phase is not Phase.BIDDING:
+            return WrongPhase(self._phase_message())
+        if self.dice.get(player, 0) == 0:
+            return CallNotAllowed(f"{player} is out of the game")
+        if self.last_bid is None:
+            return CallNotAllowed(f"there is no bid yet to {'doubt' if kind == DUDO else 'call exact'}")
+        bidder = self.last_bidder
+        if player == bidder:
+            return CallNotAllowed(f"{player} cannot challenge their own bid")
+        if kind == DUDO:
+            if self.rules.dudo_caller is DudoCaller.NEXT_PLAYER and player != self.turn:
+                return OutOfTurn(f"only {self.turn} may call dudo now")
+            return None
+        rules = self.rules
+        if not rules.calza:
+            return CallNotAllowed(f"calza is not played under the {rules.name} rules")
+        if self.is_palifico_round and not rules.calza_in_palifico:
+            return CallNotAllowed("calza is not allowed in a palifico round")
+        if len(self.active_players) < rules.calza_min_players:
+            return CallNotAllowed(f"calza is not allowed with {number_words(len(self.active_players))} players left")
+        if rules.calza_needs_half_dice and self.dice_in_play * 2 <= rules.starting_dice * len(self.players):
+            return CallNotAllowed("calza is only allowed while more than half the dice remain")
+        if rules.calza_caller is CalzaCaller.NEXT_PLAYER and player != self.turn:
+            return OutOfTurn(f"only {self.turn} may call calza now")
+        if rules.calza_caller is CalzaCaller.ANY_EXCEPT_NEXT and player == self.turn:
+            return CallNotAllowed(f"{player} is next to play, and the next player may not call calza")
+        return None
+
+    def _phase_message(self) -> str:
+        if self.phase is Phase.OVER:
+            return f"the game is over; {self.winner} won"
+        if self.phase is Phase.REVEAL:
+            return "the cups are up: I need the count first"
+        return "nobody has challenged yet"
+
+    # --- actions -------------------------------------------------------------------------
+
+    def apply(self, action: Action) -> list[Event]:
+        """Check and apply one player's action; raises a RulesError and changes nothing if not allowed."""
+        if isinstance(action, BidAction):
+            events = self._bid(action)
+        elif isinstance(action, ChallengeAction):
+            events = self._challenge(action)
+        elif isinstance(action, CountAction):
+            events = self._count(action)
+        else:
+            raise TypeError(f"not an action: {action!r}")
+        self._actions.append(action)
+        self._history.append((action, events))
+        return events
+
+    def bid(self, player: str, bid: Bid) -> list[Event]:
+        return self.apply(BidAction(player, bid))
+
+    def dudo(self, player: str) -> list[Event]:
+        return self.apply(ChallengeAction(DUDO, player))
+
+    def calza(self, player: str) -> list[Event]:
+        return self.apply(ChallengeAction(CALZA, player))
+
+    def reveal(self, count: int, hands: Mapping[str, Sequence[int]] | None = None, source: str = "players") -> list[Event]:
+        frozen = None if hands is None else {p: tuple(d) for p, d in hands.items()}
+        return self.apply(CountAction(count, frozen, source))
+
+    def undo(self) -> Action:
+        """Take back the last action; raises NothingToUndo at the start of the game."""
+        if not self._actions:
+            raise NothingToUndo("there is nothing to undo")
+        undone = self._actions[-1]
+        actions = self._actions[:-1]
+        self._actions = []
+        self._restart()
+        for action in actions:
+            self.apply(action)
+        return undone
+
+    def _bid(self, action: BidAction) -> list[Event]:
+        player = self.player_named(action.player)
+        if self.phase is not Phase.BIDDING:
+            raise WrongPhase(self._phase_message())
+        if player != self.turn:
+            raise OutOfTurn(f"it is {self.turn}'s turn, not {player}'s")
+        problem = self.bid_problem(player, action.bid)
+        if problem is not None:
+            raise problem
+        self.bids.append((player, action.bid))
+        self.turn = self.next_active_after(player)
+        return [BidMade(player, action.bid.count, action.bid.face, self.turn)]
+
+    def _challenge(self, action: ChallengeAction) -> list[Event]:
+        if action.kind not in (DUDO, CALZA):
+            raise CallNotAllowed(f"unknown challenge {action.kind!r}")
+        player = self.player_named(action.player)
+        problem = self.challenge_problem(action.kind, player)
+        if problem is not None:
+            raise problem
+        bid = self.last_bid
+        assert bid is not None and self.last_bidder is not None
+        self.challenge = ChallengeCalled(action.kind, player, self.last_bidder, bid.count, bid.face, self.aces_wild)
+        self.phase = Phase.REVEAL
+        return [self.challenge]
+
+    def check_hands(self, hands: Mapping[str, Sequence[int]]) -> dict[str, tuple[int, ...]]:
+        """Check revealed dice against what each player holds; returns them keyed by real name."""
+        checked: dict[str, tuple[int, ...]] = {}
+        for name, dice in hands.items():
+            player = self.player_named(name)
+            if self.dice[player] == 0:
+                raise BadCount(f"{player} is out of the game and has no dice")
+            if len(dice) != self.dice[player]:
+                raise BadCount(f"{player} has {number_words(self.dice[player])} dice, "
+                               f"not {number_words(len(dice))}")
+            if any(d not in FACES for d in dice):
+                raise BadCount(f"a die shows 1 to 6; {player}'s dice were given as {list(dice)}")
+            checked[player] = tuple(dice)
+        return checked
+
+    def _count(self, action: CountAction) -> list[Event]:
+        if self.phase is not Phase.REVEAL:
+            raise WrongPhase("nobody has challenged, so there is nothing to count"
+                             if self.phase is Phase.BIDDING else self._phase_message())
+        challenge = self.challenge
+        assert challenge is not None
+        count = action.count
+        if not isinstance(count, int) or count < 0:
+            raise BadCount(f"a count is a whole number from zero, not {count!r}")
+        if count > self.dice_in_play:
+            raise BadCount(f"there are only {number_words(self.dice_in_play)} dice in play, "
+                           f"so the count cannot be {number_words(count)}")
+        hands = None
+        if action.hands is not None:
+            hands = self.check_hands(action.hands)
+            missing = [p for p in self.active_players if p not in hands]
+            if missing:
+                raise BadCount(f"I still need the dice of {', '.join(missing)}")
+            counted = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in hands.values())
+            if counted != count:
+                raise BadCount(f"those dice make {number_words(counted)}, not {number_words(count)}")
+
+        if challenge.kind == DUDO:
+            correct = count >= challenge.count
+        else:
+            correct = count == challenge.count
+        events: list[Event] = [DiceCounted(count, hands, action.source, correct)]
+        losers: list[str] = []
+        if challenge.kind == DUDO:
+            loser = challenge.player if correct else challenge.bidder
+            lost = 1
+            if self.rules.dudo_loss is DudoLoss.DIFFERENCE:
+                lost = max(1, abs(count - challenge.count))
+            events += self._lose(loser, lost)
+            losers.append(loser)
+            opener = loser
+        else:
+            caller = challenge.player
+            if correct:
+                gained = min(1, self.rules.max_dice - self.dice[caller])
+                self.dice[caller] += gained
+                events.append(DieRegained(caller, gained, self.dice[caller]))
+            else:
+                events += self._lose(caller, 1)
+                losers.append(caller)
+            if self.rules.calza_starter is CalzaStarter.CALLER or not correct or self.last_loser is None:
+                opener = caller
+            else:
+                opener = self.last_loser
+
+        if len(self.active_players) == 1:
+            self.winner = self.active_players[0]
+            self.phase = Phase.OVER
+            self.challenge = None
+            return events + [GameOver(self.winner)]
+
+        if self.dice[opener] == 0:
+            opener = self.next_active_after(opener)
+        palifico = None
+        if (self.rules.palifico and len(self.active_players) >= self.rules.palifico_min_players):
+            for loser in losers:
+                if self.dice[loser] == 1 and loser not in self.been_palifico:
+                    palifico = loser
+        if palifico is not None:
+            events.append(PalificoDeclared(palifico))
+        return events + self._start_round(opener, palifico)
+
+    def _lose(self, player: str, lost: int) -> list[Event]:
+        lost = min(lost, self.dice[player])
+        self.dice[player] -= lost
+        self.last_loser = player
+        events: list[Event] = [DieLost(player, lost, self.dice[player])]
+        if self.dice[player] == 0:
+            events.append(PlayerEliminated(player))
+        return events
+
+    def _start_round(self, opener: str, palifico: str | None) -> list[Event]:
+        if self.palifico_player is not None:
+            self.been_palifico.add(self.palifico_player)
+        self.round_number += 1
+        self.phase = Phase.BIDDING
+        self.bids = []
+        self.challenge = None
+        self.turn = opener
+        self.palifico_player = palifico
+        dice = {p: self.dice[p] for p in self.active_players}
+        return [RoundStarted(self.round_number, opener, dice, palifico)]

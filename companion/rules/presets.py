@@ -1,0 +1,207 @@
+"""The rules as data: one frozen `Rules` object, and a named preset per rulebook reading.
+
+The five rule sources (see README) disagree on details. Each disagreement is a field here and
+each reading is a preset, so no choice is ever made silently. House rules override single
+fields from a TOML file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from companion.rules.errors import RulesFileError, UnknownPreset
+
+
+class CalzaCaller(enum.Enum):
+    """Who may call calza on the last bid."""
+
+    NEXT_PLAYER = "next-player"  # only the player whose turn it is, instead of raising
+    ANY_OTHER = "any-other"  # anyone but the bidder
+    ANY_EXCEPT_NEXT = "any-except-next"  # anyone but the bidder and the player to move
+
+
+class CalzaStarter(enum.Enum):
+    """Who opens the round after a calza."""
+
+    CALLER = "caller"  # whatever the outcome
+    LAST_LOSER = "last-loser"  # the player who most recently lost a die (the caller if wrong)
+
+
+class FaceChange(enum.Enum):
+    """Who may change the face during a palifico round."""
+
+    NOBODY = "nobody"
+    WAS_PALIFICO = "was-palifico"  # anyone who has already been palifico
+    WAS_PALIFICO_ON_ONE_DIE = "was-palifico-on-one-die"  # ...and holds a single die now
+    ON_ONE_DIE = "on-one-die"  # anyone holding a single die
+
+
+class DudoCaller(enum.Enum):
+    NEXT_PLAYER = "next-player"
+    ANYONE = "anyone"  # house rule: any player but the bidder may challenge
+
+
+class DudoLoss(enum.Enum):
+    ONE = "one"  # the loser of a challenge loses one die
+    DIFFERENCE = "difference"  # ...as many as the bid was off by (at least one)
+
+
+@dataclass(frozen=True)
+class Rules:
+    name: str = "custom"
+    ace_word: str = "pacos"  # how face 1 is announced: "aces", "pacos" or "jokers"
+    starting_dice: int = 5
+    max_dice: int = 5  # a regained die never takes a player above this
+    announce_dice_in_play: bool = True  # False where lost dice are hidden (a pouch, a lid)
+    aces_opening: bool = False  # may a normal round open with aces?
+    dudo_caller: DudoCaller = DudoCaller.NEXT_PLAYER
+    dudo_loss: DudoLoss = DudoLoss.ONE
+    calza: bool = True
+    calza_caller: CalzaCaller = CalzaCaller.ANY_OTHER
+    calza_starter: CalzaStarter = CalzaStarter.LAST_LOSER
+    calza_in_palifico: bool = False
+    calza_min_players: int = 3  # calza is off once fewer players remain
+    calza_needs_half_dice: bool = False  # only while more than half the starting dice remain
+    palifico: bool = True
+    palifico_min_players: int = 3  # no palifico rounds once fewer players remain
+    palifico_face_change: FaceChange = FaceChange.WAS_PALIFICO
+
+    def __post_init__(self) -> None:
+        if self.starting_dice < 1:
+            raise RulesFileError("starting_dice must be at least 1")
+        if self.max_dice < self.starting_dice:
+            raise RulesFileError("max_dice cannot be below starting_dice")
+        if self.ace_word not in ("aces", "pacos", "jokers", "ones"):
+            raise RulesFileError(f"ace_word must be aces, pacos, jokers or ones, not {self.ace_word!r}")
+
+    def replace(self, **changes: Any) -> "Rules":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], base: "Rules | None" = None) -> "Rules":
+        """Build rules from plain data (a journal header, a TOML table), field by field."""
+        base = base or cls()
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        changes: dict[str, Any] = {}
+        for key, value in data.items():
+            key = key.replace("-", "_")
+            if key not in fields:
+                raise RulesFileError(f"unknown rules field {key!r}; known: {', '.join(sorted(fields))}")
+            current = getattr(base, key)
+            try:
+                if isinstance(current, enum.Enum):
+                    value = type(current)(value)
+                elif isinstance(current, bool):
+                    if not isinstance(value, bool):
+                        raise ValueError
+                elif isinstance(current, int) and (isinstance(value, bool) or not isinstance(value, int)):
+                    raise ValueError
+            except ValueError:
+                choices = ""
+                if isinstance(current, enum.Enum):
+                    choices = " (one of: " + ", ".join(m.value for m in type(current)) + ")"
+                raise RulesFileError(f"bad value {value!r} for rules field {key!r}{choices}") from None
+            changes[key] = value
+        return dataclasses.replace(base, **changes)
+
+    def differences(self, other: "Rules") -> dict[str, Any]:
+        """The fields where these rules differ from `other` (name aside)."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        return {k: v for k, v in mine.items() if k != "name" and theirs[k] != v}
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+# Where a rulebook is silent the base applies, as most of them state it: no calza in a
+# palifico round or with two players left, and no palifico rounds with two players left.
+_BASE = Rules()
+
+PRESETS: dict[str, Rules] = {
+    # Asmodee (Cosmo Fry and Alfredo Fernandini): toucan pacos, calza as the expert variant
+    # open to any other player, the round after calza opened by whoever last lost a die.
+    "asmodee": _BASE.replace(name="asmodee", ace_word="pacos"),
+    # Pressman 2008: aces; lost dice go into a pouch so the total is hidden; a one-die player
+    # who was palifico before may change the face; calza is optional (see pressman-calza).
+    "pressman": _BASE.replace(name="pressman", ace_word="aces", announce_dice_in_play=False,
+                              calza=False, calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
+                              palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
+    "pressman-calza": _BASE.replace(name="pressman-calza", ace_word="aces",
+                                    announce_dice_in_play=False, calza=True,
+                                    calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
+                                    palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
+    # The boxed-set leaflet: jokers, lost dice under the cup lid, nobody may change the face
+    # in a palifico round, anyone may call calza.
+    "leaflet": _BASE.replace(name="leaflet", ace_word="jokers", announce_dice_in_play=False,
+                             palifico_face_change=FaceChange.NOBODY),
+    # The web page: the calza caller opens the next round whatever the outcome; no calza in
+    # a palifico round; players who were palifico before may change the face.
+    "web": _BASE.replace(name="web", ace_word="aces", calza_starter=CalzaStarter.CALLER),
+    # Wikipedia "Dudo": spot on is a turn's action, allowed while more than half of the
+    # starting dice remain; in the one-die round only one-die players may change the face.
+    "wikipedia": _BASE.replace(name="wikipedia", ace_word="aces", calza_caller=CalzaCaller.NEXT_PLAYER,
+                               calza_needs_half_dice=True, calza_min_players=2,
+                               palifico_face_change=FaceChange.ON_ONE_DIE),
+    # Wikipedia's variant: the loser of a dudo loses as many dice as the bid was off by.
+    "wikipedia-difference": _BASE.replace(name="wikipedia-difference", ace_word="aces",
+                                          calza_caller=CalzaCaller.NEXT_PLAYER,
+                                          calza_needs_half_dice=True, calza_min_players=2,
+                                          palifico_face_change=FaceChange.ON_ONE_DIE,
+                                          dudo_loss=DudoLoss.DIFFERENCE),
+}
+ALIASES = {"default": "asmodee", "perudo": "asmodee", "pressman-2008": "pressman", "2008": "pressman",
+           "jokers": "leaflet", "webpage": "web", "dudo": "wikipedia", "wiki": "wikipedia",
+           "lose-difference": "wikipedia-difference"}
+DEFAULT_PRESET = "asmodee"
+
+# What each preset is, in one line, for README and `companion rules`.
+PRESET_SOURCES = {
+    "asmodee": "Asmodee rulebook (Fry and Fernandini)",
+    "pressman": "Pressman Toy 2008 rulebook, calza off (their optional rule)",
+    "pressman-calza": "Pressman Toy 2008 rulebook with its optional calza rule",
+    "leaflet": "the boxed-set leaflet (jokers, cup lid)",
+    "web": "the web page of game rules",
+    "wikipedia": "Wikipedia's article \"Dudo\" (spot on while more than half the dice remain)",
+    "wikipedia-difference": "Wikipedia's lose-the-difference variant",
+}
+
+
+def get_preset(name: str) -> Rules:
+    key = ALIASES.get(name.lower(), name.lower())
+    if key not in PRESETS:
+        raise UnknownPreset(f"unknown rules preset {name!r}; choose one of: {', '.join(PRESETS)}")
+    return PRESETS[key]
+
+
+def load_house_rules(path: Path, base: Rules) -> Rules:
+    """Apply a TOML file of house rules over a preset.
+
+    The file holds plain fields (`starting_dice = 4`, `dudo_caller = "anyone"`), optionally
+    under a `[rules]` table, and may name its own base with `preset = "pressman"`.
+    """
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RulesFileError(f"house rules {path} are not valid TOML: {exc}") from None
+    table = data.get("rules", data)
+    table = dict(table)
+    if "preset" in table:
+        base = get_preset(str(table.pop("preset")))
+    if "starting_dice" in table and "max_dice" not in table:
+        table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start
+    rules = Rules.from_dict(table, base)
+    return rules.replace(name=f"{base.name}+house")

@@ -1,0 +1,66 @@
+"""Where calls come from: the small interface every input source implements.
+
+The referee pulls one `Utterance` at a time. A keyboard line, a pipe, a WAV file and the
+microphone all produce the same thing: text (plus, for speech, the recogniser's other
+guesses and its confidence), which the referee reads with the one parser in `calls`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Protocol, TextIO
+
+
+@dataclass(frozen=True)
+class Utterance:
+    text: str  # the best transcript or the typed line ("" when nothing was understood)
+    alternatives: tuple[str, ...] = ()  # other transcripts, best first (speech only)
+    confidence: float | None = None  # 0..1 from the recogniser; None for typed text
+    origin: str = "text"  # "text", "mic", or the WAV file it came from
+
+    @property
+    def typed(self) -> bool:
+        return self.confidence is None
+
+
+class CallSource(Protocol):
+    def next_utterance(self) -> Utterance | None:
+        """Block until something is said or typed; None when the input has ended."""
+
+    def mute(self) -> None:
+        """Stop hearing: the companion is about to speak (half-duplex)."""
+
+    def unmute(self) -> None:
+        """Hear again, after the companion's own voice (and its echo) has ended."""
+
+
+class TextSource:
+    """One call per line from the keyboard or a pipe."""
+
+    def __init__(self, lines: Iterable[str] | TextIO | None = None, prompt: str = "> ") -> None:
+        self._stream = lines if lines is not None else sys.stdin
+        self._interactive = lines is None and sys.stdin.isatty()
+        self._prompt = prompt
+        self._lines: Iterator[str] = iter(self._stream)
+
+    def next_utterance(self) -> Utterance | None:
+        while True:
+            if self._interactive:
+                try:
+                    line = input(self._prompt)
+                except EOFError:
+                    return None
+            else:
+                line = next(self._lines, None)
+                if line is None:
+                    return None
+            line = line.strip()
+            if line and not line.startswith("#"):  # comments let scripted games explain themselves
+                return Utterance(line)
+
+    def mute(self) -> None:
+        pass
+
+    def unmute(self) -> None:
+        pass

@@ -1,0 +1,106 @@
+"""What the referee says: events and game state rendered as short spoken sentences.
+
+Pure functions of their arguments, so every announcement can be tested as text; the
+speakers in `speakers.py` only turn the text into sound.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from companion.rules.bids import Bid, face_words, number_words
+from companion.rules.events import (
+    BidMade,
+    ChallengeCalled,
+    DiceCounted,
+    DieLost,
+    DieRegained,
+    Event,
+    GameOver,
+    GameStarted,
+    PalificoDeclared,
+    PlayerEliminated,
+    RoundStarted,
+)
+from companion.rules.presets import Rules
+
+
+def count_of(n: int, noun: str = "die", plural: str = "dice") -> str:
+    return f"{number_words(n)} {noun if n == 1 else plural}"
+
+
+def join_or(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f", or {items[-1]}"
+
+
+def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
+    """ "nine sixes, ten of any face, or five pacos": one entry per distinct count of plain faces."""
+    by_count: dict[int, list[Bid]] = {}
+    aces = [b for b in raises if b.is_aces]
+    for bid in raises:
+        if not bid.is_aces:
+            by_count.setdefault(bid.count, []).append(bid)
+    parts = []
+    for count in sorted(by_count):
+        bids = by_count[count]
+        if len(bids) == 1:
+            parts.append(bids[0].spoken(ace_word))
+        else:
+            parts.append(f"{number_words(count)} of any face")
+    parts += [b.spoken(ace_word) for b in aces]
+    return join_or(parts)
+
+
+def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
+    """What players must count at a reveal: "fives, pacos included"."""
+    if face == 1:
+        return ace_word
+    if aces_wild:
+        return f"{face_words(face)}, {ace_word} included"
+    return f"{face_words(face)} only, {ace_word} are not wild"
+
+
+def describe_event(event: Event, rules: Rules) -> str | None:
+    """One sentence per event; None for events that need no words of their own."""
+    ace = rules.ace_word
+    if isinstance(event, GameStarted):
+        return (f"New game: {', '.join(event.players)}. {count_of(rules.starting_dice)} each, "
+                f"{rules.name} rules.")
+    if isinstance(event, RoundStarted):
+        total = sum(event.dice.values())
+        text = f"Round {number_words(event.number)}. {event.opener} opens."
+        if rules.announce_dice_in_play:
+            text += f" {count_of(total).capitalize()} in play."
+        if event.palifico:
+            text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays."
+        return text
+    if isinstance(event, BidMade):
+        return f"{event.player}: {Bid(event.count, event.face).spoken(ace)}. {event.next_player}, your call."
+    if isinstance(event, ChallengeCalled):
+        bid = Bid(event.count, event.face).spoken(ace)
+        what = "Dudo" if event.kind == "dudo" else "Calza"
+        return (f"{what} from {event.player} on {event.bidder}'s {bid}! Lift the cups and count the "
+                f"{face_to_count(event.face, event.aces_wild, ace)}.")
+    if isinstance(event, DiceCounted):
+        return f"{number_words(event.count).capitalize()} counted: the bid was {'right' if event.correct else 'wrong'}."
+    if isinstance(event, DieLost):
+        left = f"{count_of(event.remaining)} left" if event.remaining else "no dice left"
+        lost = "a die" if event.lost == 1 else count_of(event.lost)
+        return f"{event.player} loses {lost} and has {left}."
+    if isinstance(event, DieRegained):
+        if event.gained == 0:
+            return f"{event.player} is right, but already holds the most dice allowed: {count_of(event.remaining)}."
+        return f"{event.player} is exactly right and wins back a die: {count_of(event.remaining)}."
+    if isinstance(event, PalificoDeclared):
+        return f"{event.player} is down to one die: palifico!"
+    if isinstance(event, PlayerEliminated):
+        return f"{event.player} is out of the game."
+    if isinstance(event, GameOver):
+        return f"{event.winner} wins the game!"
+    return None
+
+
+def describe_events(events: Sequence[Event], rules: Rules) -> list[str]:
+    return [text for text in (describe_event(e, rules) for e in events) if text]

@@ -1,0 +1,116 @@
+"""Speakers: turn the referee's sentences into printed lines, a voice, or a WAV file.
+
+pyttsx3 (espeak-ng on Linux) is imported only here. Each speaker has one method, `say`,
+which returns once the sentence has been delivered, so the referee can keep the microphone
+muted exactly while the companion talks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+import wave
+from pathlib import Path
+from typing import Protocol, Sequence, TextIO
+
+from companion.errors import CompanionError
+
+
+class VoiceUnavailable(CompanionError):
+    """No text-to-speech voice could be started (no espeak-ng, no audio device...)."""
+
+
+class Speaker(Protocol):
+    def say(self, text: str) -> None: ...
+
+
+class PrintSpeaker:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream
+
+    def say(self, text: str) -> None:
+        stream = self._stream or sys.stdout
+        print(text, file=stream, flush=True)
+
+
+def _start_pyttsx3(rate: int | None):
+    try:
+        import pyttsx3
+
+        # pyttsx3's espeak driver prints as it works; keep the referee's output clean.
+        with contextlib.redirect_stdout(io.StringIO()):
+            engine = pyttsx3.init()
+            if rate:
+                engine.setProperty("rate", rate)
+    except Exception as exc:  # pyttsx3 raises bare errors of many kinds from its drivers
+        raise VoiceUnavailable(f"no text-to-speech voice could be started ({type(exc).__name__}: {exc}); "
+                               "on Debian or Ubuntu install it with: apt-get install espeak-ng") from None
+    return engine
+
+
+class VoiceSpeaker:
+    """Speaks aloud through pyttsx3 on the default audio output."""
+
+    def __init__(self, rate: int | None = None) -> None:
+        self._engine = _start_pyttsx3(rate)
+
+    def say(self, text: str) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._engine.say(text)
+            self._engine.runAndWait()
+
+
+class WavRecorder:
+    """Writes every announcement, in order, into one WAV file (real synthesised speech).
+
+    The file is rewritten after each sentence, so it is a valid WAV whenever the process stops.
+    """
+
+    def __init__(self, path: Path, rate: int | None = None, gap_seconds: float = 0.3) -> None:
+        self.path = Path(path)
+        self._engine = _start_pyttsx3(rate)
+        self._frames = bytearray()
+        self._params: wave._wave_params | None = None
+        self._gap = gap_seconds
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.touch()
+        except OSError as exc:
+            raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
+
+    def say(self, text: str) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            part = Path(tmp) / "part.wav"
+            with contextlib.redirect_stdout(io.StringIO()):
+                self._engine.save_to_file(text, str(part))
+                self._engine.runAndWait()
+            try:
+                with wave.open(str(part), "rb") as w:
+                    params, frames = w.getparams(), w.readframes(w.getnframes())
+            except (OSError, wave.Error, EOFError) as exc:
+                raise VoiceUnavailable(f"the voice produced no audio for {text!r}: {exc}") from None
+        if self._params is None:
+            self._params = params
+        elif (params.nchannels, params.sampwidth, params.framerate) != (
+                self._params.nchannels, self._params.sampwidth, self._params.framerate):
+            raise VoiceUnavailable("the voice changed its audio format mid-game")
+        silence = bytes(int(self._gap * params.framerate) * params.sampwidth * params.nchannels)
+        self._frames += frames + silence
+        with wave.open(str(self.path), "wb") as out:
+            out.setnchannels(params.nchannels)
+            out.setsampwidth(params.sampwidth)
+            out.setframerate(params.framerate)
+            out.writeframes(bytes(self._frames))
+
+
+class Speakers:
+    """Several speakers at once: the printed line, the voice, the WAV file."""
+
+    def __init__(self, speakers: Sequence[Speaker]) -> None:
+        self._speakers = list(speakers)
+
+    def say(self, text: str) -> None:
+        for speaker in self._speakers:
+            speaker.say(text)
