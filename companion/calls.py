@@ -1,0 +1,286 @@
+"""The call vocabulary and the one parser for typed lines and speech transcripts.
+
+Every input source (keyboard, pipe, microphone, WAV files) turns what it heard into text and
+hands it to `parse_call`, so typed and spoken calls cannot drift apart. The parser is strict:
+the whole utterance must be a call, give or take a few filler words, so table chatter such as
+"six of us played last night" never becomes one.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+from companion.errors import CompanionError
+from companion.rules.bids import ACE, FACE_PLURAL, FACE_SINGULAR, Bid, number_words
+
+MAX_SPOKEN_COUNT = 30
+
+
+class UnparsableCall(CompanionError, ValueError):
+    """The words are not a call: the answer is "say again", never a guess."""
+
+    def __init__(self, text: str, why: str = "that is not a call I know") -> None:
+        super().__init__(f"{why}: {text!r}")
+        self.text = text
+        self.why = why
+
+
+class Command(enum.Enum):
+    UNDO = "undo"
+    REPEAT = "repeat"
+    STATUS = "status"
+    YES = "yes"
+    NO = "no"
+
+
+@dataclass(frozen=True)
+class BidCall:
+    bid: Bid
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "bid", "count": self.bid.count, "face": self.bid.face}
+
+
+@dataclass(frozen=True)
+class DudoCall:
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "dudo"}
+
+
+@dataclass(frozen=True)
+class CalzaCall:
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "calza"}
+
+
+@dataclass(frozen=True)
+class PalificoCall:
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "palifico"}
+
+
+@dataclass(frozen=True)
+class NumberCall:
+    """A bare number: the count of the bid face after a challenge."""
+
+    value: int
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "number", "value": self.value}
+
+
+@dataclass(frozen=True)
+class HandCall:
+    """One player's revealed dice: "Ana 1 5 5 3 2"."""
+
+    player: str
+    dice: tuple[int, ...]
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "hand", "player": self.player, "dice": list(self.dice)}
+
+
+@dataclass(frozen=True)
+class CommandCall:
+    name: Command
+    speaker: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": "command", "name": self.name.value}
+
+
+Call = Union[BidCall, DudoCall, CalzaCall, PalificoCall, NumberCall, HandCall, CommandCall]
+
+# --- vocabulary -----------------------------------------------------------------------------
+
+NUMBER_WORDS: dict[str, int] = {number_words(n): n for n in range(1, 20)}
+NUMBER_WORDS.update({"twenty": 20, "thirty": 30, "a": 1, "an": 1, "zero": 0, "none": 0, "no": 0})
+# Sound-alikes a recogniser (or a hurried typist) produces for numbers; each is deliberate
+# and tested. "to"/"too" -> two, "for"/"fore" -> four, "won" -> one, "ate" -> eight...
+NUMBER_MISHEARINGS: dict[str, int] = {
+    "won": 1, "to": 2, "too": 2, "tu": 2, "tree": 3, "free": 3, "for": 4, "fore": 4,
+    "fiver": 5, "sex": 6, "sick": 6, "seben": 7, "ate": 8, "nein": 9,
+    "tin": 10, "twelf": 12, "fourty": 40,
+}
+
+FACE_WORDS: dict[str, int] = {}
+for _face, _word in FACE_PLURAL.items():
+    FACE_WORDS[_word] = _face
+for _face, _word in FACE_SINGULAR.items():
+    FACE_WORDS[_word] = _face
+FACE_WORDS.update({
+    "ones": ACE, "one": ACE, "aces": ACE, "ace": ACE, "pacos": ACE, "paco": ACE,
+    "jokers": ACE, "joker": ACE, "deuces": 2, "deuce": 2, "treys": 3, "trey": 3,
+})
+FACE_MISHEARINGS: dict[str, int] = {
+    "sexes": 6, "sixths": 6, "six's": 6, "sixties": 6, "fifes": 5, "fives'": 5, "fives's": 5,
+    "fours'": 4, "forks": 4, "fourths": 4, "trees": 3, "threes'": 3, "tues": 2, "twos'": 2,
+    "tooth": 2, "packers": ACE, "pakos": ACE, "packos": ACE, "pack": ACE, "aces'": ACE,
+    "asses": ACE, "eyeses": ACE,
+}
+
+DUDO_PHRASES = {"dudo", "doodoo", "du do", "do do", "dude oh", "dudu", "doubt", "i doubt it",
+                "i doubt", "doubt it", "liar", "dude o", "dodo"}
+CALZA_PHRASES = {"calza", "calzo", "cal za", "cal so", "calls a", "call za", "kalza",
+                 "spot on", "exact", "exactly"}
+PALIFICO_PHRASES = {"palifico", "palafico", "pally fico", "pal if ico", "paly fico"}
+COMMAND_PHRASES: dict[str, Command] = {
+    "undo": Command.UNDO, "take it back": Command.UNDO, "take that back": Command.UNDO,
+    "repeat": Command.REPEAT, "say again": Command.REPEAT, "say that again": Command.REPEAT,
+    "pardon": Command.REPEAT, "what": Command.REPEAT,
+    "status": Command.STATUS, "what is the bid": Command.STATUS, "whats the bid": Command.STATUS,
+    "what was the bid": Command.STATUS, "the bid": Command.STATUS, "score": Command.STATUS,
+    "how many dice": Command.STATUS, "whose turn": Command.STATUS, "whose turn is it": Command.STATUS,
+    "yes": Command.YES, "yeah": Command.YES, "correct": Command.YES, "right": Command.YES,
+    "no": Command.NO, "nope": Command.NO, "wrong": Command.NO, "cancel": Command.NO,
+}
+# Said around a call without changing it ("um, I bid nine fives please").
+FILLERS = {"um", "uh", "er", "erm", "hmm", "ok", "okay", "so", "well", "please", "i", "bid",
+           "say", "call", "there", "are", "there's", "theres", "of", "dice", "let's", "lets",
+           "go", "then", "oh", "and", "like"}
+
+
+def _normalise(text: str) -> list[str]:
+    text = text.lower().replace("what's", "what is").replace("’", "'")
+    text = re.sub(r"(\d+)([a-z])", r"\1 \2", text)  # "9fives" -> "9 fives"
+    text = re.sub(r"[^a-z0-9' ]+", " ", text.replace("-", " "))
+    return [w.strip("'") if w not in FACE_MISHEARINGS else w for w in text.split()]
+
+
+def _number(words: list[str], i: int) -> tuple[int, int] | None:
+    """Read a number starting at words[i]: returns (value, words used) or None."""
+    if i >= len(words):
+        return None
+    word = words[i]
+    if word.isdigit():
+        return int(word), 1
+    value = NUMBER_WORDS.get(word, NUMBER_MISHEARINGS.get(word))
+    if value is None:
+        return None
+    if value in (20, 30, 40) and i + 1 < len(words):
+        unit = NUMBER_WORDS.get(words[i + 1], NUMBER_MISHEARINGS.get(words[i + 1]))
+        if unit is not None and 1 <= unit <= 9 and words[i + 1] not in ("a", "an"):
+            return value + unit, 2
+    return value, 1
+
+
+def _face(word: str) -> int | None:
+    return FACE_WORDS.get(word, FACE_MISHEARINGS.get(word))
+
+
+def _strip_name(words: list[str], players: Sequence[str]) -> tuple[str | None, list[str]]:
+    names = {p.lower(): p for p in players}
+    if words and words[0] in names:
+        return names[words[0]], words[1:]
+    if len(words) > 1 and words[-1] in names:  # "calza, Ben"
+        return names[words[-1]], words[:-1]
+    return None, words
+
+
+def parse_call(text: str, players: Sequence[str] = ()) -> Call:
+    """Turn a line or transcript into a Call, or raise UnparsableCall.
+
+    `players` lets a leading (or trailing) name be read as the speaker ("Ben calza") and a
+    name followed by die faces as a revealed hand ("Ana 1 5 5 3 2").
+    """
+    words = _normalise(text)
+    if not words:
+        raise UnparsableCall(text, "nothing was said")
+    speaker, words = _strip_name(words, players)
+    phrase = " ".join(words)
+
+    if phrase in COMMAND_PHRASES:
+        return CommandCall(COMMAND_PHRASES[phrase], speaker)
+
+    words = [w for w in words if w not in FILLERS or w in NUMBER_WORDS]
+    # "a" and "an" only count as one in front of a face ("a six"); elsewhere they are filler.
+    if len(words) != 2:
+        words = [w for w in words if w not in ("a", "an")]
+    phrase = " ".join(words)
+    if not words:
+        raise UnparsableCall(text, "nothing was said")
+    if phrase in DUDO_PHRASES:
+        return DudoCall(speaker)
+    if phrase in CALZA_PHRASES:
+        return CalzaCall(speaker)
+    if phrase in PALIFICO_PHRASES:
+        return PalificoCall(speaker)
+    if phrase in COMMAND_PHRASES:
+        return CommandCall(COMMAND_PHRASES[phrase], speaker)
+
+    if speaker is not None and all(w.isdigit() or w in NUMBER_WORDS or w in NUMBER_MISHEARINGS
+                                   for w in words):
+        dice = _read_numbers(words, text)
+        if dice and all(1 <= d <= 6 for d in dice) and (len(dice) > 1 or len(words) == 1):
+            return HandCall(speaker, tuple(dice), speaker)
+
+    number = _number(words, 0)
+    if number is None:
+        raise UnparsableCall(text)
+    value, used = number
+    rest = words[used:]
+    if not rest:
+        if value > MAX_SPOKEN_COUNT * 10:
+            raise UnparsableCall(text, "that number is too large")
+        return NumberCall(value, speaker)
+    if len(rest) == 1 and _face(rest[0]) is not None:
+        if not 1 <= value <= 99:
+            raise UnparsableCall(text, "a bid needs a count from one up")
+        return BidCall(Bid(value, _face(rest[0])), speaker)
+    raise UnparsableCall(text)
+
+
+def _read_numbers(words: list[str], text: str) -> list[int]:
+    values, i = [], 0
+    while i < len(words):
+        if words[i].isdigit() and len(words[i]) > 1 and all(c in "123456" for c in words[i]):
+            values.extend(int(c) for c in words[i])  # "15532" typed without spaces
+            i += 1
+            continue
+        number = _number(words, i)
+        if number is None:
+            raise UnparsableCall(text)
+        values.append(number[0])
+        i += 1  # word by word: a die shows one face, so "twenty one" is never a single value
+    return values
+
+
+def parse_call_or_none(text: str, players: Sequence[str] = ()) -> Call | None:
+    try:
+        return parse_call(text, players)
+    except UnparsableCall:
+        return None
+
+
+def describe_call(call: Call, ace_word: str = "pacos") -> str:
+    """Read a call back in words, the way the referee confirms it."""
+    who = f"{call.speaker}: " if call.speaker else ""
+    if isinstance(call, BidCall):
+        return who + call.bid.spoken(ace_word)
+    if isinstance(call, DudoCall):
+        return who + "dudo"
+    if isinstance(call, CalzaCall):
+        return who + "calza"
+    if isinstance(call, PalificoCall):
+        return who + "palifico"
+    if isinstance(call, NumberCall):
+        return who + number_words(call.value) if call.value < 70 else who + str(call.value)
+    if isinstance(call, HandCall):
+        return f"{call.player}: " + " ".join(str(d) for d in call.dice)
+    return who + call.name.value
+
+
+def call_to_json(call: Call | None) -> dict | None:
+    return None if call is None else call.to_json()
