@@ -259,7 +259,7 @@ class Referee:
         said = self._apply(ChallengeAction(kind, player))
         self._hands = {}
         if self.counter is None:
-            return said + [self._count_prompt()]
+            return said + [self._count_prompt(again=False)]
         return said + self._camera_count()
 
     def _camera_count(self) -> list[str]:
@@ -277,12 +277,15 @@ class Referee:
         seen = f"I see {number_words(count)}."
         return [seen] + self._apply(CountAction(count, None, "camera"))
 
-    def _count_prompt(self) -> str:
+    def _count_prompt(self, again: bool = True) -> str:
+        """Ask for the count; `again` repeats what to count (the challenge already said it)."""
         challenge = self.game.challenge
         assert challenge is not None
         what = face_to_count(challenge.face, challenge.aces_wild, self.game.rules.ace_word)
-        return (f"How many {what}? Say the number, or each player's dice "
-                f"like {self.game.active_players[0]} 1 5 5 3 2.")
+        first = self.game.active_players[0]
+        example = " ".join(str(face) for face in (1, 5, 5, 3, 2, 6)[: self.game.dice[first]])
+        ask = f"How many {what}? Say the number" if again else "Say the count"
+        return f"{ask}, or each player's dice, like {first} {example}."
 
     def _count(self, value: int) -> list[str]:
         if self.game.phase is not Phase.REVEAL:

@@ -36,19 +36,22 @@ def join_or(items: Sequence[str]) -> str:
 
 
 def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
-    """ "nine sixes, ten of any face, or five pacos": one entry per distinct count of plain faces."""
-    by_count: dict[int, list[Bid]] = {}
+    """ "nine sixes, ten of any face, or five pacos".
+
+    Raises that keep the count name each face; the plain faces that need a higher count
+    (twos among them) are said once, as "of any face".
+    """
+    plain = [b for b in raises if not b.is_aces]
     aces = [b for b in raises if b.is_aces]
-    for bid in raises:
-        if not bid.is_aces:
-            by_count.setdefault(bid.count, []).append(bid)
+    lowest_face = min((b.face for b in plain), default=None)
+    any_face = [b for b in plain if b.count == next(p.count for p in plain if p.face == lowest_face)]
     parts = []
-    for count in sorted(by_count):
-        bids = by_count[count]
-        if len(bids) == 1:
-            parts.append(bids[0].spoken(ace_word))
+    for bid in plain:
+        if len(any_face) > 1 and bid in any_face:
+            if bid is any_face[0]:
+                parts.append(f"{number_words(bid.count)} of any face")
         else:
-            parts.append(f"{number_words(count)} of any face")
+            parts.append(bid.spoken(ace_word))
     parts += [b.spoken(ace_word) for b in aces]
     return join_or(parts)
 

@@ -11,6 +11,7 @@ import contextlib
 import io
 import sys
 import tempfile
+import time
 import wave
 from pathlib import Path
 from typing import Protocol, Sequence, TextIO
@@ -57,6 +58,11 @@ class VoiceSpeaker:
         self._engine = _start_pyttsx3(rate)
 
     def say(self, text: str) -> None:
+        # pyttsx3 shares one engine per process and its espeak driver keeps the last
+        # save_to_file target, which would swallow this sentence into a WAV file.
+        driver = getattr(getattr(self._engine, "proxy", None), "_driver", None)
+        if getattr(driver, "_save_file", None):
+            driver._save_file = None
         with contextlib.redirect_stdout(io.StringIO()):
             self._engine.say(text)
             self._engine.runAndWait()
@@ -74,6 +80,10 @@ class WavRecorder:
         self._frames = bytearray()
         self._params: wave._wave_params | None = None
         self._gap = gap_seconds
+        self._count = 0
+        # espeak's driver may finish writing after runAndWait returns: keep one folder for
+        # the recorder's life so a late write never lands in a deleted one.
+        self._tmp = tempfile.TemporaryDirectory(prefix="companion-voice-")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.touch()
@@ -81,16 +91,13 @@ class WavRecorder:
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
 
     def say(self, text: str) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            part = Path(tmp) / "part.wav"
-            with contextlib.redirect_stdout(io.StringIO()):
-                self._engine.save_to_file(text, str(part))
-                self._engine.runAndWait()
-            try:
-                with wave.open(str(part), "rb") as w:
-                    params, frames = w.getparams(), w.readframes(w.getnframes())
-            except (OSError, wave.Error, EOFError) as exc:
-                raise VoiceUnavailable(f"the voice produced no audio for {text!r}: {exc}") from None
+        self._count += 1
+        part = Path(self._tmp.name) / f"part-{self._count}.wav"
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._engine.save_to_file(text, str(part))
+            self._engine.runAndWait()
+        params, frames = self._read_part(part, text)
+        part.unlink(missing_ok=True)
         if self._params is None:
             self._params = params
         elif (params.nchannels, params.sampwidth, params.framerate) != (
@@ -103,6 +110,22 @@ class WavRecorder:
             out.setsampwidth(params.sampwidth)
             out.setframerate(params.framerate)
             out.writeframes(bytes(self._frames))
+
+    def _read_part(self, part: Path, text: str, timeout: float = 10.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with wave.open(str(part), "rb") as w:
+                    params, frames = w.getparams(), w.readframes(w.getnframes())
+                if frames:
+                    return params, frames
+            except (OSError, wave.Error, EOFError) as exc:
+                error = exc
+            else:
+                error = "no samples"
+            if time.monotonic() > deadline:
+                raise VoiceUnavailable(f"the voice produced no audio for {text!r}: {error}")
+            time.sleep(0.02)
 
 
 class Speakers:

@@ -1,0 +1,162 @@
+"""Whole scripted games through the real command line: `companion play --input text`."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import wave
+
+import numpy as np
+import pytest
+
+from companion.journal import load_game
+from conftest import ROOT, run_companion
+
+# A three-player game to the end, with an illegal bid, an undo, a hand count and a calza.
+GAME = """\
+# round one: Ana opens
+three fours
+two fours
+four fours
+dudo
+two
+# Ben lost a die and opens round two
+five sixes
+undo
+two sixes
+three sixes
+Ben calza
+status
+Ana 6 6 1 2 3
+Cleo 4 4 4 4 4
+Ben 2 2 3 3
+"""
+
+
+def play(tmp_path, script, *extra, players=("Ana", "Ben", "Cleo")):
+    journal = tmp_path / "game.jsonl"
+    result = run_companion("play", "--players", *players, "--input", "text", "--mute",
+                           "--journal", journal, *extra, input_text=script)
+    return result, journal
+
+
+def test_scripted_game_announcements_and_final_state(tmp_path):
+    result, journal = play(tmp_path, GAME)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Round one. Ana opens. Fifteen dice in play." in out
+    assert "Two fours is not allowed: two fours does not raise three fours. After three fours: " \
+           "three fives, three sixes, four of any face, or two pacos." in out
+    assert "Dudo from Cleo on Ben's four fours!" in out
+    assert "Ben loses a die and has four dice left." in out
+    assert "Undone: Ben's five sixes." in out
+    assert "Calza from Ben on Cleo's three sixes!" in out
+    assert "Got Ana's dice. Still need Ben, Cleo." in out
+    assert "That makes three." in out and "Ben is exactly right and wins back a die: five dice." in out
+    game = load_game(journal)
+    assert game.dice == {"Ana": 5, "Ben": 5, "Cleo": 5}
+    assert game.round_number == 3 and game.turn == "Ben"  # Ben lost a die last (asmodee)
+    types = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
+    assert types.count("undo") == 1 and types.count("challenge") == 2
+
+
+def test_game_to_the_winner(tmp_path):
+    script = "\n".join(["one three", "dudo", "0", "one three", "dudo", "0"]) + "\n"
+    result, journal = play(tmp_path, script, "--dice", "1", "--first", "Ben", players=("Ana", "Ben", "Cleo"))
+    assert result.returncode == 0, result.stderr
+    assert "Ben is out of the game." in result.stdout
+    assert "Round two. Cleo opens." in result.stdout  # the next player after the eliminated one
+    assert "Cleo is out of the game." in result.stdout
+    assert result.stdout.strip().endswith("Ana wins the game!")
+    game = load_game(journal)
+    assert game.winner == "Ana" and game.active_players == ("Ana",)
+
+
+def test_rules_preset_changes_the_announcements(tmp_path):
+    result, _ = play(tmp_path, "three fours\nfour aces\n", "--rules", "pressman")
+    assert "four aces" in result.stdout and "in play" not in result.stdout
+
+
+def test_house_rules_from_toml(tmp_path):
+    toml = tmp_path / "house.toml"
+    toml.write_text('preset = "leaflet"\nstarting_dice = 3\ndudo_caller = "anyone"\n')
+    result, journal = play(tmp_path, "two fours\nCleo dudo\n1\n", "--house-rules", toml)
+    assert result.returncode == 0, result.stderr
+    game = load_game(journal)
+    assert game.rules.starting_dice == 3 and game.dice["Ana"] == 2
+    assert "Dudo from Cleo" in result.stdout and "jokers included" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--players", "Ana", "ana", "--input", "text"], "different name"),
+    (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
+    (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
+    (["--input", "text"], "name the players"),
+])
+def test_bad_setups_get_a_clear_message(tmp_path, args, message):
+    result = run_companion("play", *args, "--mute", "--journal", tmp_path / "j.jsonl", input_text="")
+    assert result.returncode == 2 and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_house_rules_get_a_clear_message(tmp_path):
+    toml = tmp_path / "house.toml"
+    toml.write_text('starting_dice = "lots"\n')
+    result, _ = play(tmp_path, "", "--house-rules", toml)
+    assert result.returncode == 2 and "bad value 'lots' for rules field 'starting_dice'" in result.stderr
+    toml.write_text('wild_sixes = true\n')
+    result, _ = play(tmp_path, "", "--house-rules", toml)
+    assert "unknown rules field 'wild_sixes'" in result.stderr
+
+
+def test_resume_after_a_kill_loses_nothing(tmp_path):
+    journal = tmp_path / "game.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "Cleo",
+                             "--input", "text", "--mute", "--journal", str(journal)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc.stdin.write("three fours\nfour fours\ndudo\n2\nfive sixes\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the last call is journalled, then kill hard
+        if journal.exists() and '"count":5,"face":6' in journal.read_text():
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="dudo\n4\n")
+    assert result.returncode == 0, result.stderr
+    assert "Resuming the game. The bid is five sixes by Ben. Cleo, your call." in result.stdout
+    game = load_game(journal)
+    assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
+
+
+def test_resume_refuses_a_corrupt_journal(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("this is not a journal\n")
+    result = run_companion("play", "--resume", bad, "--input", "text", "--mute", input_text="")
+    assert result.returncode == 2 and "not a companion journal" in result.stderr
+    assert bad.read_text() == "this is not a journal\n"
+
+
+def test_rules_command_lists_every_preset():
+    result = run_companion("rules")
+    for name in ("asmodee (default)", "pressman", "pressman-calza", "leaflet", "web", "wikipedia",
+                 "wikipedia-difference"):
+        assert name in result.stdout
+    assert "dudo_loss = difference" in result.stdout
+
+
+def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
+    wav = tmp_path / "said.wav"
+    result, _ = play(tmp_path, "three fours\n", "--wav-out", wav)
+    assert result.returncode == 0, result.stderr
+    with wave.open(str(wav)) as w:
+        assert w.getnchannels() == 1 and w.getsampwidth() == 2
+        seconds = w.getnframes() / w.getframerate()
+        samples = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16).astype(float)
+    assert seconds > 3  # the opening announcement and a bid take seconds to say
+    rms = np.sqrt(np.mean(samples ** 2))
+    assert rms > 300 and np.abs(samples).max() > 5000

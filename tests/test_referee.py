@@ -1,0 +1,277 @@
+"""The referee: what it says and does for each call, with a recording speaker."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from companion.referee import Referee, RefereeSettings
+from companion.rules import Bid, Game, Phase, get_preset
+from companion.sources import TextSource, Utterance
+
+
+class RecordingSpeaker:
+    def __init__(self):
+        self.said = []
+
+    def say(self, text):
+        self.said.append(text)
+
+
+class RecordingJournal:
+    def __init__(self):
+        self.events = []
+
+    def append(self, events):
+        self.events.extend(events)
+
+
+class MuteTracker(TextSource):
+    """A text source that checks the referee mutes it while speaking."""
+
+    def __init__(self, lines, speaker):
+        super().__init__(lines)
+        self.muted = False
+        self.speaker = speaker
+        self.heard_while_speaking = 0
+
+    def mute(self):
+        self.muted = True
+
+    def unmute(self):
+        self.muted = False
+
+
+def make(players="Ana Ben Cleo", preset="asmodee", counter=None, **changes):
+    rules = get_preset(preset).replace(**changes) if changes else get_preset(preset)
+    speaker, journal = RecordingSpeaker(), RecordingJournal()
+    referee = Referee(Game(players.split(), rules), speaker, journal, counter)
+    return referee, speaker, journal
+
+
+def say(referee, *lines, confidence=None, alternatives=()):
+    out = []
+    for line in lines:
+        out.extend(referee.respond(Utterance(line, tuple(alternatives), confidence, "test" if confidence else "text")))
+    return " ".join(out)
+
+
+def test_bids_are_read_back_with_whose_turn_is_next():
+    referee, _, journal = make()
+    assert say(referee, "three fours") == "Ana: three fours. Ben, your call."
+    assert journal.events[-1].type == "bid"
+
+
+def test_illegal_bid_gets_the_reason_and_the_smallest_raises():
+    referee, _, journal = make("A B C D E F")
+    say(referee, "nine fives")
+    before = len(journal.events)
+    text = say(referee, "nine fours")
+    assert text == ("Nine fours is not allowed: nine fours does not raise nine fives. "
+                    "After nine fives: nine sixes, ten of any face, or five pacos.")
+    assert len(journal.events) == before and referee.game.turn == "B"
+
+
+def test_unparsable_and_out_of_turn_calls_change_nothing():
+    referee, _, journal = make()
+    assert "did not understand" in say(referee, "banana split")
+    assert "Ben's turn" not in say(referee, "Ben three threes")  # it is Ana's turn
+    assert referee.game.actions == () and journal.events == []
+
+
+def test_out_of_turn_named_bid():
+    referee, _, _ = make()
+    assert say(referee, "Ben three threes") == "It is Ana's turn, not Ben's."
+
+
+def test_dudo_then_a_number_settles_the_round():
+    referee, _, journal = make()
+    say(referee, "three fours", "four fours")
+    text = say(referee, "dudo")
+    assert "Dudo from Cleo on Ben's four fours" in text and "fours, pacos included" in text
+    text = say(referee, "two")
+    assert "Ben loses a die and has four dice left" in text and "Round two. Ben opens" in text
+    assert referee.game.dice["Ben"] == 4
+
+
+def test_count_from_every_players_dice():
+    referee, _, _ = make()
+    say(referee, "three fives", "dudo")
+    assert "Still need Ben, Cleo" in say(referee, "Ana 1 5 5 3 2")
+    assert "five dice, not four" in say(referee, "Ben 5 5 5 5")
+    say(referee, "Ben 2 2 2 2 2")
+    text = say(referee, "Cleo 6 6 6 6 1")
+    assert text.startswith("That makes four.") and "the bid was right" in text
+    assert referee.game.dice["Ben"] == 4
+
+
+def test_count_too_large_is_refused():
+    referee, _, _ = make()
+    say(referee, "three fives", "dudo")
+    assert "only fifteen dice in play" in say(referee, "sixteen")
+    assert referee.game.phase is Phase.REVEAL
+
+
+def test_calza_needs_a_name_when_several_may_call_it():
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    say(referee, "three fives")
+    assert "Who calls calza?" in say(referee, "calza")
+    assert "Calza from Cleo" in say(referee, "Cleo calza")
+
+
+def test_calza_where_the_rules_forbid_it():
+    referee, _, _ = make("Ana Ben")
+    say(referee, "two fives")
+    assert "not allowed with two players" in say(referee, "Ben calza")
+    referee, _, _ = make(preset="pressman")
+    say(referee, "two fives")
+    assert "not played under the pressman rules" in say(referee, "calza")
+
+
+def test_undo_takes_back_the_last_call_and_is_journalled():
+    referee, _, journal = make()
+    say(referee, "three fours", "four fours")
+    text = say(referee, "undo")
+    assert text.startswith("Undone: Ben's four fours.") and "Ben, your call" in text
+    assert journal.events[-1].type == "undo" and referee.game.last_bid == Bid(3, 4)
+
+
+def test_repeat_and_status():
+    referee, speaker, _ = make()
+    referee.hear(Utterance("three fours"))
+    assert say(referee, "repeat") == "Ana: three fours. Ben, your call."
+    status = say(referee, "what's the bid")
+    assert "The bid is three fours by Ana. Ben, your call." in status and "fifteen dice in play" in status
+
+
+def test_secret_totals_are_only_given_on_request():
+    referee, speaker, _ = make(preset="pressman")
+    referee.run(TextSource(["three fours", "four fours", "dudo", "0"]))
+    spoken = " ".join(speaker.said)
+    assert "in play" not in spoken
+    assert "in play" in say(referee, "status")
+
+
+def test_the_whole_game_to_a_winner_with_palifico_and_elimination():
+    referee, speaker, journal = make("Ana Ben", starting_dice=2, max_dice=2)
+    lines = ["two threes", "dudo", "0",   # Ana loses: one die (two players: no palifico)
+             "one six", "dudo", "0"]      # Ana loses her last die
+    referee.run(TextSource(lines))
+    spoken = " ".join(speaker.said)
+    assert "Ana is out of the game." in spoken and spoken.endswith("Ben wins the game!")
+    assert "palifico" not in spoken.lower()
+    assert journal.events[-1].to_dict() == {"type": "game_over", "winner": "Ben"}
+
+
+def test_palifico_round_is_announced():
+    referee, speaker, _ = make(starting_dice=2, max_dice=2)
+    referee.run(TextSource(["two threes", "dudo", "0"]))
+    spoken = " ".join(speaker.said)
+    assert "Ana is down to one die: palifico!" in spoken
+    assert "Palifico round for Ana: pacos are not wild and the face stays." in spoken
+
+
+def test_referee_mutes_its_source_while_speaking():
+    speaker = RecordingSpeaker()
+    states = []
+
+    class Source(TextSource):
+        muted = False
+
+        def mute(self):
+            self.muted = True
+
+        def unmute(self):
+            self.muted = False
+
+    source = Source(["three fours"])
+    original = speaker.say
+    speaker.say = lambda text: (states.append(source.muted), original(text))
+    Referee(Game(["Ana", "Ben"]), speaker).run(source)
+    assert states and all(states) and not source.muted
+
+
+# --- speech: confidence and alternatives ---------------------------------------------------
+
+def test_low_confidence_speech_is_never_applied():
+    referee, _, journal = make()
+    assert say(referee, "three fours", confidence=0.2) == "Sorry, say again?"
+    assert referee.game.actions == ()
+
+
+def test_doubtful_speech_asks_for_confirmation():
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    assert referee.game.actions == ()
+    assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
+    assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    assert "Ignored" in say(referee, "no", confidence=0.9)
+    assert referee.game.last_bid == Bid(3, 4)
+
+
+def test_alternatives_that_make_sense_are_preferred_when_unsure():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    # "two fours" is not a raise; the recogniser's second guess is.
+    assert say(referee, "two fours", confidence=0.69, alternatives=("five fours",)).startswith("Did you say five fours")
+
+
+def test_a_clearly_heard_illegal_bid_is_reported_not_swapped():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    text = say(referee, "two fours", confidence=0.95, alternatives=("five fours",))
+    assert text.startswith("Two fours is not allowed")
+
+
+def test_chatter_from_the_microphone_is_ignored_quietly():
+    referee, _, journal = make()
+    assert say(referee, "", confidence=0.9) == ""
+    assert say(referee, "six of us played last night", confidence=0.9) == ""
+    assert referee.game.actions == ()
+
+
+# --- the camera at a reveal ------------------------------------------------------------------
+
+@dataclass
+class FakeReading:
+    counts: dict
+
+    def count_for(self, face, aces_wild):
+        return self.counts.get(face, 0) + (self.counts.get(1, 0) if aces_wild and face != 1 else 0)
+
+
+@dataclass
+class FakeOutcome:
+    reading: object
+    reason: str = ""
+    annotated_path: object = None
+
+
+class FakeCounter:
+    def __init__(self, outcome):
+        self.outcome = outcome
+        self.expected = None
+
+    def reveal(self, expected_total, save_dir=None):
+        self.expected = expected_total
+        return self.outcome
+
+
+def test_camera_count_settles_the_challenge():
+    counter = FakeCounter(FakeOutcome(FakeReading({4: 2, 1: 1})))
+    referee, _, journal = make(counter=counter)
+    say(referee, "three fours")
+    text = say(referee, "dudo")
+    assert "I see three." in text and "Ben loses a die" in text
+    assert counter.expected == 15
+    assert [e for e in journal.events if e.type == "count"][0].source == "camera"
+
+
+def test_camera_doubt_falls_back_to_asking():
+    counter = FakeCounter(FakeOutcome(None, "I see 14 dice but 15 are in play"))
+    referee, _, _ = make(counter=counter)
+    say(referee, "three fours")
+    text = say(referee, "dudo")
+    assert "I cannot count this one: I see 14 dice but 15 are in play" in text and "How many fours" in text
+    assert referee.game.phase is Phase.REVEAL
+    say(referee, "three")
+    assert referee.game.dice["Ben"] == 4
