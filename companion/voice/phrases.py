@@ -69,7 +69,7 @@ def describe_event(event: Event, rules: Rules) -> str | None:
     """One sentence per event; None for events that need no words of their own."""
     ace = rules.ace_word
     if isinstance(event, GameStarted):
-        return (f"New game: {', '.join(event.players)}. {count_of(rules.starting_dice)} each, "
+        return (f"New game: {', '.join(event.players)}. {count_of(rules.starting_dice).capitalize()} each, "
                 f"{rules.name} rules.")
     if isinstance(event, RoundStarted):
         total = sum(event.dice.values())
