@@ -229,7 +229,7 @@ def _counter(settings: PlaySettings):
 
 def run_play(settings: PlaySettings) -> int:
     from companion import journal as journals
-    from companion.referee import Referee, RefereeSettings
+    from companion.referee import Referee, RefereeSettings, check_player_names
     from companion.rules import Game
 
     if settings.resuming:
@@ -240,6 +240,7 @@ def run_play(settings: PlaySettings) -> int:
     else:
         if not settings.players:
             raise CompanionError("name the players: companion play --players Ana Ben Cleo")
+        check_player_names(settings.players)
         game = Game(settings.players, _build_rules(settings), settings.first)
         path = settings.journal or journals.new_session_path()
         journal = journals.Journal.start(path, game)

@@ -46,6 +46,18 @@ from companion.voice.phrases import count_of, describe_events, face_to_count, sm
 from companion.voice.speakers import Speaker
 
 
+def check_player_names(names: Sequence[str]) -> None:
+    """Refuse names the referee could not tell apart from calls ("Five", "Dudo", "Ana Maria")."""
+    from companion.calls import parse_call_or_none
+    from companion.rules import BadSetup
+
+    for name in names:
+        if len(name.split()) != 1 or not name.replace("-", "").replace("'", "").isalpha():
+            raise BadSetup(f"player names must be single words of letters; {name!r} is not")
+        if parse_call_or_none(name) is not None:
+            raise BadSetup(f"{name!r} sounds like a call; choose another name for that player")
+
+
 class EventSink(Protocol):
     def append(self, events: Sequence[Event]) -> None: ...
 

@@ -1,0 +1,91 @@
+"""Speakers and announcements: real synthesis, and a clear fallback when there is no voice."""
+
+import io
+import wave
+
+import numpy as np
+import pytest
+
+from companion.cli import PlaySettings, _speaker, build_parser
+from companion.referee import check_player_names
+from companion.rules import BadSetup, Bid, get_preset
+from companion.rules.events import BidMade, ChallengeCalled, DieLost, RoundStarted
+from companion.voice.phrases import describe_event, smallest_raises_phrase
+from companion.voice.speakers import PrintSpeaker, VoiceUnavailable, WavRecorder
+
+
+def test_wav_recorder_writes_each_announcement_as_real_speech(tmp_path):
+    path = tmp_path / "out" / "said.wav"
+    recorder = WavRecorder(path)
+    recorder.say("Dudo!")
+    with wave.open(str(path)) as w:
+        short = w.getnframes()
+    recorder.say("Ben loses a die and has four dice left.")
+    with wave.open(str(path)) as w:
+        frames = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
+        rate = w.getframerate()
+    assert len(frames) > short + rate  # the second sentence added more than a second
+    assert np.sqrt(np.mean(frames.astype(float) ** 2)) > 300
+
+
+def test_no_voice_gives_one_warning_and_printing(monkeypatch, capsys):
+    import pyttsx3
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no espeak here")
+
+    monkeypatch.setattr(pyttsx3, "init", broken)
+    args = build_parser().parse_args(["play", "--players", "A", "B", "--input", "text"])
+    speaker = _speaker(PlaySettings.from_args(args))
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1 and "no text-to-speech voice" in err and "espeak-ng" in err
+    speaker.say("Ana: three fours.")
+    assert capsys.readouterr().out == "Ana: three fours.\n"
+
+
+def test_unwritable_wav_path_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(VoiceUnavailable, match="cannot write announcements"):
+        WavRecorder(blocker / "said.wav")
+
+
+def test_print_speaker():
+    out = io.StringIO()
+    PrintSpeaker(out).say("hello")
+    assert out.getvalue() == "hello\n"
+
+
+@pytest.mark.parametrize("raises, said", [
+    ([Bid(9, 6), Bid(10, 2), Bid(10, 3), Bid(10, 4), Bid(10, 5), Bid(5, 1)],
+     "nine sixes, ten of any face, or five pacos"),
+    ([Bid(3, 5), Bid(3, 6), Bid(4, 2), Bid(4, 3), Bid(4, 4), Bid(2, 1)],
+     "three fives, three sixes, four of any face, or two pacos"),
+    ([Bid(4, 2), Bid(4, 3), Bid(4, 4), Bid(4, 5), Bid(4, 6), Bid(2, 1)], "four of any face, or two pacos"),
+    ([Bid(5, 3)], "five threes"),
+    ([], ""),
+])
+def test_smallest_raises_in_words(raises, said):
+    assert smallest_raises_phrase(raises, "pacos") == said
+
+
+def test_event_sentences_use_the_presets_words():
+    pressman, asmodee = get_preset("pressman"), get_preset("asmodee")
+    assert describe_event(BidMade("Ana", 4, 1, "Ben"), pressman) == "Ana: four aces. Ben, your call."
+    challenge = ChallengeCalled("dudo", "Ben", "Ana", 4, 3, False)
+    assert "count the threes only, pacos are not wild" in describe_event(challenge, asmodee)
+    start = RoundStarted(2, "Ana", {"Ana": 1, "Ben": 3}, "Ana")
+    assert describe_event(start, pressman) == ("Round two. Ana opens. Palifico round for Ana: "
+                                               "aces are not wild and the face stays.")
+    assert "Four dice in play" in describe_event(start, asmodee)
+    assert describe_event(DieLost("Ben", 2, 0), asmodee) == "Ben loses two dice and has no dice left."
+
+
+@pytest.mark.parametrize("name", ["Five", "dudo", "Ana Maria", "calza", "42", ""])
+def test_names_that_sound_like_calls_are_refused(name):
+    with pytest.raises(BadSetup):
+        check_player_names(["Ana", name])
+
+
+def test_ordinary_names_are_fine():
+    check_player_names(["Ana", "Ben", "Cleo", "Jean-Luc", "O'Neil"])
