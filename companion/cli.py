@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -250,7 +250,14 @@ def run_play(settings: PlaySettings) -> int:
         counter = _counter(settings)
         speaker = _speaker(settings)
         reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
-        referee = Referee(game, speaker, journal, counter, RefereeSettings(reveal_dir=reveal_dir),
+        referee_settings = RefereeSettings(reveal_dir=reveal_dir)
+        if settings.input != "text":
+            # The confidence scale belongs to the speech engines; the referee only applies it.
+            from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
+
+            referee_settings = replace(referee_settings, reject_below=ENGINE_THRESHOLD,
+                                       confirm_below=ENGINE_CONFIRM)
+        referee = Referee(game, speaker, journal, counter, referee_settings,
                           log=lambda text: print(text, file=sys.stderr))
         referee.run(source, resumed=settings.resuming)
     finally:

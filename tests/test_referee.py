@@ -194,7 +194,8 @@ def test_referee_mutes_its_source_while_speaking():
 
 def test_low_confidence_speech_is_never_applied():
     referee, _, journal = make()
-    assert say(referee, "three fours", confidence=0.2) == "Sorry, say again?"
+    assert say(referee, "three fours", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "three fours", confidence=0.1) == ""  # chatter forced into the grammar
     assert referee.game.actions == ()
 
 

@@ -91,13 +91,22 @@ class WavRecorder:
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
 
     def say(self, text: str) -> None:
-        self._count += 1
-        part = Path(self._tmp.name) / f"part-{self._count}.wav"
-        with contextlib.redirect_stdout(io.StringIO()):
-            self._engine.save_to_file(text, str(part))
-            self._engine.runAndWait()
-        params, frames = self._read_part(part, text)
-        part.unlink(missing_ok=True)
+        # espeak's pyttsx3 driver now and then closes an utterance before its samples
+        # arrive (an empty file); synthesising again is cheap and always gets them.
+        for attempt in range(3):
+            self._count += 1
+            part = Path(self._tmp.name) / f"part-{self._count}.wav"
+            with contextlib.redirect_stdout(io.StringIO()):
+                self._engine.save_to_file(text, str(part))
+                self._engine.runAndWait()
+            try:
+                params, frames = self._read_part(part, text, timeout=3.0 * (attempt + 1))
+                break
+            except VoiceUnavailable:
+                if attempt == 2:
+                    raise
+            finally:
+                part.unlink(missing_ok=True)
         if self._params is None:
             self._params = params
         elif (params.nchannels, params.sampwidth, params.framerate) != (
