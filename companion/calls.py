@@ -128,12 +128,15 @@ FACE_MISHEARINGS: dict[str, int] = {
     "sexes": 6, "sixths": 6, "six's": 6, "sixties": 6, "fifes": 5, "fives'": 5, "fives's": 5,
     "fours'": 4, "forks": 4, "fourths": 4, "trees": 3, "threes'": 3, "tues": 2, "twos'": 2,
     "tooth": 2, "packers": ACE, "pakos": ACE, "packos": ACE, "pack": ACE, "aces'": ACE,
-    "asses": ACE, "eyeses": ACE,
+    "asses": ACE, "eyeses": ACE, "paco's": ACE, "pahcos": ACE, "pacoes": ACE,
 }
 
 DUDO_PHRASES = {"dudo", "doodoo", "du do", "do do", "dude oh", "dudu", "doubt", "i doubt it",
-                "i doubt", "doubt it", "liar", "dude o", "dodo"}
-CALZA_PHRASES = {"calza", "calzo", "cal za", "cal so", "calls a", "call za", "kalza",
+                "i doubt", "doubt it", "liar", "dude o", "dodo", "doodoe", "doo doe"}
+# "calzo" is how many players say it; the sound-alikes are what a fixed-vocabulary
+# recogniser (Vosk) writes for the Spanish words it does not know.
+CALZA_PHRASES = {"calza", "calzo", "cal za", "cal so", "calls a", "call za", "kalza", "kalso",
+                 "calls oh", "kalsa",
                  "spot on", "exact", "exactly"}
 PALIFICO_PHRASES = {"palifico", "palafico", "pally fico", "pal if ico", "paly fico"}
 COMMAND_PHRASES: dict[str, Command] = {
@@ -203,6 +206,11 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
 
     if phrase in COMMAND_PHRASES:
         return CommandCall(COMMAND_PHRASES[phrase], speaker)
+    # Before fillers go: some sound-alikes contain one ("cal so", "dude oh").
+    for table, kind in ((DUDO_PHRASES, DudoCall), (CALZA_PHRASES, CalzaCall),
+                        (PALIFICO_PHRASES, PalificoCall)):
+        if phrase in table:
+            return kind(speaker)
 
     words = [w for w in words if w not in FILLERS or w in NUMBER_WORDS]
     # "a" and "an" only count as one in front of a face ("a six"); elsewhere they are filler.

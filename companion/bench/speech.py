@@ -1,0 +1,508 @@
+"""`companion bench speech`: how well spoken calls are understood, in how much noise.
+
+Builds (and caches) a corpus of synthetic speech with espeak-ng: several voices and speaking
+rates, bids over every face with counts from 1 to 25, challenges, bare numbers, commands and
+a good share of table chatter that must NOT become a call. Each utterance is mixed with
+babble (overlapping synthetic talkers) and pink noise at several SNRs, then decoded through
+exactly the path WAV files and the microphone use. Reports intent accuracy, silent errors
+(a wrong call accepted with confidence), chatter false accepts, real-time factor and the
+latency from end of speech to a known call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from companion.listen.audio import SAMPLE_RATE, read_wav, write_wav
+
+PLAYERS = ("Ana", "Ben", "Cleo")
+# espeak-ng's Klatt variants: its default formant voices are so unlike natural speech that
+# the bundled acoustic model mishears about half of them (measured: ~55% on clean calls).
+VOICES = ("en-us+klatt", "en+klatt2", "en-gb-x-rp+klatt3", "en+klatt4", "en-us+klatt5",
+          "en-gb-scotland+klatt2", "en-029+klatt")
+RATES = (140, 165, 190)
+SNRS = (24, 18, 12, 6)
+NOISES = ("babble", "pink")
+LEAD_SILENCE = 0.4  # seconds of room before and after each utterance
+TAIL_SILENCE = 0.6
+
+FACE_SAY = {1: ["aces", "pacos", "ones"], 2: ["twos"], 3: ["threes"], 4: ["fours"],
+            5: ["fives"], 6: ["sixes"]}
+FACE_SAY_ONE = {1: ["ace", "paco"], 2: ["two"], 3: ["three"], 4: ["four"], 5: ["five"],
+                6: ["six"]}
+
+# Table talk that is not a call. Some contain numbers and face words on purpose.
+CHATTER = """\
+who wants another drink
+pass me the chips please
+I think it is my turn now
+the pizza is getting cold
+she rolled three fives last time
+six of us played last night
+my phone is ringing again
+did you see the game yesterday
+I have no idea what you have under there
+you are bluffing I can tell
+stop looking at my cup
+this is the best game ever
+can we open the window
+I need to go to the bathroom
+the dog wants to go outside
+how long have we been playing
+I lost two dice already
+that was a lucky guess
+somebody turn the music down
+we should order some food
+are you even paying attention
+I forgot my glasses at home
+you always do that
+it is getting late
+let me think about it for a minute
+nobody believes me anymore
+my dice are cursed tonight
+your cup is leaking
+the cat knocked over the lamp
+I will get you next round
+that is what she said
+he never tells the truth
+do you have any more crackers
+my brother taught me this game
+we played this on the boat
+I love this music
+the kids are asleep upstairs
+what time is the train tomorrow
+the wine is really good
+I should have stayed at home
+this chair is uncomfortable
+you are all ganging up on me
+no more cheese for you
+five people came to the party
+there were four of us at dinner
+I bought two new shirts today
+seven days without rain
+the bus was twenty minutes late
+my sister has three kids
+it costs ten dollars
+we won six games in a row
+fifteen years ago I lived in Spain
+I drove for two hours
+one more glass and then I stop
+call me when you get home
+the weather is terrible outside
+he owes me money
+let us take a break
+I am hungry again
+she laughed so hard
+nice shirt by the way
+shuffle the cups properly
+careful with the table
+keep your voice down
+where did I put my keys
+the movie starts at nine
+I can not believe it
+he is always so lucky
+that was close
+look at the time
+the neighbours are complaining
+my hands are cold
+I need a coffee
+the last round was crazy
+you go first next time
+I am not telling you
+please stop singing
+the lights are flickering
+does anyone want tea
+it smells like burnt toast
+my grandmother played this game
+the dice are too loud
+I have a meeting tomorrow
+tell me a story
+we should play cards later
+how was your holiday
+the kitchen is a mess
+I think he is lying
+you look tired
+sorry I was not listening
+is it raining now
+the children are fighting
+that is a nice watch
+I am going to win this time
+turn the heating up
+do not spill your drink
+we need more chairs
+this is taking forever
+my feet hurt
+he counts every dice twice
+wait a second I dropped one
+that joke was terrible
+where is the bottle opener
+"""
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str
+    say: str  # what espeak is asked to say
+    truth: dict | None  # call.to_json() of the intended call; None for chatter
+    voice: str
+    rate: int
+
+
+def build_items(quick: bool = False, seed: int = 7) -> list[Item]:
+    rng = random.Random(seed)
+    from companion.rules.bids import number_words
+
+    calls: list[tuple[str, dict]] = []
+    for face in range(1, 7):
+        counts = sorted(rng.sample(range(1, 26), 14 if not quick else 3))
+        for count in counts:
+            word = rng.choice(FACE_SAY_ONE[face] if count == 1 else FACE_SAY[face])
+            lead = rng.choice(["", "", "", "I bid ", "um "])
+            spoken = number_words(count) if count > 1 or rng.random() < 0.5 else "a"
+            if spoken == "a" and face == 1:
+                spoken = "an"
+            calls.append((f"{lead}{spoken} {word}", {"kind": "bid", "count": count, "face": face}))
+    for phrase in ["dudo", "dudo", "dudo", "calza", "calza", "calzo", "palifico", "palifico",
+                   "Ben dudo", "Ana calza", "dudo Cleo", "I doubt it"]:
+        kind = ("dudo" if "dudo" in phrase or "doubt" in phrase else
+                "calza" if "calz" in phrase else "palifico")
+        calls.append((phrase, {"kind": kind}))
+    for n in rng.sample(range(0, 31), 14 if not quick else 4):
+        if n == 0:
+            continue
+        calls.append((number_words(n), {"kind": "number", "value": n}))
+    for phrase, name in [("undo", "undo"), ("say again", "repeat"), ("what's the bid", "status"),
+                         ("repeat", "repeat"), ("yes", "yes"), ("no", "no")]:
+        calls.append((phrase, {"kind": "command", "name": name}))
+    chatter = [line for line in CHATTER.splitlines() if line.strip()]
+    if quick:
+        calls = rng.sample(calls, 30)
+        chatter = rng.sample(chatter, 15)
+    items, combos = [], [(v, r) for v in VOICES for r in RATES]
+    rng.shuffle(combos)
+    everything = [(say, truth) for say, truth in calls] + [(say, None) for say in chatter]
+    for i, (say, truth) in enumerate(everything):
+        voice, rate = combos[i % len(combos)]
+        items.append(Item(f"u{i:04d}", _espeak_text(say), truth, voice, rate))
+    return items
+
+
+def _espeak_text(say: str) -> str:
+    # English voices read Spanish words oddly; spell them the way players at an English
+    # table say them.
+    return (say.replace("dudo", "doodoe").replace("calza", "kalsa").replace("calzo", "kalso")
+            .replace("palifico", "[[pal'i:fi:koU]]").replace("pacos", "pahcoes")
+            .replace("paco", "pahco"))
+
+
+# --- synthesis -------------------------------------------------------------------------------
+
+def synthesise(text: str, voice: str, rate: int, workdir: Path) -> np.ndarray:
+    """espeak-ng speech resampled to 16 kHz mono 16-bit with sox."""
+    raw = workdir / f"raw-{os.getpid()}.wav"
+    out = workdir / f"res-{os.getpid()}.wav"
+    subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-w", str(raw), text],
+                   check=True, capture_output=True)
+    subprocess.run(["sox", str(raw), "-r", str(SAMPLE_RATE), "-c", "1", "-b", "16", str(out)],
+                   check=True, capture_output=True)
+    return read_wav(out)
+
+
+def _pad(speech: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.zeros(int(LEAD_SILENCE * SAMPLE_RATE)), speech.astype(np.float64),
+                           np.zeros(int(TAIL_SILENCE * SAMPLE_RATE))])
+
+
+def pink_noise(n: int, rng: np.random.Generator) -> np.ndarray:
+    white = rng.normal(size=n)
+    spectrum = np.fft.rfft(white)
+    f = np.arange(len(spectrum), dtype=np.float64)
+    f[0] = 1.0
+    pink = np.fft.irfft(spectrum / np.sqrt(f), n)
+    return pink / (np.std(pink) + 1e-9)
+
+
+def make_babble(workdir: Path, seconds: float = 60.0, talkers: int = 6) -> np.ndarray:
+    """Several overlapping synthetic talkers reading chatter: the noise of a busy table."""
+    rng = random.Random(99)
+    lines = [line for line in CHATTER.splitlines() if line.strip()]
+    n = int(seconds * SAMPLE_RATE)
+    mix = np.zeros(n)
+    for t in range(talkers):
+        voice = VOICES[t % len(VOICES)]
+        text = ". ".join(rng.sample(lines, 40))
+        track = synthesise(text, voice, 175, workdir).astype(np.float64)
+        track = np.resize(track, n)  # loops the talker if short
+        mix += np.roll(track, rng.randrange(n)) / (np.std(track) + 1e-9)
+    return mix / (np.std(mix) + 1e-9)
+
+
+def mix(speech: np.ndarray, noise: np.ndarray | None, snr_db: float | None,
+        rng: np.random.Generator) -> np.ndarray:
+    padded = _pad(speech)
+    floor = rng.normal(0, 3.0, len(padded))  # a real room is never digitally silent
+    if noise is None or snr_db is None:
+        return np.clip(padded + floor, -32768, 32767).astype(np.int16)
+    active = speech.astype(np.float64)
+    active = active[np.abs(active) > 0.02 * np.max(np.abs(active))]
+    p_speech = float(np.mean(active ** 2))
+    start = int(rng.integers(0, max(1, len(noise) - len(padded))))
+    piece = np.resize(noise[start:start + len(padded)], len(padded)).astype(np.float64)
+    piece /= np.std(piece) + 1e-9
+    gain = np.sqrt(p_speech / (10 ** (snr_db / 10)))
+    out = padded + floor + gain * piece
+    peak = np.max(np.abs(out))
+    if peak > 32000:  # keep it in range the way an automatic gain control would
+        out *= 32000 / peak
+    return np.clip(out, -32768, 32767).astype(np.int16)
+
+
+def conditions(quick: bool) -> list[tuple[str, str | None, float | None]]:
+    out = [("clean", None, None)]
+    snrs = (18, 6) if quick else SNRS
+    for noise in NOISES:
+        out += [(f"{noise}{snr}", noise, float(snr)) for snr in snrs]
+    return out
+
+
+def _synth_job(args: tuple[Item, str]) -> tuple[str, int]:
+    item, folder = args
+    path = Path(folder) / "speech" / f"{item.key}.wav"
+    if not path.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            write_wav(path, synthesise(item.say, item.voice, item.rate, Path(tmp)))
+    return item.key, 0
+
+
+def build_corpus(out: Path, quick: bool, workers: int = 2, log=print) -> tuple[list[Item], Path]:
+    """Create (or reuse) the corpus: a manifest plus one WAV per item and condition."""
+    items = build_items(quick)
+    folder = out / ("quick" if quick else "full")
+    (folder / "speech").mkdir(parents=True, exist_ok=True)
+    t = time.time()
+    with multiprocessing.Pool(workers) as pool:
+        pool.map(_synth_job, [(item, str(folder)) for item in items])
+    babble_path = out / "babble.wav"
+    if not babble_path.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            b = make_babble(Path(tmp))
+        write_wav(babble_path, b * 3000)
+    babble = read_wav(babble_path).astype(np.float64)
+    pink = pink_noise(60 * SAMPLE_RATE, np.random.default_rng(5))
+    noises = {"babble": babble, "pink": pink}
+    for name, noise, snr in conditions(quick):
+        cdir = folder / name
+        cdir.mkdir(exist_ok=True)
+        for k, item in enumerate(items):
+            path = cdir / f"{item.key}.wav"
+            if path.exists():
+                continue
+            rng = np.random.default_rng(hash((name, k)) & 0xFFFFFFFF)
+            speech = read_wav(folder / "speech" / f"{item.key}.wav")
+            write_wav(path, mix(speech, noises.get(noise or ""), snr, rng))
+    manifest = [{"key": i.key, "say": i.say, "truth": i.truth, "voice": i.voice, "rate": i.rate}
+                for i in items]
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    log(f"corpus: {len(items)} utterances x {len(conditions(quick))} conditions in {folder} "
+        f"({time.time() - t:.0f} s)")
+    return items, folder
+
+
+# --- evaluation ------------------------------------------------------------------------------
+
+def _decode_job(args: tuple[str, str, list[tuple[str, str]], float]) -> list[dict]:
+    """Decode a share of the corpus in a worker process (one engine per process)."""
+    engine_name, folder, jobs, threshold = args
+    from companion.calls import parse_call_or_none
+    from companion.listen.endpoint import split
+    from companion.listen.sources import decode_span, make_engine
+
+    engine = make_engine(engine_name, None, PLAYERS)
+    rows = []
+    for condition, key in jobs:
+        samples = read_wav(Path(folder) / condition / f"{key}.wav")
+        result = decode_span(engine, samples)  # the path WavSource and the mic use
+        call = parse_call_or_none(result.text, PLAYERS)
+        # Where the voice really stops: espeak pads its own output with some silence.
+        clean = np.abs(read_wav(Path(folder) / "speech" / f"{key}.wav").astype(np.float64))
+        voiced = np.nonzero(clean > 0.02 * clean.max())[0]
+        speech_end = int(LEAD_SILENCE * SAMPLE_RATE) + int(voiced[-1] if len(voiced) else len(clean))
+        segments = split(samples)
+        ends = [s.detected_at for s in segments if s.detected_at >= speech_end]
+        endpoint_delay = (ends[0] - speech_end) / SAMPLE_RATE if ends else None
+        rows.append({"condition": condition, "key": key, "text": result.text,
+                     "call": call.to_json() if call else None,
+                     "confidence": result.confidence, "audio": result.audio_seconds,
+                     "cpu": result.decode_seconds, "finish": result.finish_seconds,
+                     "endpoint_delay": endpoint_delay,
+                     "details": {k: v for k, v in result.details.items()
+                                 if isinstance(v, (int, float))}})
+    return rows
+
+
+def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, threshold: float,
+             workers: int) -> list[dict]:
+    jobs = [(name, item.key) for name, _, _ in conditions(quick) for item in items]
+    shares = [jobs[i::workers] for i in range(workers)]
+    with multiprocessing.Pool(workers) as pool:
+        parts = pool.map(_decode_job, [(engine, str(folder), share, threshold) for share in shares])
+    truth = {item.key: item.truth for item in items}
+    rows = [row for part in parts for row in part]
+    for row in rows:
+        row["truth"] = truth[row["key"]]
+    return rows
+
+
+CONFIRM = 0.7  # the referee applies calls between the threshold and this only after a "yes"
+
+
+def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for condition in dict.fromkeys(r["condition"] for r in rows):
+        mine = [r for r in rows if r["condition"] == condition]
+        calls = [r for r in mine if r["truth"] is not None]
+        chatter = [r for r in mine if r["truth"] is None]
+        sure = lambda r: r["call"] is not None and r["confidence"] >= threshold  # noqa: E731
+        latencies = [r["endpoint_delay"] + r["finish"] for r in calls
+                     if r["endpoint_delay"] is not None]
+        out[condition] = {
+            "n_calls": len(calls), "n_chatter": len(chatter),
+            "accuracy": sum(sure(r) and r["call"] == r["truth"] for r in calls) / max(1, len(calls)),
+            "raw_accuracy": sum(r["call"] == r["truth"] for r in calls) / max(1, len(calls)),
+            "silent_errors": sum(sure(r) and r["call"] != r["truth"] for r in calls) / max(1, len(calls)),
+            # Wrong calls applied without even a "Did you say ...?" first.
+            "silent_unconfirmed": sum(r["call"] is not None and r["confidence"] >= CONFIRM
+                                      and r["call"] != r["truth"] for r in calls) / max(1, len(calls)),
+            "say_again": sum(r["call"] is not None and not sure(r) for r in calls) / max(1, len(calls)),
+            "chatter_accepted": sum(sure(r) for r in chatter) / max(1, len(chatter)),
+            "rtf": sum(r["cpu"] for r in mine) / max(1e-9, sum(r["audio"] for r in mine)),
+            "latency_median": float(np.median(latencies)) if latencies else float("nan"),
+            "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
+            "endpoint_missed": 1 - len(latencies) / max(1, len(calls)),
+        }
+    return out
+
+
+def print_table(engine: str, summary: dict[str, dict], out=sys.stdout) -> None:
+    head = (f"{'engine':13} {'condition':10} {'acc':>6} {'raw':>6} {'silent':>7} {'sil0.7':>7} {'again':>6} "
+            f"{'chatter':>8} {'RTF':>5} {'lat50':>6} {'lat90':>6} {'EPmiss':>6}")
+    print(head, file=out)
+    for name, s in summary.items():
+        print(f"{engine:13} {name:10} {100 * s['accuracy']:5.1f}% {100 * s['raw_accuracy']:5.1f}% "
+              f"{100 * s['silent_errors']:6.1f}% {100 * s['silent_unconfirmed']:6.1f}% "
+              f"{100 * s['say_again']:5.1f}% "
+              f"{100 * s['chatter_accepted']:7.1f}% {s['rtf']:5.2f} "
+              f"{1000 * s['latency_median']:5.0f}ms {1000 * s['latency_p90']:5.0f}ms "
+              f"{100 * s['endpoint_missed']:5.1f}%", file=out)
+
+
+def overall(rows: list[dict], summary: dict[str, dict], threshold: float) -> dict:
+    noisy = [s for name, s in summary.items() if name != "clean"]
+    every = summarise([dict(r, condition="all") for r in rows], threshold)["all"]
+    return {
+        "clean_accuracy": summary["clean"]["accuracy"],
+        "noisy_mean_accuracy": float(np.mean([s["accuracy"] for s in noisy])) if noisy else float("nan"),
+        "silent_errors": every["silent_errors"],
+        "silent_unconfirmed": every["silent_unconfirmed"],
+        "chatter_accepted": every["chatter_accepted"],
+        "rtf": every["rtf"],
+        "latency_median": every["latency_median"],
+        "latency_p90": every["latency_p90"],
+    }
+
+
+def plot(summary_by_engine: dict[str, dict[str, dict]], quick: bool, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    snrs = (18, 6) if quick else SNRS
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for engine, summary in summary_by_engine.items():
+        for noise, style in zip(NOISES, ("-o", "--s")):
+            xs = [40] + list(snrs)
+            ys = [100 * summary["clean"]["accuracy"]] + [
+                100 * summary[f"{noise}{snr}"]["accuracy"] for snr in snrs]
+            ax.plot(xs, ys, style, label=f"{engine}, {noise}")
+    ax.set_xlabel("SNR (dB); 40 = clean")
+    ax.set_ylabel("intent accuracy (%)")
+    ax.set_title("Spoken calls understood vs noise")
+    ax.axhline(95, color="grey", lw=0.5)
+    ax.invert_xaxis()
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from companion.listen.engine import ENGINE_THRESHOLD
+
+    parser = argparse.ArgumentParser(prog="companion bench speech", description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path("bench-out/speech"))
+    parser.add_argument("--quick", action="store_true", help="a small subset, two SNRs")
+    parser.add_argument("--engines", nargs="+", default=["pocketsphinx"],
+                        choices=("pocketsphinx", "vosk"))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threshold", type=float, default=ENGINE_THRESHOLD,
+                        help="confidence below which the referee says 'say again'")
+    args = parser.parse_args(argv)
+    for tool in ("espeak-ng", "sox"):
+        if shutil.which(tool) is None:
+            print(f"error: {tool} is needed to build the corpus (apt-get install {tool})",
+                  file=sys.stderr)
+            return 2
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    items, folder = build_corpus(args.out, args.quick, args.workers, log)
+    summaries, report = {}, {}
+    for engine in args.engines:
+        if engine == "vosk":
+            from companion.listen.vosk_engine import find_model
+
+            if find_model() is None:
+                log("vosk: skipped, no model under models/ (companion models download)")
+                continue
+        t = time.time()
+        rows = evaluate(items, folder, engine, args.quick, args.threshold, args.workers)
+        log(f"{engine}: decoded {len(rows)} files in {time.time() - t:.0f} s")
+        summaries[engine] = summarise(rows, args.threshold)
+        report[engine] = {"conditions": summaries[engine],
+                          "overall": overall(rows, summaries[engine], args.threshold)}
+        (args.out / f"rows-{engine}-{'quick' if args.quick else 'full'}.json").write_text(
+            json.dumps(rows))
+    if not summaries:
+        print("error: no engine could run", file=sys.stderr)
+        return 2
+    for engine, summary in summaries.items():
+        print_table(engine, summary)
+    png = args.out / f"accuracy-vs-snr{'-quick' if args.quick else ''}.png"
+    plot(summaries, args.quick, png)
+    (args.out / f"report{'-quick' if args.quick else ''}.json").write_text(json.dumps(report, indent=1))
+    for engine, r in report.items():
+        o = r["overall"]
+        print(f"{engine}: clean {100 * o['clean_accuracy']:.1f}%, mean 6-24 dB "
+              f"{100 * o['noisy_mean_accuracy']:.1f}%, silent errors {100 * o['silent_errors']:.2f}% "
+              f"({100 * o['silent_unconfirmed']:.2f}% at >= {CONFIRM}), "
+              f"chatter accepted {100 * o['chatter_accepted']:.1f}%, RTF {o['rtf']:.2f}, "
+              f"latency median {1000 * o['latency_median']:.0f} ms / p90 "
+              f"{1000 * o['latency_p90']:.0f} ms (threshold {args.threshold}); plot: {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

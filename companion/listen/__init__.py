@@ -1,0 +1,1 @@
+"""Offline speech input: recognisers, endpointing, WAV and microphone sources."""

@@ -1,0 +1,42 @@
+"""Reading and checking audio: everything the recognisers see is 16 kHz mono 16-bit PCM."""
+
+from __future__ import annotations
+
+import wave
+from pathlib import Path
+
+import numpy as np
+
+from companion.listen.errors import AudioFormatError
+
+SAMPLE_RATE = 16000
+
+
+def read_wav(path: str | Path) -> np.ndarray:
+    """The samples of a 16 kHz mono 16-bit WAV as int16; anything else is refused clearly."""
+    path = Path(path)
+    try:
+        with wave.open(str(path), "rb") as wav:
+            rate, channels, width = wav.getframerate(), wav.getnchannels(), wav.getsampwidth()
+            frames = wav.readframes(wav.getnframes())
+    except FileNotFoundError:
+        raise AudioFormatError(f"{path}: no such file") from None
+    except (wave.Error, EOFError, OSError) as err:
+        raise AudioFormatError(
+            f"{path}: not a readable WAV file ({err}); a 16 kHz mono 16-bit PCM WAV is needed"
+        ) from None
+    if (rate, channels, width) != (SAMPLE_RATE, 1, 2):
+        found = f"{rate} Hz, {channels} channel{'s' if channels != 1 else ''}, {8 * width}-bit"
+        raise AudioFormatError(
+            f"{path}: found {found}; needed 16000 Hz, 1 channel (mono), 16-bit PCM. "
+            f"Convert it with: sox '{path}' -r 16000 -c 1 -b 16 out.wav")
+    return np.frombuffer(frames, dtype="<i2").astype(np.int16)
+
+
+def write_wav(path: str | Path, samples: np.ndarray, rate: int = SAMPLE_RATE) -> None:
+    data = np.clip(np.asarray(samples), -32768, 32767).astype("<i2")
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(data.tobytes())

@@ -1,0 +1,109 @@
+"""The `hear`, `models` and `devices` commands, and the speech-source factory for `play`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from companion.calls import describe_call, parse_call_or_none
+from companion.errors import CompanionError
+from companion.listen.audio import read_wav
+from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.sources import (decode_span, expand_paths, list_microphones, make_engine,
+                                      open_source)
+from companion.listen.vosk_engine import DEFAULT_MODEL, MODELS_DIR, download, find_model
+
+__all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
+           "add_devices_arguments", "run_devices", "open_source"]
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=("auto", "vosk", "pocketsphinx"), default="auto",
+                        help="speech engine (auto: Vosk if a model is installed, else pocketsphinx)")
+    parser.add_argument("--model", help="path to a Vosk model folder")
+
+
+def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", help="16 kHz mono 16-bit WAV files or folders")
+    parser.add_argument("--json", action="store_true", help="one JSON line per file")
+    parser.add_argument("--players", nargs="*", default=[], help="player names to listen for")
+    add_engine_arguments(parser)
+
+
+def run_hear(args: argparse.Namespace) -> int:
+    try:
+        files = expand_paths(args.files)
+        engine = make_engine(args.engine, args.model, args.players,
+                             lambda line: print(line, file=sys.stderr))
+        for path in files:
+            # Each file is one utterance here, trimmed by the endpointer as in `play`.
+            result = decode_span(engine, read_wav(path))
+            call = parse_call_or_none(result.text, args.players)
+            # "call" is what the referee would act on: null below the confidence line, while
+            # "text" still shows what the recogniser made of the sound.
+            if result.confidence < ENGINE_THRESHOLD:
+                call = None
+            if args.json:
+                print(json.dumps({"file": str(path), "text": result.text,
+                                  "call": call.to_json() if call else None}), flush=True)
+            else:
+                heard = describe_call(call) if call else "(no call)"
+                print(f"{path}: {heard}   [heard {result.text!r}, "
+                      f"confidence {result.confidence:.2f}]", flush=True)
+    except CompanionError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_models_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="models_command", required=True)
+    get = sub.add_parser("download", help="fetch a Vosk model into models/")
+    get.add_argument("name", nargs="?", default=DEFAULT_MODEL)
+    get.add_argument("--url", help=argparse.SUPPRESS)  # for tests and mirrors
+    sub.add_parser("list", help="show installed speech models")
+
+
+def _progress(done: int, total: int) -> None:
+    if total:
+        filled = int(30 * done / total)
+        print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done >> 20}/{total >> 20} MiB",
+              end="", file=sys.stderr, flush=True)
+
+
+def run_models(args: argparse.Namespace) -> int:
+    try:
+        if args.models_command == "download":
+            path = download(args.name, MODELS_DIR, getattr(args, "url", None), _progress)
+            print(file=sys.stderr)
+            print(f"installed {path}")
+            return 0
+        found = sorted(p for p in MODELS_DIR.iterdir() if p.is_dir()) if MODELS_DIR.is_dir() else []
+        active = find_model()
+        for path in found:
+            print(f"{path.name}{'   (used by --engine auto)' if path == active else ''}")
+        print("pocketsphinx en-us (bundled)" + ("" if active else "   (used by --engine auto)"))
+        return 0
+    except CompanionError as err:
+        print(file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def add_devices_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def run_devices(args: argparse.Namespace) -> int:
+    try:
+        mics = list_microphones()
+    except CompanionError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not mics:
+        print("no microphones found")
+        return 1
+    for index, name in mics:
+        print(f"{index}: {name}")
+    return 0

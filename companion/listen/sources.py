@@ -1,0 +1,298 @@
+"""Speech call sources: WAV files and the microphone, through one decode path.
+
+Both feed 16 kHz int16 audio in 0.1 s chunks to the same `Listener` (endpointer + engine),
+so recorded games replay exactly as they would have been heard live.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from companion.listen.audio import SAMPLE_RATE, read_wav
+from companion.listen.endpoint import EndpointSettings, Endpointer
+from companion.listen.engine import Engine, Recognition, decode_in_chunks
+from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
+from companion.sources import Utterance
+
+CHUNK = 1600  # 0.1 s
+
+
+def make_engine(engine: str = "auto", model: str | Path | None = None,
+                players: Sequence[str] = (), announce=None) -> Engine:
+    """Pick and load an engine: Vosk when a model is given or installed, else pocketsphinx."""
+    from companion.listen.vosk_engine import VoskEngine, find_model
+
+    if engine not in ("auto", "vosk", "pocketsphinx"):
+        raise ModelError(f"unknown engine {engine!r}: use auto, vosk or pocketsphinx")
+    model_dir = Path(model) if model else None
+    if engine == "vosk" or (engine == "auto" and (model_dir or find_model())):
+        model_dir = model_dir or find_model()
+        if model_dir is None:
+            raise ModelError("no Vosk model under models/: run 'companion models download' "
+                             "or pass --model PATH (or use --engine pocketsphinx)")
+        chosen: Engine = VoskEngine(model_dir, players)
+        what = f"vosk ({model_dir})"
+    else:
+        from companion.listen.sphinx import SphinxEngine
+
+        chosen = SphinxEngine(players)
+        what = "pocketsphinx (bundled en-us model)"
+    if announce:
+        announce(f"speech engine: {what}")
+    return chosen
+
+
+def to_utterance(result: Recognition, origin: str) -> Utterance:
+    return Utterance(result.text, result.alternatives, result.confidence, origin)
+
+
+@dataclass
+class Heard:
+    """One decoded utterance and where it was in the stream (for latency figures)."""
+
+    result: Recognition
+    start: int
+    end: int
+    detected_at: int
+
+
+class Listener:
+    """Endpointer + engine over a stream: decodes while speech is going on, so the call is
+    known almost as soon as the endpointer says speech has ended."""
+
+    def __init__(self, engine: Engine, settings: EndpointSettings = EndpointSettings()) -> None:
+        self.engine = engine
+        self.endpointer = Endpointer(settings)
+        self._buffer = np.zeros(0, dtype=np.int16)
+        self._buffer_start = 0
+        self._fed_to = 0
+        self._open = False
+
+    def reset(self) -> None:
+        self.endpointer.reset()
+        self._buffer = np.zeros(0, dtype=np.int16)
+        self._buffer_start = 0
+        self._fed_to = 0
+        if self._open:
+            self.engine.finish()
+        self._open = False
+
+    def feed(self, samples: np.ndarray) -> list[Heard]:
+        samples = np.asarray(samples, dtype=np.int16)
+        self._buffer = np.concatenate([self._buffer, samples])
+        segments = self.endpointer.feed(samples)
+        out = []
+        for seg in segments:
+            out.append(self._close(seg.start, seg.end, seg.detected_at))
+        if self.endpointer.in_speech:
+            self._stream(self.endpointer.speech_start, self._buffer_start + len(self._buffer))
+        elif not self._open:
+            keep = int(1.0 * SAMPLE_RATE)  # enough history for the pre-roll
+            if len(self._buffer) > keep:
+                drop = len(self._buffer) - keep
+                self._buffer = self._buffer[drop:]
+                self._buffer_start += drop
+        return out
+
+    def flush(self) -> list[Heard]:
+        return [self._close(s.start, s.end, s.detected_at) for s in self.endpointer.flush()]
+
+    def _stream(self, start: int, upto: int) -> None:
+        if not self._open:
+            self.engine.start()
+            self._open = True
+            self._fed_to = max(start, self._buffer_start)
+        if upto > self._fed_to:
+            a, b = self._fed_to - self._buffer_start, upto - self._buffer_start
+            self.engine.feed(self._buffer[a:b])
+            self._fed_to = upto
+
+    def _close(self, start: int, end: int, detected_at: int) -> Heard:
+        # Feed up to a little after the judged end: the decoder wants trailing silence.
+        self._stream(start, min(detected_at, self._buffer_start + len(self._buffer)))
+        result = self.engine.finish()
+        self._open = False
+        return Heard(result, start, end, detected_at)
+
+
+def decode_span(engine: Engine, samples: np.ndarray,
+                settings: EndpointSettings = EndpointSettings()) -> Recognition:
+    """Decode one utterance from where the endpointer hears speech start to where it
+    judges it ended, as the microphone path would: room noise around a call only gives
+    the decoder something to mistake for words."""
+    from companion.listen.endpoint import split
+
+    segments = split(samples, settings)
+    if segments:
+        samples = samples[segments[0].start: segments[-1].detected_at]
+    return decode_in_chunks(engine, samples, CHUNK)
+
+
+class WavSource:
+    """Utterances from WAV files or folders of them (sorted by name).
+
+    A short file (up to `whole_file_seconds`) is one utterance decoded whole; a longer one
+    is split by the endpointer, like the microphone stream.
+    """
+
+    def __init__(self, paths: Sequence[str | Path], engine: Engine,
+                 whole_file_seconds: float = 8.0) -> None:
+        self.engine = engine
+        self.files = expand_paths(paths)
+        self.whole_file_seconds = whole_file_seconds
+        self._pending: Iterator[Utterance] = iter(())
+        self._files = iter(self.files)
+
+    def results(self, path: Path) -> list[Recognition]:
+        samples = read_wav(path)
+        if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
+            return [decode_span(self.engine, samples)]
+        listener = Listener(self.engine)
+        heard = []
+        for i in range(0, len(samples), CHUNK):
+            heard += listener.feed(samples[i:i + CHUNK])
+        heard += listener.flush()
+        return [h.result for h in heard]
+
+    def next_utterance(self) -> Utterance | None:
+        while True:
+            pending = next(self._pending, None)
+            if pending is not None:
+                return pending
+            path = next(self._files, None)
+            if path is None:
+                return None
+            # Chatter (nothing in the grammar) is skipped, as the microphone skips it.
+            self._pending = iter([to_utterance(r, str(path)) for r in self.results(path)
+                                  if r.text])
+
+    def mute(self) -> None:
+        pass  # a recording cannot hear the companion speak
+
+    def unmute(self) -> None:
+        pass
+
+
+def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(x for x in p.iterdir() if x.suffix.lower() == ".wav")
+            if not found:
+                raise AudioFormatError(f"{p}: no .wav files in this folder")
+            files += found
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise AudioFormatError(f"{p}: no such file or folder")
+    return files
+
+
+def _sounddevice():
+    try:
+        import sounddevice
+    except OSError as err:  # PortAudio library missing
+        raise MicrophoneError(f"audio input is unavailable: {err} "
+                              "(install PortAudio, e.g. apt-get install libportaudio2)") from None
+    except ImportError as err:
+        raise MicrophoneError(f"sounddevice is not installed ({err})") from None
+    return sounddevice
+
+
+def list_microphones() -> list[tuple[int, str]]:
+    sd = _sounddevice()
+    try:
+        devices = sd.query_devices()
+    except Exception as err:  # PortAudio errors are plain Exceptions
+        raise MicrophoneError(f"cannot list audio devices: {err}") from None
+    return [(i, d["name"]) for i, d in enumerate(devices) if d.get("max_input_channels", 0) > 0]
+
+
+class MicSource:
+    """The microphone, half-duplex: while muted (the companion speaking) and for a short
+    tail after, audio is thrown away so the companion never hears itself."""
+
+    def __init__(self, engine: Engine, device: int | str | None = None,
+                 tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings()):
+        self.engine = engine
+        self.device = device
+        self.tail_seconds = tail_seconds
+        self.listener = Listener(engine, settings)
+        self._queue: queue.Queue = queue.Queue()
+        self._muted = False
+        self._deaf_until = 0.0
+        self._stream = None
+        self.last_latency: float | None = None
+
+    def _open(self) -> None:
+        sd = _sounddevice()
+        if not list_microphones():
+            raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
+
+        def callback(indata, frames, when, status):  # runs on PortAudio's thread
+            self._queue.put((time.monotonic(), indata[:, 0].copy()))
+
+        try:
+            self._stream = sd.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="int16",
+                                          blocksize=CHUNK, device=self.device, callback=callback)
+            self._stream.start()
+        except Exception as err:
+            raise MicrophoneError(f"cannot open the microphone {self.device or '(default)'}: "
+                                  f"{err}") from None
+
+    def next_utterance(self) -> Utterance | None:
+        if self._stream is None:
+            self._open()
+        while True:
+            try:
+                arrived, block = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if self._muted or arrived < self._deaf_until:
+                continue
+            for heard in self.listener.feed(block):
+                self.last_latency = time.monotonic() - arrived
+                if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
+                    return to_utterance(heard.result, "mic")
+
+    def mute(self) -> None:
+        self._muted = True
+        self.listener.reset()
+
+    def unmute(self) -> None:
+        self._muted = False
+        self._deaf_until = time.monotonic() + self.tail_seconds
+        while not self._queue.empty():  # whatever queued while speaking is the companion
+            self._queue.get_nowait()
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.stop()
+            self._stream.close()
+            self._stream = None
+
+
+def open_source(kind: str, *, paths: Sequence[str | Path] = (), device=None,
+                engine: str = "auto", model: str | Path | None = None,
+                players: Sequence[str] = ()):
+    """A CallSource for `play --input wav|mic`; says on stderr which engine it uses."""
+    if kind not in ("wav", "mic"):
+        raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
+    if kind == "wav":
+        files = expand_paths(paths)  # fail on a bad path before loading a model
+        source = WavSource(files, make_engine(engine, model, players, _stderr))
+        return source
+    if isinstance(device, str) and device.isdigit():
+        device = int(device)  # `--mic 2` is a device index; other text matches a name
+    return MicSource(make_engine(engine, model, players, _stderr), device)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)

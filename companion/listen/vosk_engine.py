@@ -1,0 +1,180 @@
+"""Vosk, when a model is installed: a grammar-constrained Kaldi recogniser.
+
+Vosk silently drops grammar words its model does not know, so every word is checked at
+start-up; Spanish words the model lacks are replaced by sound-alike spellings that the
+parser maps back (see vocabulary.SOUND_ALIKES and calls.py's tables).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from companion.listen.engine import Recognition
+from companion.listen.errors import ModelError
+from companion.listen.vocabulary import SOUND_ALIKES, VocabularyError, phrase_list
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+DEFAULT_MODEL = "vosk-model-small-en-us-0.15"
+MODEL_URL = "https://alphacephei.com/vosk/models/{name}.zip"
+
+
+def find_model(models_dir: Path = MODELS_DIR) -> Path | None:
+    """The first Vosk model folder under models/ (one with an am/ or conf/ folder)."""
+    if not models_dir.is_dir():
+        return None
+    for path in sorted(models_dir.iterdir()):
+        if path.is_dir() and ((path / "am").is_dir() or (path / "conf").is_dir()):
+            return path
+    return None
+
+
+def model_words(model_dir: Path) -> set[str] | None:
+    """The model's vocabulary from graph/words.txt, when the model ships it."""
+    for candidate in (model_dir / "graph" / "words.txt", model_dir / "words.txt"):
+        if candidate.is_file():
+            return {line.split()[0] for line in candidate.read_text(errors="replace").splitlines()
+                    if line.strip()}
+    return None
+
+
+def knows(model, words: set[str] | None, word: str) -> bool:
+    if words is not None:
+        return word in words
+    return model.find_word(word) != -1  # Vosk's own lookup: -1 when the word is missing
+
+
+def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None = None
+                    ) -> tuple[list[str], dict[str, str]]:
+    """The grammar phrases with every word known to the model.
+
+    Returns (phrases, substitutions): Spanish words swapped for sound-alikes the model has;
+    a player's name the model cannot say is a VocabularyError with the name in it.
+    """
+    substitutions: dict[str, str] = {}
+    for word, options in SOUND_ALIKES.items():
+        if knows(model, words, word):
+            continue
+        for option in options:
+            if all(knows(model, words, w) for w in option.split()):
+                substitutions[word] = option
+                break
+    phrases, dropped = [], set()
+    for phrase in phrase_list(players):
+        out = " ".join(substitutions.get(w, w) for w in phrase.split())
+        missing = [w for w in out.split() if not knows(model, words, w)]
+        if missing:
+            dropped.update(missing)
+            continue
+        phrases.append(out)
+    unsaid = [p for p in players if p.lower() in dropped]
+    if unsaid:
+        raise VocabularyError(
+            f"the speech model does not know the name(s) {', '.join(unsaid)}; "
+            "use a nickname it knows (a common English word or name)")
+    return sorted(set(phrases)), substitutions
+
+
+class VoskEngine:
+    name = "vosk"
+
+    def __init__(self, model_dir: str | Path, players: Sequence[str] = ()) -> None:
+        try:
+            import vosk
+        except ImportError as err:
+            raise ModelError(f"vosk is not installed ({err}); pip install vosk") from None
+        model_dir = Path(model_dir)
+        if not model_dir.is_dir():
+            raise ModelError(f"no Vosk model at {model_dir}: run 'companion models download' "
+                             "or pass --model PATH")
+        vosk.SetLogLevel(-1)
+        try:
+            self._model = vosk.Model(str(model_dir))
+        except Exception as err:  # vosk raises a bare Exception for a broken model folder
+            raise ModelError(f"the Vosk model at {model_dir} cannot be loaded ({err}); "
+                             "download it again") from None
+        self.players = tuple(players)
+        self.phrases, self.substitutions = checked_phrases(self._model, players,
+                                                           model_words(model_dir))
+        self._grammar = json.dumps(self.phrases + ["[unk]"])
+        self._vosk = vosk
+        self._rec = None
+        self._samples = 0
+        self._cpu = 0.0
+
+    def start(self) -> None:
+        rec = self._vosk.KaldiRecognizer(self._model, 16000, self._grammar)
+        rec.SetWords(True)
+        rec.SetMaxAlternatives(0)
+        self._rec = rec
+        self._samples = 0
+        self._cpu = 0.0
+
+    def feed(self, samples: np.ndarray) -> None:
+        t = time.perf_counter()
+        self._rec.AcceptWaveform(np.asarray(samples, dtype=np.int16).tobytes())
+        self._samples += len(samples)
+        self._cpu += time.perf_counter() - t
+
+    def finish(self) -> Recognition:
+        t = time.perf_counter()
+        result = json.loads(self._rec.FinalResult())
+        text, confidence = vosk_result(result)
+        finish = time.perf_counter() - t
+        return Recognition(text, (), confidence, self._samples / 16000, self._cpu + finish,
+                           finish, {"raw": result})
+
+    def decode(self, samples: np.ndarray) -> Recognition:
+        self.start()
+        self.feed(samples)
+        return self.finish()
+
+
+def vosk_result(result: dict) -> tuple[str, float]:
+    """Transcript and confidence (the lowest word confidence) of a Vosk final result."""
+    words = [w for w in result.get("result", []) if w.get("word") != "[unk]"]
+    text = " ".join(w["word"] for w in words)
+    if not words or "[unk]" in result.get("text", ""):
+        return ("", 0.0) if not words else (text, 0.3)
+    return text, float(min(w.get("conf", 0.0) for w in words))
+
+
+def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str | None = None,
+             progress=None) -> Path:
+    """Fetch and unzip a Vosk model into models/; ModelError with a plain reason offline."""
+    import io
+    import urllib.error
+    import urllib.request
+    import zipfile
+
+    url = url or MODEL_URL.format(name=name)
+    target = models_dir / name
+    if target.is_dir():
+        return target
+    try:
+        with urllib.request.urlopen(url, timeout=20) as response:
+            total = int(response.headers.get("Content-Length") or 0)
+            buf = io.BytesIO()
+            while True:
+                chunk = response.read(1 << 16)
+                if not chunk:
+                    break
+                buf.write(chunk)
+                if progress:
+                    progress(buf.tell(), total)
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        reason = getattr(err, "reason", err)
+        raise ModelError(f"cannot download {name} from {url}: {reason}. Without internet, "
+                         f"copy an unzipped Vosk model folder into {models_dir}/ by hand "
+                         "(the bundled pocketsphinx engine works without one)") from None
+    try:
+        models_dir.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(buf) as archive:
+            archive.extractall(models_dir)
+    except zipfile.BadZipFile:
+        raise ModelError(f"the download from {url} is not a zip archive") from None
+    return target

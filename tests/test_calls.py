@@ -1,0 +1,111 @@
+"""The one parser shared by typed lines and speech transcripts."""
+
+import pytest
+
+from companion.calls import (
+    BidCall, CalzaCall, Command, CommandCall, DudoCall, HandCall,
+    NumberCall, PalificoCall, UnparsableCall, describe_call, parse_call, parse_call_or_none)
+from companion.listen.vocabulary import SOUND_ALIKES
+from companion.rules.bids import Bid, number_words
+
+PLAYERS = ("Ana", "Ben", "Cleo")
+PLURAL = {1: ["aces", "pacos", "ones"], 2: ["twos"], 3: ["threes"], 4: ["fours"], 5: ["fives"],
+          6: ["sixes"]}
+SINGULAR = {1: ["ace", "paco", "one"], 2: ["two"], 3: ["three"], 4: ["four"], 5: ["five"],
+            6: ["six"]}
+
+
+@pytest.mark.parametrize("count", range(1, 31))
+@pytest.mark.parametrize("face", range(1, 7))
+def test_every_bid_in_words_and_digits(count, face):
+    words = PLURAL[face] if count > 1 else SINGULAR[face]
+    for word in words:
+        assert parse_call(f"{number_words(count)} {word}") == BidCall(Bid(count, face))
+        assert parse_call(f"{count} {word}") == BidCall(Bid(count, face))
+
+
+def test_a_and_an_count_one():
+    assert parse_call("a six") == BidCall(Bid(1, 6))
+    assert parse_call("an ace") == BidCall(Bid(1, 1))
+
+
+@pytest.mark.parametrize("text", ["I bid nine fives", "um, nine fives please", "9 fives",
+                                  "nine fives", "9fives", "Nine Fives!"])
+def test_fillers_and_punctuation(text):
+    assert parse_call(text) == BidCall(Bid(9, 5))
+
+
+@pytest.mark.parametrize("text", ["dudo", "Dudo!", "I doubt it", "liar", "doodoo", "do do"])
+def test_dudo(text):
+    assert parse_call(text) == DudoCall()
+
+
+@pytest.mark.parametrize("text", ["calza", "calzo", "spot on", "kalza", "calls a", "cal so"])
+def test_calza(text):
+    assert parse_call(text) == CalzaCall()
+
+
+def test_palifico_and_speakers():
+    assert parse_call("palifico") == PalificoCall()
+    assert parse_call("Ben calza", PLAYERS) == CalzaCall("Ben")
+    assert parse_call("dudo, Cleo", PLAYERS) == DudoCall("Cleo")
+    assert parse_call("ana five fives", PLAYERS) == BidCall(Bid(5, 5), "Ana")
+
+
+def test_hands():
+    assert parse_call("Ana 1 5 5 3 2", PLAYERS) == HandCall("Ana", (1, 5, 5, 3, 2), "Ana")
+    assert parse_call("ben one five five", PLAYERS) == HandCall("Ben", (1, 5, 5), "Ben")
+    assert parse_call("Cleo 15532", PLAYERS).dice == (1, 5, 5, 3, 2)
+
+
+@pytest.mark.parametrize("n", range(1, 31))
+def test_bare_numbers(n):
+    assert parse_call(number_words(n)) == NumberCall(n)
+    assert parse_call(str(n)) == NumberCall(n)
+
+
+@pytest.mark.parametrize("text, name", [
+    ("undo", Command.UNDO), ("repeat", Command.REPEAT), ("say again", Command.REPEAT),
+    ("status", Command.STATUS), ("what's the bid", Command.STATUS),
+    ("whats the bid", Command.STATUS), ("yes", Command.YES), ("no", Command.NO)])
+def test_commands(text, name):
+    assert parse_call(text) == CommandCall(name)
+
+
+@pytest.mark.parametrize("text, bid", [
+    ("for fives", Bid(4, 5)), ("to sixes", Bid(2, 6)), ("too threes", Bid(2, 3)),
+    ("sex fours", Bid(6, 4)), ("five sexes", Bid(5, 6)), ("ate twos", Bid(8, 2)),
+    ("won six", Bid(1, 6)), ("tree pacos", Bid(3, 1)), ("three pakos", Bid(3, 1)),
+    ("four paco's", Bid(4, 1)), ("twenty for fives", Bid(24, 5))])
+def test_deliberate_mishearings(text, bid):
+    assert parse_call(text) == BidCall(bid)
+
+
+def test_vosk_sound_alikes_map_back():
+    for word, options in SOUND_ALIKES.items():
+        for option in options:
+            if word == "dudo":
+                assert parse_call(option) == DudoCall(), option
+            elif word in ("calza", "calzo"):
+                assert parse_call(option) == CalzaCall(), option
+            elif word == "palifico":
+                assert parse_call(option) == PalificoCall(), option
+            else:
+                assert parse_call(f"four {option}") == BidCall(Bid(4, 1)), option
+
+
+@pytest.mark.parametrize("text", [
+    "six of us played last night", "pass me the chips please", "she rolled three fives",
+    "I lost two dice already", "who wants another drink", "five people came to the party",
+    "", "   ", "fives", "nine fives and a six"])
+def test_chatter_is_not_a_call(text):
+    with pytest.raises(UnparsableCall):
+        parse_call(text, PLAYERS)
+    assert parse_call_or_none(text, PLAYERS) is None
+
+
+def test_json_and_description():
+    assert parse_call("nine fives").to_json() == {"kind": "bid", "count": 9, "face": 5}
+    assert parse_call("Ben calza", PLAYERS).to_json() == {"kind": "calza"}
+    assert describe_call(parse_call("Ben calza", PLAYERS)) == "Ben: calza"
+    assert describe_call(parse_call("4 aces")) == "four pacos"

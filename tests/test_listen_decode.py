@@ -1,0 +1,202 @@
+"""Real decoding with the bundled pocketsphinx engine, on speech made by espeak-ng."""
+
+import argparse
+import json
+import shutil
+import subprocess
+import wave
+
+import numpy as np
+import pytest
+
+from companion.calls import parse_call_or_none
+from companion.errors import CompanionError
+from companion.listen.audio import read_wav, write_wav
+from companion.listen.commands import add_hear_arguments, run_hear
+from companion.listen.endpoint import split
+from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.errors import AudioFormatError, MicrophoneError
+from companion.listen.sources import MicSource, WavSource, make_engine, open_source
+
+pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
+                                reason="espeak-ng and sox make the test speech")
+
+PLAYERS = ("Ana", "Ben", "Cleo")
+VOICES = ("en-us+klatt", "en+klatt2")
+CALLS = {
+    "five fives": {"kind": "bid", "count": 5, "face": 5},
+    "twenty one threes": {"kind": "bid", "count": 21, "face": 3},
+    "ten pacos": {"kind": "bid", "count": 10, "face": 1},
+    "two sixes": {"kind": "bid", "count": 2, "face": 6},
+    "three aces": {"kind": "bid", "count": 3, "face": 1},
+    "fifteen sixes": {"kind": "bid", "count": 15, "face": 6},
+    "doodoe": {"kind": "dudo"},
+    "Ben kalsa": {"kind": "calza"},
+    "twelve": {"kind": "number", "value": 12},
+    "what's the bid": {"kind": "command", "name": "status"},
+    "Ana three five five two one": {"kind": "hand", "player": "Ana", "dice": [3, 5, 5, 2, 1]},
+}
+CHATTER = ["pass me the chips please", "who wants another drink", "the pizza is getting cold",
+           "I lost two dice already", "my phone is ringing again", "we should order some food"]
+
+
+def speak(text, voice, path, rate=150, lead=0.4, tail=0.6):
+    """espeak-ng -> 16 kHz mono 16-bit, padded with a quiet room (a real room is never
+    digitally silent)."""
+    raw = path.with_suffix(".raw.wav")
+    subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-w", str(raw), text], check=True)
+    subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(path)], check=True)
+    raw.unlink()
+    speech = read_wav(path).astype(float)
+    rng = np.random.default_rng(len(text))
+    room = np.concatenate([np.zeros(int(lead * 16000)), speech, np.zeros(int(tail * 16000))])
+    write_wav(path, room + rng.normal(0, 3, len(room)))
+    return path
+
+
+@pytest.fixture(scope="session")
+def engine():
+    return make_engine("pocketsphinx", None, PLAYERS)
+
+
+@pytest.fixture(scope="session")
+def speech_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("speech")
+    for v, voice in enumerate(VOICES):
+        for i, text in enumerate(CALLS):
+            speak(text, voice, folder / f"call-{v}-{i:02d}.wav")
+        for i, text in enumerate(CHATTER):
+            speak(text, voice, folder / f"chat-{v}-{i:02d}.wav")
+    return folder
+
+
+def _expected(path):
+    _, v, i = path.stem.split("-")
+    return list(CALLS.values())[int(i)]
+
+
+def test_calls_are_understood(engine, speech_dir):
+    source = WavSource(sorted(speech_dir.glob("call-*.wav")), engine)
+    wrong = []
+    for path in source.files:
+        (result,) = source.results(path)
+        call = parse_call_or_none(result.text, PLAYERS)
+        got = call.to_json() if call else None
+        if got != _expected(path) or result.confidence < ENGINE_THRESHOLD:
+            wrong.append((path.name, result.text, round(result.confidence, 2)))
+    # Synthetic voices are harder than people for this acoustic model: allow one miss in 22.
+    assert len(wrong) <= 1, wrong
+
+
+def test_chatter_is_not_accepted_as_a_call(engine, speech_dir):
+    source = WavSource(sorted(speech_dir.glob("chat-*.wav")), engine)
+    for path in source.files:
+        (result,) = source.results(path)
+        call = parse_call_or_none(result.text, PLAYERS)
+        assert call is None or result.confidence < ENGINE_THRESHOLD, (path.name, result)
+
+
+def test_wav_source_is_a_call_source(engine, speech_dir):
+    files = [speech_dir / "call-1-00.wav", speech_dir / "call-1-06.wav"]
+    source = WavSource(files, engine)
+    first = source.next_utterance()
+    assert parse_call_or_none(first.text, PLAYERS).to_json() == CALLS["five fives"]
+    assert 0.0 <= first.confidence <= 1.0 and first.origin.endswith("call-1-00.wav")
+    assert parse_call_or_none(source.next_utterance().text, PLAYERS).to_json() == {"kind": "dudo"}
+    assert source.next_utterance() is None
+    source.mute()
+    source.unmute()
+
+
+def test_long_recording_is_split_into_utterances(engine, speech_dir, tmp_path):
+    a = read_wav(speech_dir / "call-1-00.wav")
+    b = read_wav(speech_dir / "call-1-06.wav")
+    gap = np.random.default_rng(0).normal(0, 3, 16000 * 4).astype(np.int16)
+    write_wav(tmp_path / "long.wav", np.concatenate([a, gap, b, gap]))
+    assert len(split(read_wav(tmp_path / "long.wav"))) == 2
+    source = WavSource([tmp_path / "long.wav"], engine, whole_file_seconds=3.0)
+    texts = [u.text for u in iter(source.next_utterance, None)]
+    assert [parse_call_or_none(t, PLAYERS).to_json() for t in texts] == [
+        CALLS["five fives"], {"kind": "dudo"}]
+
+
+def test_hear_json(speech_dir, capsys):
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    args = parser.parse_args(["--json", "--engine", "pocketsphinx", "--players", *PLAYERS, "--",
+                              str(speech_dir / "call-0-01.wav"), str(speech_dir / "chat-0-02.wav")])
+    assert run_hear(args) == 0
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["file"] for line in lines] == [str(speech_dir / "call-0-01.wav"),
+                                                str(speech_dir / "chat-0-02.wav")]
+    assert lines[0]["call"] == CALLS["twenty one threes"] and lines[0]["text"] == "twenty one threes"
+    assert set(lines[0]) == {"file", "text", "call"}
+    assert lines[1]["call"] is None  # chatter: no call (below the confidence line)
+    assert "speech engine: pocketsphinx" in err
+
+
+def test_hear_readable(speech_dir, capsys):
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    assert run_hear(parser.parse_args(["--engine", "pocketsphinx",
+                                       str(speech_dir / "call-0-00.wav")])) == 0
+    assert "five fives" in capsys.readouterr().out
+
+
+def test_wrong_sample_rate_is_refused_clearly(tmp_path, capsys):
+    subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(tmp_path / "cd.wav"),
+                    "synth", "0.5", "sine", "440"], check=True)
+    with pytest.raises(AudioFormatError) as err:
+        read_wav(tmp_path / "cd.wav")
+    message = str(err.value)
+    assert "found 44100 Hz, 2 channels, 16-bit" in message and "needed 16000 Hz" in message
+    assert isinstance(err.value, CompanionError)
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx",
+                                       str(tmp_path / "cd.wav")])) == 2
+    captured = capsys.readouterr()
+    assert "error:" in captured.err and "found 44100 Hz" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_unreadable_and_missing_wavs(tmp_path):
+    (tmp_path / "junk.wav").write_bytes(b"this is not a wav file at all")
+    with pytest.raises(AudioFormatError, match="not a readable WAV"):
+        read_wav(tmp_path / "junk.wav")
+    with pytest.raises(AudioFormatError, match="no such file"):
+        open_source("wav", paths=[tmp_path / "missing.wav"], engine="pocketsphinx")
+    with wave.open(str(tmp_path / "8bit.wav"), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(1), w.setframerate(16000), w.writeframes(b"\x80" * 800)
+    with pytest.raises(AudioFormatError, match="8-bit"):
+        read_wav(tmp_path / "8bit.wav")
+
+
+def test_auto_engine_without_a_model_is_pocketsphinx(monkeypatch):
+    from companion.listen import vosk_engine
+
+    monkeypatch.setattr(vosk_engine, "find_model", lambda *a: None)
+    said = []
+    engine = make_engine("auto", None, ("Ana",), said.append)
+    assert engine.name == "pocketsphinx" and said == ["speech engine: pocketsphinx (bundled en-us model)"]
+
+
+def test_microphone_problems_are_typed_errors():
+    try:
+        source = MicSource(make_engine("pocketsphinx"), device=None)
+        source._open()
+    except MicrophoneError as err:
+        assert "microphone" in str(err) or "audio" in str(err)
+    else:  # a machine with a microphone: at least it opened cleanly
+        source.close()
+
+
+def test_endpointer_finds_bursts():
+    rng = np.random.default_rng(3)
+    quiet = rng.normal(0, 30, 16000)
+    tone = 3000 * np.sin(np.arange(8000) * 2 * np.pi * 300 / 16000)
+    segments = split(np.concatenate([quiet, tone, quiet, tone, quiet]).astype(np.int16))
+    assert len(segments) == 2
+    first = segments[0]
+    assert first.start < 16000 < first.end <= 24000 + 160 and first.detected_at - first.end < 4800

@@ -1,0 +1,38 @@
+"""A whole game replayed from recorded speech: `companion play --input wav DIR`."""
+
+import json
+import shutil
+
+import pytest
+
+from conftest import run_companion
+from test_listen_decode import speak
+
+pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
+                                reason="espeak-ng and sox make the recorded game")
+
+# Like a player at a noisy table, every call is said twice, each time followed by "yes":
+# the referee asks "Did you say ...?" about calls it is only fairly sure of ("There is
+# nothing to confirm" otherwise), says "say again" to ones it is unsure of, and a call
+# heard twice is refused the second time (a bid that does not raise, a count out of turn).
+SCRIPT = ["two threes", "three threes", "Ana doodoe", "zero",  # Ben's bid was wrong: he loses a die
+          "one five", "Ana doodoe", "zero"]  # Ben bid again and lost his last die
+
+
+def test_recorded_game_to_the_winner(tmp_path):
+    folder = tmp_path / "game"
+    folder.mkdir()
+    n = 0
+    for phrase in SCRIPT:
+        for text in (phrase, "yes", phrase, "yes"):
+            n += 1
+            speak(text, "en+klatt2", folder / f"{n:02d}.wav")
+    journal = tmp_path / "game.jsonl"
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "2", "--first", "Ana",
+                           "--input", "wav", folder, "--mute", "--journal", journal,
+                           "--engine", "pocketsphinx", timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert "speech engine: pocketsphinx" in result.stderr
+    events = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert events[-1] == {"type": "game_over", "winner": "Ana"}, result.stdout
+    assert "Ana wins the game!" in result.stdout

@@ -1,0 +1,118 @@
+"""Grammar building, pronunciations, the Vosk vocabulary check (fake model), model download."""
+
+import argparse
+
+import pytest
+
+from companion.calls import parse_call
+from companion.errors import CompanionError
+from companion.listen import vosk_engine
+from companion.listen.commands import add_models_arguments, run_models
+from companion.listen.errors import ModelError
+from companion.listen.vocabulary import (
+    VocabularyError, grammar_words, jsgf, letter_to_sound, normalise_name,
+    phrase_list)
+from companion.listen.vosk_engine import checked_phrases, find_model, vosk_result
+
+
+class FakeModel:
+    """Stands in for vosk.Model: knows an English word list, not the Spanish words."""
+
+    def __init__(self, missing=("dudo", "calza", "calzo", "pacos", "palifico", "kalza",
+                                "kalso", "doodoo", "pakos", "packos", "palafico", "zoltan")):
+        self.missing = set(missing)
+        self.asked = []
+
+    def find_word(self, word):
+        self.asked.append(word)
+        return -1 if word in self.missing else 7
+
+
+def test_every_grammar_phrase_parses_to_a_call():
+    players = ("Ana", "Ben", "Cleo")
+    for phrase in phrase_list(players):
+        parse_call(phrase, players)  # raises if the grammar could say a non-call
+
+
+def test_jsgf_has_players_and_every_word():
+    grammar = jsgf(["Ana", "Ben"])
+    assert grammar.startswith("#JSGF V1.0;")
+    assert "ana | ben" in grammar
+    for word in ("dudo", "calza", "calzo", "palifico", "pacos", "twenty", "sixes"):
+        assert word in grammar
+    assert {"ana", "ben", "dudo", "thirty"} <= grammar_words(["Ana", "Ben"])
+
+
+def test_names_must_be_one_word_of_letters():
+    assert normalise_name(" Cleo ") == "cleo"
+    with pytest.raises(VocabularyError, match="letters only"):
+        normalise_name("R2-D2")
+    assert isinstance(VocabularyError("x"), CompanionError)
+
+
+@pytest.mark.parametrize("name, phones", [("zoltan", "Z AA L T AE N"), ("mike", "M IH K"),
+                                          ("anna", "AE N AH"), ("sheena", "SH IY N AH")])
+def test_letter_to_sound(name, phones):
+    assert letter_to_sound(name) == phones
+
+
+def test_vosk_vocabulary_check_substitutes_sound_alikes():
+    model = FakeModel()
+    phrases, subs = checked_phrases(model, ["Ana", "Ben"])
+    assert subs["dudo"] == "do do" and subs["calza"] == "cal za"
+    assert subs["pacos"] == "paco's" and subs["palifico"] == "pally fico"
+    words = {w for p in phrases for w in p.split()}
+    assert not words & model.missing  # nothing Vosk would silently drop
+    assert "do do" in phrases and "ben do do" in phrases and "four paco's" in phrases
+    for phrase in phrases:
+        parse_call(phrase, ["Ana", "Ben"])  # the sound-alikes still mean the same calls
+
+
+def test_vosk_vocabulary_check_uses_words_txt_when_present():
+    known = {w for p in phrase_list(["Ana"]) for w in p.split()} - {"dudo"}
+    known |= {"do", "doodoo"}
+    phrases, subs = checked_phrases(FakeModel(missing=()), ["Ana"], words=known)
+    assert subs == {"dudo": "doodoo"}
+
+
+def test_vosk_unknown_player_name_is_a_clear_error():
+    with pytest.raises(VocabularyError, match="Zoltan"):
+        checked_phrases(FakeModel(), ["Ana", "Zoltan"])
+
+
+def test_vosk_result_confidence():
+    result = {"result": [{"word": "nine", "conf": 0.9}, {"word": "fives", "conf": 0.7}],
+              "text": "nine fives"}
+    assert vosk_result(result) == ("nine fives", 0.7)
+    assert vosk_result({"text": ""}) == ("", 0.0)
+
+
+def test_find_model(tmp_path):
+    assert find_model(tmp_path) is None
+    (tmp_path / "vosk-model-x" / "am").mkdir(parents=True)
+    assert find_model(tmp_path) == tmp_path / "vosk-model-x"
+
+
+def test_download_offline_is_a_clean_error(tmp_path):
+    with pytest.raises(ModelError, match="cannot download .*copy an unzipped Vosk model"):
+        vosk_engine.download("vosk-model-small-en-us-0.15", tmp_path,
+                             url="http://127.0.0.1:9/model.zip")
+    assert not any(tmp_path.iterdir())
+
+
+def test_models_download_command_offline(capsys):
+    parser = argparse.ArgumentParser()
+    add_models_arguments(parser)
+    code = run_models(parser.parse_args(["download", "no-such-model",
+                                         "--url", "http://127.0.0.1:9/x.zip"]))
+    err = capsys.readouterr().err
+    assert code == 2 and "error: cannot download no-such-model" in err
+    assert "Traceback" not in err
+
+
+def test_broken_vosk_model_is_a_clean_error(tmp_path):
+    (tmp_path / "am").mkdir()
+    with pytest.raises(ModelError, match="cannot be loaded"):
+        vosk_engine.VoskEngine(tmp_path)
+    with pytest.raises(ModelError, match="no Vosk model"):
+        vosk_engine.VoskEngine(tmp_path / "missing")
