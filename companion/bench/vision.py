@@ -1,0 +1,204 @@
+"""`companion bench vision`: how well and how fast the dice reader reads.
+
+Metrics, per data set:
+  per-die accuracy  ground-truth dice found AND read with the right face / all ground-truth dice
+  face accuracy     right face / dice found (reading alone, detection misses left out)
+  recall            ground-truth dice found
+  FP/image          detections matching no die, per image
+  exact counts      images whose six face counts are all exactly right
+  ms/frame          reader time per 1280x720 frame on one core (synthetic scenes)
+Real photos: the fixed held-out split (never trained on) and all 200 (the rest were trained on).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
+TARGETS = {"synthetic per-die": 0.995, "synthetic exact counts": 0.95, "real per-die": 0.99, "ms/frame": 100.0}
+
+
+@dataclass
+class Tally:
+    name: str
+    images: int = 0
+    gt: int = 0
+    found: int = 0
+    right: int = 0
+    fp: int = 0
+    exact: int = 0
+    paco_gt: int = 0
+    paco_right: int = 0
+    ms: float = 0.0
+
+    def row(self) -> list[str]:
+        pct = lambda a, b: f"{100 * a / b:.2f}%" if b else "-"  # noqa: E731
+        return [self.name, str(self.images), str(self.gt), pct(self.right, self.gt), pct(self.right, self.found),
+                pct(self.found, self.gt), f"{self.fp / max(1, self.images):.3f}", pct(self.exact, self.images),
+                pct(self.paco_right, self.paco_gt), f"{self.ms / max(1, self.images):.1f}"]
+
+
+HEAD = ["data", "images", "dice", "per-die", "face acc", "recall", "FP/image", "exact counts", "Paco as 1", "ms/frame"]
+
+
+def match(pred, gt) -> list[tuple[int, int]]:
+    """One-to-one pairs (pred index, gt index): each centre inside the other's box, nearest first."""
+    pairs = []
+    for i, p in enumerate(pred):
+        px, py = p.box[0] + p.box[2] / 2, p.box[1] + p.box[3] / 2
+        for j, (_, (x, y, w, h), _) in enumerate(gt):
+            gx, gy = x + w / 2, y + h / 2
+            m = 0.1 * max(w, h)
+            if x - m <= px <= x + w + m and y - m <= py <= y + h + m and \
+               p.box[0] <= gx <= p.box[0] + p.box[2] and p.box[1] <= gy <= p.box[1] + p.box[3]:
+                pairs.append((float(np.hypot(px - gx, py - gy)), i, j))
+    pairs.sort()
+    used_p, used_g, out = set(), set(), []
+    for _, i, j in pairs:
+        if i not in used_p and j not in used_g:
+            used_p.add(i)
+            used_g.add(j)
+            out.append((i, j))
+    return out
+
+
+def score(t: Tally, reading, gt) -> int:
+    """Add one image to the tally; returns its number of errors (for the worst-case pictures)."""
+    pairs = match(reading.dice, gt)
+    t.images += 1
+    t.gt += len(gt)
+    t.found += len(pairs)
+    right = sum(1 for i, j in pairs if reading.dice[i].face == gt[j][0])
+    t.right += right
+    t.fp += len(reading.dice) - len(pairs)
+    for i, j in pairs:
+        if gt[j][2]:
+            t.paco_right += reading.dice[i].face == 1
+    t.paco_gt += sum(1 for g in gt if g[2])
+    want = {f: 0 for f in range(1, 7)}
+    for g in gt:
+        want[g[0]] += 1
+    t.exact += reading.counts == want
+    return (len(gt) - right) + (len(reading.dice) - len(pairs))
+
+
+def _draw_errors(img, reading, gt, title: str):
+    from companion.vision.annotate import annotate
+
+    out = annotate(img, reading, title)
+    matched = {j for _, j in match(reading.dice, gt)}
+    for j, (face, (x, y, w, h), _) in enumerate(gt):
+        if j not in matched:  # missed die: thick white box with the true face
+            cv2.rectangle(out, (int(x), int(y)), (int(x + w), int(y + h)), (255, 255, 255), 3)
+            cv2.putText(out, f"miss {face}", (int(x), int(y + h + 14)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 2)
+    for i, j in match(reading.dice, gt):
+        if reading.dice[i].face != gt[j][0]:
+            x, y, w, h = reading.dice[i].box
+            cv2.putText(out, f"true {gt[j][0]}", (x, y + h + 14), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 255), 2)
+    return out
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenes", type=int, default=200, help="synthetic 1280x720 scenes (default 200)")
+    ap.add_argument("--seed", type=int, default=2024, help="first scene seed (training uses other seeds)")
+    ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos folder")
+    ap.add_argument("--no-real", action="store_true")
+    ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("bench-out"), help="worst cases go here")
+    ap.add_argument("--worst", type=int, default=4, help="worst images to save per data set")
+    a = ap.parse_args(argv)
+
+    cv2.setNumThreads(1)
+    from companion.vision.errors import VisionError
+    from companion.vision.reader import DiceReader
+    from companion.vision.scenes import generate_scene
+    from companion.vision.train import load_labels, real_split
+
+    try:
+        reader = DiceReader()
+    except VisionError as exc:
+        print(f"companion: {exc}", file=sys.stderr)
+        return 2
+    a.out.mkdir(parents=True, exist_ok=True)
+    tallies: list[Tally] = []
+    worst: list[tuple[int, str, np.ndarray]] = []
+
+    syn = Tally("synthetic")
+    for k in range(a.scenes):
+        sc = generate_scene(a.seed * 1000 + k)
+        t0 = time.perf_counter()
+        r = reader.read(sc.image)
+        syn.ms += (time.perf_counter() - t0) * 1000
+        gt = [(d.face, d.box, d.paco) for d in sc.dice]
+        errs = score(syn, r, gt)
+        if errs:
+            worst.append((errs, f"synthetic-{a.seed * 1000 + k}", _draw_errors(sc.image, r, gt, f"seed {a.seed * 1000 + k}")))
+    tallies.append(syn)
+
+    real_rows = []
+    if not a.no_real and (a.real / "labels.jsonl").exists():
+        recs = load_labels(a.real)
+        _, held = real_split(recs)
+        held_files = {r["file"] for r in held}
+        t_held, t_all = Tally("real held-out"), Tally("real all")
+        for rec in recs:
+            img = cv2.imread(str(a.real / rec["file"]))
+            if img is None:
+                continue
+            t0 = time.perf_counter()
+            r = reader.read(img)
+            ms = (time.perf_counter() - t0) * 1000
+            gt = [(d["face"], tuple(d["box"]), False) for d in rec["dice"]]
+            for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
+                t.ms += ms
+                errs = score(t, r, gt)
+            if errs and rec["file"] in held_files:
+                worst.append((errs, "real-" + pathlib.Path(rec["file"]).stem, _draw_errors(img, r, gt, rec["file"])))
+        real_rows = [t_held, t_all]
+        tallies += real_rows
+    elif not a.no_real:
+        print(f"(real photos not found at {a.real}: skipped)")
+
+    print(_table([HEAD] + [t.row() for t in tallies]))
+    for kind in ("synthetic", "real"):
+        cases = sorted((w for w in worst if w[1].startswith(kind)), key=lambda w: -w[0])[: a.worst]
+        for n, (errs, name, pic) in enumerate(cases, 1):
+            cv2.imwrite(str(a.out / f"worst-{kind}-{n}-{name}.png"), pic)
+    summary = {
+        "synthetic_per_die": syn.right / max(1, syn.gt),
+        "synthetic_exact_counts": syn.exact / max(1, syn.images),
+        "ms_per_frame": syn.ms / max(1, syn.images),
+    }
+    if real_rows:
+        summary["real_heldout_per_die"] = real_rows[0].right / max(1, real_rows[0].gt)
+        summary["real_all_per_die"] = real_rows[1].right / max(1, real_rows[1].gt)
+    (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    line = (f"vision: synthetic per-die {100 * summary['synthetic_per_die']:.2f}% "
+            f"exact counts {100 * summary['synthetic_exact_counts']:.1f}%")
+    if real_rows:
+        line += (f", real per-die {100 * summary['real_heldout_per_die']:.2f}% held-out / "
+                 f"{100 * summary['real_all_per_die']:.2f}% all")
+    line += f", {summary['ms_per_frame']:.0f} ms/frame (1280x720, cv2 1 thread, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})"
+    print(line)
+    print(f"worst cases saved in {a.out}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

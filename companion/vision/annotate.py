@@ -1,0 +1,31 @@
+"""Drawing a reading onto a frame: boxes, faces, confidence, and the counts in a banner."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from companion.vision.types import DiceReading
+
+_COLOURS = {1: (0, 0, 255), 2: (0, 160, 255), 3: (0, 220, 220), 4: (0, 200, 0), 5: (255, 140, 0), 6: (255, 0, 200)}
+
+
+def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None) -> np.ndarray:
+    """A copy of `frame` with every die boxed and labelled, and the counts written on top."""
+    out = frame.copy()
+    scale = max(0.4, min(out.shape[:2]) / 900)
+    thick = max(1, int(round(scale * 2)))
+    for d in reading.dice:
+        x, y, w, h = d.box
+        col = _COLOURS[d.face]
+        cv2.rectangle(out, (x, y), (x + w, y + h), col, thick)
+        label = ("P" if d.paco else str(d.face)) + ("?" if d.confidence < 0.6 else "")
+        (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        cv2.rectangle(out, (x, max(0, y - th - 6)), (x + tw + 4, y), col, -1)
+        cv2.putText(out, label, (x + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
+    text = "  ".join(f"{f}:{reading.counts[f]}" for f in range(1, 7)) + f"  total {reading.total}"
+    if note:
+        text += f"  {note}"
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+    cv2.rectangle(out, (0, 0), (tw + 12, th + 14), (0, 0, 0), -1)
+    cv2.putText(out, text, (6, th + 6), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
+    return out

@@ -1,0 +1,152 @@
+"""`companion see` and `companion calibrate`: argument setup and runners for the CLI to wire in."""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Callable
+
+from companion.vision.errors import VisionError
+
+CALIBRATION_ROOT = pathlib.Path("calibration")
+
+
+def add_see_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("images", nargs="*", type=pathlib.Path, help="photos of the table to read")
+    parser.add_argument("--json", action="store_true", help="one JSON line per image")
+    parser.add_argument("--annotate", type=pathlib.Path, metavar="OUT.png",
+                        help="save the picture with boxes, faces and counts (OUT-2.png... for more images)")
+    parser.add_argument("--profile", type=pathlib.Path, metavar="DIR", help="calibration profile folder")
+    parser.add_argument("--camera", type=int, metavar="N", help="read live from camera N")
+    parser.add_argument("--headless", action="store_true", help="with --camera: print readings, no window")
+    parser.add_argument("--frames", type=int, default=0, metavar="N", help="with --camera: stop after N frames")
+
+
+def _err(msg: str) -> None:
+    print(f"companion: {msg}", file=sys.stderr)
+
+
+def _reader(profile_dir: pathlib.Path | None):
+    from companion.vision.profile import load_profile
+    from companion.vision.reader import DiceReader
+
+    profile = load_profile(profile_dir) if profile_dir is not None else None
+    return DiceReader(profile)
+
+
+def reading_json(file: str, reading) -> str:
+    return json.dumps({"file": file, "dice": [d.to_json() for d in reading.dice], "counts": reading.counts_json()})
+
+
+def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
+    if n == 1 or i == 0:
+        return out
+    return out.with_name(f"{out.stem}-{i + 1}{out.suffix or '.png'}")
+
+
+def run_see(args: argparse.Namespace) -> int:
+    import cv2
+
+    from companion.vision.annotate import annotate
+    from companion.vision.frames import read_image
+
+    if args.camera is None and not args.images:
+        _err("see: give image files or --camera N")
+        return 2
+    try:
+        reader = _reader(getattr(args, "profile", None))
+    except VisionError as exc:
+        _err(str(exc))
+        return 2
+    if args.camera is not None:
+        return _see_camera(args, reader)
+    status = 0
+    for i, path in enumerate(args.images):
+        try:
+            img = read_image(path)
+            reading = reader.read(img)
+        except VisionError as exc:
+            _err(str(exc))
+            status = 1
+            continue
+        if args.json:
+            print(reading_json(str(path), reading), flush=True)
+        else:
+            counts = "  ".join(f"{f}s: {reading.counts[f]}" for f in range(1, 7))
+            print(f"{path}: {reading.total} dice  {counts}", flush=True)
+        if args.annotate is not None:
+            out = _annotate_path(args.annotate, i, len(args.images))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if not cv2.imwrite(str(out), annotate(img, reading)):
+                _err(f"cannot write {out}")
+                status = 1
+    return status
+
+
+def _see_camera(args, reader) -> int:
+    import cv2
+
+    from companion.vision.annotate import annotate
+    from companion.vision.frames import CameraFrames
+
+    try:
+        cam = CameraFrames(args.camera)
+    except VisionError as exc:
+        _err(str(exc))
+        return 1
+    n = 0
+    try:
+        with cam:
+            while not args.frames or n < args.frames:
+                frame = cam.read()
+                reading = reader.read(frame)
+                n += 1
+                if args.headless:
+                    line = json.loads(reading_json(f"camera:{args.camera}", reading))
+                    line["frame"] = n
+                    print(json.dumps(line), flush=True)
+                else:
+                    cv2.imshow("companion see", annotate(frame, reading))
+                    if cv2.waitKey(1) & 0xFF in (27, ord("q")):
+                        break
+    except VisionError as exc:
+        _err(str(exc))
+        return 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if not args.headless:
+            cv2.destroyAllWindows()
+    return 0
+
+
+def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--images", type=pathlib.Path, metavar="DIR",
+                     help="folder with empty*.png (no dice), dice*.png (a few dice, e.g. dice-2356.png) and "
+                          "paco*.png (your Paco face held to the camera)")
+    src.add_argument("--camera", type=int, metavar="N", help="calibrate live from camera N, with prompts")
+    parser.add_argument("--name", default="default", help="profile name (default: default)")
+    parser.add_argument("--out", type=pathlib.Path, metavar="DIR",
+                        help="profile folder (default: calibration/NAME)")
+
+
+def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = None) -> int:
+    from companion.vision.calibrate import calibrate_images, calibrate_live
+    from companion.vision.frames import CameraFrames
+
+    say = say or getattr(args, "say", None) or print
+    out = args.out or CALIBRATION_ROOT / args.name
+    try:
+        if args.images is not None:
+            prof = calibrate_images(args.images, out, args.name)
+        else:
+            with CameraFrames(args.camera) as cam:
+                prof = calibrate_live(cam, out, name=args.name, say=say)
+    except VisionError as exc:
+        _err(f"calibration failed: {exc}")
+        return 1
+    size = f"{prof.die_size:.0f} px" if prof.die_size else "unknown"
+    say(f"Profile '{prof.name}' saved in {out}: die size {size}, {len(prof.paco_patches)} Paco reference(s).")
+    return 0

@@ -1,0 +1,321 @@
+"""Finding die-shaped regions on the table (no face reading here).
+
+Why this design: dice are small, solid-coloured squares that differ from a table which is smooth at
+the scale of a few dice. So we estimate the table colour everywhere (a calibration photo of the empty
+table when we have one, else a large median filter), mark pixels far from it, and split blobs whose
+area says they hold several touching dice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+GLARE_WEIGHT = 0.8  # brighter-than-table weighs a little less (glare); 0.55 cost real cream dice
+LOW_FLOOR = 8.0  # Lab distance below which a pixel is table; real cloths vary ~3-5
+WORK = 640  # longest side of the working image: enough for dice >= ~25 px at 1280 wide
+
+
+@dataclass(frozen=True)
+class Candidate:
+    cx: float  # centre in full-resolution pixels
+    cy: float
+    w: float
+    h: float
+    angle: float  # degrees, as cv2.minAreaRect gives it
+    group: int = 0  # index of the blob it came from (touching dice share one)
+    parts: int = 1  # how many candidates that blob was split into
+
+    @property
+    def box(self) -> tuple[int, int, int, int]:
+        pts = cv2.boxPoints(((self.cx, self.cy), (self.w, self.h), self.angle))
+        x0, y0 = pts.min(0)
+        x1, y1 = pts.max(0)
+        return int(round(x0)), int(round(y0)), int(round(x1 - x0)), int(round(y1 - y0))
+
+
+def _lab(img: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _median_background(lab_u8: np.ndarray, k_frac: float) -> np.ndarray:
+    h, w = lab_u8.shape[:2]
+    f = 160.0 / max(h, w)
+    tiny = cv2.resize(lab_u8, (max(8, int(w * f)), max(8, int(h * f))), interpolation=cv2.INTER_AREA)
+    k = int(k_frac * 160) | 1
+    k = max(5, min(k, 101))
+    med = cv2.merge([cv2.medianBlur(np.ascontiguousarray(tiny[..., c]), k) for c in range(3)])
+    return cv2.resize(med, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+
+
+def foreground(img_small: np.ndarray, background_small: np.ndarray | None, k_frac: float) -> np.ndarray:
+    """A float map of how far each pixel is from the table colour (Lab units, shadows damped)."""
+    lab_u8 = cv2.cvtColor(img_small, cv2.COLOR_BGR2LAB)
+    lab = lab_u8.astype(np.float32)
+    if background_small is not None:
+        bg = _lab(background_small)
+        # the room light may have changed since calibration: match overall lightness
+        gain = np.median(lab[..., 0]) / max(1.0, float(np.median(bg[..., 0])))
+        bg[..., 0] *= float(np.clip(gain, 0.6, 1.6))
+    else:
+        bg = _median_background(lab_u8, k_frac)
+    d = lab - bg
+    dl = d[..., 0]
+    # darker-than-table counts less: shadows are darker with the same hue
+    dl = np.where(dl < 0, dl * 0.55, dl * GLARE_WEIGHT)
+    return np.sqrt(dl * dl + d[..., 1] ** 2 + d[..., 2] ** 2)
+
+
+def _fill_holes(mask: np.ndarray) -> np.ndarray:
+    """Fill pips that match the table colour, but not the inside of a frame (big holes stay)."""
+    cnts, hier = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    out = mask.copy()
+    if hier is None:
+        return out
+    for i, h in enumerate(hier[0]):
+        parent = h[3]
+        if parent >= 0 and cv2.contourArea(cnts[i]) < 0.3 * cv2.contourArea(cnts[parent]):
+            cv2.drawContours(out, cnts, i, 255, -1)
+    return out
+
+
+def _nearest(pts: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    d = (centres * centres).sum(1)[None, :] - 2.0 * (pts @ centres.T)
+    return d.argmin(1)
+
+
+def _kmeans(pts: np.ndarray, k: int, iters: int = 8) -> np.ndarray:
+    """Deterministic k-means on pixel coordinates (farthest-point start) -> labels for all points."""
+    step = max(1, len(pts) // 800)  # fit on a subsample: blobs can hold tens of thousands of pixels
+    sub = pts[::step]
+    c = [sub[np.argmin(sub[:, 0] + sub[:, 1])]]
+    dmin = ((sub - c[0]) ** 2).sum(1)
+    for _ in range(1, k):
+        c.append(sub[int(np.argmax(dmin))])
+        dmin = np.minimum(dmin, ((sub - c[-1]) ** 2).sum(1))
+    centres = np.array(c, np.float32)
+    for _ in range(iters):
+        lab = _nearest(sub, centres)
+        cnt = np.bincount(lab, minlength=k).astype(np.float32)
+        sx = np.bincount(lab, sub[:, 0], minlength=k)
+        sy = np.bincount(lab, sub[:, 1], minlength=k)
+        new = np.where(cnt[:, None] > 0, np.stack([sx, sy], 1) / np.maximum(cnt, 1)[:, None], centres)
+        new = new.astype(np.float32)
+        if np.abs(new - centres).max() < 0.2:
+            break
+        centres = new
+    return _nearest(pts, centres)
+
+
+def _rect(pts: np.ndarray):
+    # the hull has the same min-area rectangle and is far smaller
+    return cv2.minAreaRect(cv2.convexHull(pts))
+
+
+@dataclass(frozen=True)
+class Blob:
+    points: np.ndarray  # (n, 2) float32 pixel coordinates in the working image
+    area: float
+    rect: tuple  # cv2.minAreaRect
+    solidity: float
+
+
+def _blobs(mask: np.ndarray, min_area: float) -> list[Blob]:
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    out = []
+    for i in range(1, n):
+        area = float(stats[i, cv2.CC_STAT_AREA])
+        if area < min_area:
+            continue
+        x, y, w, h = stats[i, :4]
+        sub = (lab[y:y + h, x:x + w] == i)
+        ys, xs = np.nonzero(sub)
+        pts = np.stack([xs + x, ys + y], 1).astype(np.float32)
+        hull = cv2.convexHull(pts)
+        hull_area = max(1.0, cv2.contourArea(hull))
+        out.append(Blob(points=pts, area=area, rect=cv2.minAreaRect(hull), solidity=area / hull_area))
+    return out
+
+
+def _single_size(blobs: list[Blob]) -> float | None:
+    """Typical die side from blobs that look like one lone square."""
+    sides = []
+    for b in blobs:
+        (w, h) = b.rect[1]
+        if min(w, h) <= 0:
+            continue
+        if max(w, h) / min(w, h) < 1.3 and b.solidity > 0.85 and b.area / (w * h) > 0.72 and min(w, h) >= 8:
+            # squares fill ~64% of their enclosing circle, discs (glare, tray feet) ~100%
+            _, r = cv2.minEnclosingCircle(np.ascontiguousarray(b.points[:: max(1, len(b.points) // 400)]))
+            if b.area / (np.pi * max(r, 1.0) ** 2) < 0.8:
+                sides.append(np.sqrt(b.area))
+    if sides:
+        # specks of texture can look square too: judge by the bigger squares
+        # the most common size wins: lone specks are small, glare patches big, dice agree with each other
+        sides = np.array(sides)
+        # (weighted by area, so a crowd of specks does not outvote a few dice)
+        support = [float(np.sum(sides[np.abs(sides - v) <= 0.2 * v] ** 2)) for v in sides]
+        v = sides[int(np.argmax(support))]
+        return float(np.median(sides[np.abs(sides - v) <= 0.2 * v]))
+    # no lone die (one cluster of touching dice): a die is about as wide as the thickest part of a chain
+    best = 0.0
+    for b in blobs:
+        (w, h) = b.rect[1]
+        if b.area < 150 or b.area / max(1.0, w * h) < 0.35:
+            continue
+        x0, y0 = b.points.min(0).astype(int)
+        x1, y1 = b.points.max(0).astype(int)
+        m = np.zeros((y1 - y0 + 3, x1 - x0 + 3), np.uint8)
+        m[b.points[:, 1].astype(int) - y0 + 1, b.points[:, 0].astype(int) - x0 + 1] = 255
+        dt = cv2.distanceTransform(m, cv2.DIST_L2, 5)
+        # for a square of side s the 90th percentile of inner distances is about 0.34 s
+        best = max(best, float(np.percentile(dt[dt > 0], 90)) * 2.9)
+    return best or None
+
+
+def find_candidates(img: np.ndarray, *, background: np.ndarray | None = None,
+                    die_size: float | None = None, threshold: float | None = None) -> list[Candidate]:
+    """Die-shaped regions of a BGR frame (the preferred split of each blob)."""
+    return [c for opts in find_regions(img, background=background, die_size=die_size, threshold=threshold)
+            for c in opts[0]]
+
+
+def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_size: float | None = None,
+                 threshold: float | None = None) -> list[list[list[Candidate]]]:
+    """Per blob, alternative ways to cut it into dice (first = preferred), each a list of Candidates.
+
+    `die_size` (px, full res) comes from calibration when known.
+    """
+    H, W = img.shape[:2]
+    f = min(1.0, WORK / max(H, W))
+    small = cv2.resize(img, (int(round(W * f)), int(round(H * f))), interpolation=cv2.INTER_AREA) if f < 1 else img
+    bg_small = None
+    if background is not None:
+        bg_small = cv2.resize(background, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
+    k_frac = 0.2 if die_size is None else float(np.clip(4.0 * die_size / max(H, W), 0.06, 0.4))
+    mask, blobs, side = _segment(small, bg_small, k_frac, die_size * f if die_size else None, threshold)
+    if die_size is None and bg_small is None and side is not None:
+        # second pass with a median window sized to the dice actually seen
+        k2 = float(np.clip(4.0 * side / max(small.shape[:2]), 0.06, 0.4))
+        if abs(k2 - k_frac) > 0.03:
+            mask, blobs, side = _segment(small, None, k2, None, threshold)
+    if side is None:
+        return []
+    unit = side * side
+    regions: list[list[list[Candidate]]] = []
+
+    def split(pts: np.ndarray, k: int, gi: int) -> list[Candidate]:
+        parts = [pts] if k == 1 else [pts[lab == j] for lab in [_kmeans(pts, k)] for j in range(k)]
+        out = []
+        for q in parts:
+            if len(q) < 0.25 * unit:
+                continue
+            (cx, cy), (rw, rh), ang = _rect(q)
+            if k > 1:  # a split part is never bigger than a die: cap it so crops stay centred
+                rw, rh = min(rw, side * 1.3), min(rh, side * 1.3)
+            out.append(Candidate(cx=cx / f, cy=cy / f, w=max(rw, 0.6 * side) / f, h=max(rh, 0.6 * side) / f,
+                                 angle=ang, group=gi, parts=k))
+        return out
+
+    for gi, b in enumerate(blobs):
+        n_est = b.area / unit
+        (w, h) = b.rect[1]
+        aspect = max(w, h) / max(1e-3, min(w, h))
+        if n_est < 0.3:
+            continue
+        if b.solidity > 0.85 and ((n_est < 2.2 and aspect < 1.45) or (n_est < 1.8 and aspect < 1.7)):
+            pieces = [(b.points, 1, n_est)]  # one die, perhaps with its side face and shadow
+        else:
+            pieces = []
+            for piece in _open_pieces(b.points, side):
+                n_p = len(piece) / unit
+                (pw, ph) = _rect(piece)[1]
+                if n_p < 0.3 or len(piece) / max(1.0, pw * ph) < 0.4:
+                    continue  # thin frames, cables, edges of the tray: not dice
+                asp = max(pw, ph) / max(1e-3, min(pw, ph))
+                single = (n_p < 2.2 and asp < 1.45) or (n_p < 1.8 and asp < 1.7)
+                pieces.append((piece, 1 if single else min(max(2, int(round(n_p))), 40), n_p))
+        for pts, k, n_p in pieces:
+            # other splits of the same piece: the reader keeps whichever the face model likes best
+            ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if (k > 1 or n_p >= 1.3) and k < 40 else [])
+            opts = [o for o in (split(pts, kk, gi) for kk in ks) if o]
+            if opts:
+                regions.append(opts)
+    return regions
+
+
+def _open_pieces(points: np.ndarray, side: float) -> list[np.ndarray]:
+    """Cut a big blob with an opening a bit smaller than a die: strips thinner than a die vanish."""
+    x0, y0 = points.min(0).astype(int) - 2
+    x1, y1 = points.max(0).astype(int) + 3
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    m[points[:, 1].astype(int) - y0, points[:, 0].astype(int) - x0] = 255
+    k = max(3, int(0.6 * side) | 1)
+    m = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, lab = cv2.connectedComponents(m, connectivity=8)
+    out = []
+    for i in range(1, n):
+        ys, xs = np.nonzero(lab == i)
+        out.append(np.stack([xs + x0, ys + y0], 1).astype(np.float32))
+    return out
+
+
+def _segment(small, bg_small, k_frac, side_hint, threshold):
+    dist = foreground(small, bg_small, k_frac)
+    sample = dist[::3, ::3]  # robust statistics need no more pixels than this
+    med = float(np.median(sample))
+    mad = float(np.median(np.abs(sample - med))) * 1.4826
+    low = max(LOW_FLOOR, med + 4.0 * mad) if threshold is None else threshold
+    high = max(18.0, med + 6.0 * mad, low)
+    # hysteresis: faint regions (a cream die on a grey cloth) count if they hold strong pixels (its pips)
+    weak = (dist > low).astype(np.uint8)
+    n, lab = cv2.connectedComponents(weak, connectivity=8)
+    strong_ids = np.unique(lab[(dist > high) & (weak > 0)])
+    keep = np.zeros(n, np.uint8)
+    keep[strong_ids] = 255
+    keep[0] = 0
+    # a faint region spreading over a big part of the table is glare or shading, not one die:
+    # inside it only the strong pixels count
+    sizes = np.bincount(lab.ravel(), minlength=n)
+    huge = np.nonzero(sizes > 0.02 * lab.size)[0]
+    huge = huge[huge > 0]
+    mask = keep[lab]
+    if len(huge):
+        in_huge = np.isin(lab, huge)
+        mask[in_huge & (dist <= high)] = 0
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    mask = _fill_holes(mask)
+    min_area = 40.0 if side_hint is None else 0.25 * side_hint * side_hint
+    blobs = _blobs(mask, min_area)
+    side = side_hint or _single_size(blobs)
+    if side is not None:
+        # strokes much thinner than a die (wood grain, cloth seams) cannot be dice: open them away
+        k = int(0.3 * side) | 1
+        if k >= 3:
+            opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+            if side_hint is None:
+                again = _single_size(_blobs(opened, min_area))
+                if again and 0.75 * side < again < 1.35 * side:
+                    side = again
+            mask = opened
+            blobs = _blobs(mask, 0.25 * side * side)
+        else:
+            blobs = [b for b in blobs if b.area >= 0.25 * side * side]
+    return mask, blobs, side
+
+
+def crop(img: np.ndarray, c: Candidate, out: int = 32, margin: float = 1.15) -> np.ndarray:
+    """The candidate warped upright into an out x out patch (a little margin around it)."""
+    side = max(c.w, c.h) * margin
+    up = int(np.clip(np.ceil(side / out), 1, 3))  # warp big then shrink with INTER_AREA: no aliasing
+    big = out * up
+    s = big / side
+    a = np.deg2rad(c.angle)
+    cos, sin = np.cos(a) * s, np.sin(a) * s
+    # rotate by -angle around the centre, scale, move the centre to the patch centre
+    M = np.array([[cos, sin, big / 2 - cos * c.cx - sin * c.cy],
+                  [-sin, cos, big / 2 + sin * c.cx - cos * c.cy]], np.float32)
+    patch = cv2.warpAffine(img, M, (big, big), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return patch if up == 1 else cv2.resize(patch, (out, out), interpolation=cv2.INTER_AREA)

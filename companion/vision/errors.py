@@ -1,0 +1,30 @@
+"""Typed errors of the dice reader: callers catch VisionError and never get a wrong count."""
+from __future__ import annotations
+
+
+class VisionError(Exception):
+    """Base of every error raised by companion.vision."""
+
+
+class ImageUnreadable(VisionError):
+    """A file is missing, empty or not an image OpenCV can decode."""
+
+
+class CameraUnavailable(VisionError):
+    """The camera cannot be opened or stopped giving frames."""
+
+
+class NoFrame(CameraUnavailable):
+    """A frame source has no frame to give."""
+
+
+class ProfileError(VisionError):
+    """A calibration profile is missing, corrupt or inconsistent."""
+
+
+class CalibrationFailed(VisionError):
+    """Calibration photos were missing or the check read the shown dice wrongly."""
+
+
+class ModelError(VisionError):
+    """The shipped face model is missing or corrupt."""

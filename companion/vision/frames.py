@@ -1,0 +1,112 @@
+"""Where frames come from: a camera or image files. The reader itself never opens devices."""
+from __future__ import annotations
+
+import pathlib
+from typing import Protocol, Sequence
+
+import cv2
+import numpy as np
+
+from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame
+
+
+class FrameSource(Protocol):
+    def read(self) -> np.ndarray:
+        """The next BGR frame; raises NoFrame (a CameraUnavailable) when there is none."""
+        ...
+
+
+def read_image(path: str | pathlib.Path) -> np.ndarray:
+    """Decode one image file to BGR, or raise ImageUnreadable with a sentence a person understands."""
+    p = pathlib.Path(path)
+    if not p.exists():
+        raise ImageUnreadable(f"{p}: no such file")
+    if p.is_dir():
+        raise ImageUnreadable(f"{p}: is a folder, not an image")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ImageUnreadable(f"{p}: cannot be read ({exc.strerror or exc})") from None
+    if not data:
+        raise ImageUnreadable(f"{p}: the file is empty")
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None or img.size == 0:
+        raise ImageUnreadable(f"{p}: not an image OpenCV can decode")
+    return img
+
+
+def as_bgr(frame: np.ndarray) -> np.ndarray:
+    """Accept grey, BGR or BGRA uint8 frames; anything else is unreadable."""
+    if not isinstance(frame, np.ndarray) or frame.size == 0 or frame.ndim not in (2, 3):
+        raise ImageUnreadable("the frame is empty or not an image array")
+    if frame.dtype != np.uint8:
+        raise ImageUnreadable(f"the frame has pixel type {frame.dtype}, expected 8-bit")
+    if frame.ndim == 2:
+        return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    if frame.shape[2] == 4:
+        return cv2.cvtColor(frame, cv2.COLOR_BGRA2BGR)
+    if frame.shape[2] != 3:
+        raise ImageUnreadable(f"the frame has {frame.shape[2]} channels, expected 3")
+    return frame
+
+
+class ImageFrames:
+    """Frames from image files, in order; after the last it repeats the last (or cycles)."""
+
+    def __init__(self, paths: Sequence[str | pathlib.Path], *, cycle: bool = False) -> None:
+        if not paths:
+            raise NoFrame("no image files given")
+        self._paths = [pathlib.Path(p) for p in paths]
+        self._i = 0
+        self._cycle = cycle
+
+    def read(self) -> np.ndarray:
+        n = len(self._paths)
+        idx = self._i % n if self._cycle else min(self._i, n - 1)
+        self._i += 1
+        return read_image(self._paths[idx])
+
+
+class ArrayFrames:
+    """Frames already in memory (tests, replays); repeats the last one."""
+
+    def __init__(self, frames: Sequence[np.ndarray]) -> None:
+        if not frames:
+            raise NoFrame("no frames given")
+        self._frames = list(frames)
+        self._i = 0
+
+    def read(self) -> np.ndarray:
+        f = self._frames[min(self._i, len(self._frames) - 1)]
+        self._i += 1
+        return f
+
+
+class CameraFrames:
+    """Frames from cv2.VideoCapture(index). Opened at construction so a missing camera fails early."""
+
+    def __init__(self, index: int, *, width: int | None = 1280, height: int | None = 720) -> None:
+        self.index = index
+        cap = cv2.VideoCapture(index)
+        if not cap.isOpened():
+            cap.release()
+            raise CameraUnavailable(f"camera {index} cannot be opened (is it plugged in and free?)")
+        if width and height:
+            cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+            cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        self._cap = cap
+
+    def read(self) -> np.ndarray:
+        ok, frame = self._cap.read()
+        if not ok or frame is None:
+            raise NoFrame(f"camera {self.index} gave no frame")
+        return frame
+
+    def close(self) -> None:
+        self._cap.release()
+
+    def __enter__(self) -> "CameraFrames":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,133 @@
+"""DiceReader: one BGR frame in, a DiceReading out. Pure: never opens a camera or a file."""
+from __future__ import annotations
+
+import numpy as np
+
+from companion.vision.detect import Candidate, crop, find_regions
+from companion.vision.frames import as_bgr
+from companion.vision.model import NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, features, load_model
+from companion.vision.profile import Profile
+from companion.vision.types import DiceReading, Die
+
+_MODEL_CACHE: dict[str, FaceModel] = {}
+
+
+def default_model() -> FaceModel:
+    # loaded once per process: the reveal reads many frames
+    if "default" not in _MODEL_CACHE:
+        _MODEL_CACHE["default"] = load_model()
+    return _MODEL_CACHE["default"]
+
+
+class DiceReader:
+    """Reads every die in a frame. Works uncalibrated for plain dice and for toucan Paco faces the
+    model recognises as "a 1-face that is not a pip pattern"; a Profile adds the table background,
+    the die size and the player's own Paco face."""
+
+    def __init__(self, profile: Profile | None = None, model: FaceModel | None = None, *,
+                 die_threshold: float = 0.5, paco_similarity: float = 0.8) -> None:
+        self.profile = profile
+        self.model = model or default_model()
+        self.die_threshold = die_threshold
+        self.paco_similarity = paco_similarity
+
+    def read(self, frame: np.ndarray) -> DiceReading:
+        img = as_bgr(frame)
+        bg = None
+        size = None
+        if self.profile is not None:
+            size = self.profile.die_size_for(img.shape)
+            bg = self.profile.background_for(img.shape)
+        regions = find_regions(img, background=bg, die_size=size)
+        dice = self._classify(img, regions)
+        return DiceReading(dice=tuple(sorted(dice, key=lambda d: (d.box[1], d.box[0]))))
+
+    def _classify(self, img: np.ndarray, regions: list[list[list[Candidate]]]) -> list[Die]:
+        flat = [c for opts in regions for o in opts for c in o]
+        if not flat:
+            return []
+        patches = np.stack([crop(img, c, PATCH) for c in flat])
+        probs = self.model.predict(patches)
+        paco_sim = self._paco_similarity(patches)
+        kept: list[tuple[Candidate, Die]] = []
+        i = 0
+        for opts in regions:
+            # score each way of cutting the blob: the one whose crops look most like single dice wins
+            spans, scores = [], []
+            for o in opts:
+                p = probs[i:i + len(o)]
+                good = np.maximum.reduce([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]])
+                if paco_sim is not None:
+                    good = np.maximum(good, (paco_sim[i:i + len(o)] >= self.paco_similarity).astype(np.float32))
+                spans.append((i, len(o)))
+                scores.append(float(good.mean()))
+                i += len(o)
+            best = 0
+            for j in range(1, len(opts)):
+                if scores[j] > scores[best] + 0.05:  # the preferred cut wins near-ties
+                    best = j
+            start, n = spans[best]
+            for k in range(start, start + n):
+                kept.extend(self._decide(img, flat[k], probs[k], None if paco_sim is None else paco_sim[k]))
+        return _suppress(kept)
+
+    def _decide(self, img, c: Candidate, p: np.ndarray, sim) -> list[tuple[Candidate, Die]]:
+        faces = np.array([p[1] + p[PACO], p[2], p[3], p[4], p[5], p[6]])
+        if sim is not None and sim >= self.paco_similarity and p[SEVERAL] < 0.5:
+            # the player's own Paco face, shown at calibration
+            return [(c, Die(face=1, box=c.box, confidence=float(max(sim, faces[0])), paco=True))]
+        if p[NOT_DIE] >= self.die_threshold:
+            return []
+        if p[SEVERAL] >= 0.5:
+            return self._resplit(img, c)
+        f = int(np.argmax(faces)) + 1
+        # confidence: how sure the face is, given it is a die at all, damped when it may not be a die
+        conf = float(faces[f - 1] / max(1e-6, faces.sum())) * float(min(1.0, faces.sum() / 0.8))
+        return [(c, Die(face=f, box=c.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1])))]
+
+    def _resplit(self, img: np.ndarray, c: Candidate) -> list[tuple[Candidate, Die]]:
+        """A region the model says holds several dice: try two halves along its long side."""
+        long_w = c.w >= c.h
+        a = np.deg2rad(c.angle)
+        ax = np.array([np.cos(a), np.sin(a)]) if long_w else np.array([-np.sin(a), np.cos(a)])
+        L = max(c.w, c.h)
+        s = min(c.w, c.h)
+        parts = []
+        for sign in (-1, 1):
+            cx, cy = np.array([c.cx, c.cy]) + sign * ax * L / 4
+            parts.append(Candidate(cx=float(cx), cy=float(cy), w=max(L / 2, s * 0.8) if long_w else s,
+                                   h=s if long_w else max(L / 2, s * 0.8), angle=c.angle))
+        patches = np.stack([crop(img, q, PATCH) for q in parts])
+        probs = self.model.predict(patches)
+        out = []
+        for q, p in zip(parts, probs):
+            if p[NOT_DIE] >= self.die_threshold or p[SEVERAL] >= 0.5:
+                continue
+            faces = np.array([p[1] + p[PACO], p[2], p[3], p[4], p[5], p[6]])
+            f = int(np.argmax(faces)) + 1
+            conf = float(faces[f - 1] / max(1e-6, faces.sum())) * float(min(1.0, faces.sum() / 0.8))
+            out.append((q, Die(face=f, box=q.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1]))))
+        return out
+
+    def _paco_similarity(self, patches: np.ndarray) -> np.ndarray | None:
+        if self.profile is None or self.profile.paco_features is None or not len(self.profile.paco_features):
+            return None
+        f = features(patches)
+        f = (f - self.model.mean) / self.model.std
+        f /= np.linalg.norm(f, axis=1, keepdims=True) + 1e-6
+        t = self.profile.paco_features
+        t = (t - self.model.mean) / self.model.std
+        t = t / (np.linalg.norm(t, axis=1, keepdims=True) + 1e-6)
+        return (f @ t.T).max(1)
+
+
+def _suppress(kept: list[tuple[Candidate, Die]]) -> list[Die]:
+    """Drop a die whose centre sits inside a more confident one: one die, one answer."""
+    order = sorted(range(len(kept)), key=lambda i: -kept[i][1].confidence)
+    out: list[tuple[Candidate, Die]] = []
+    for i in order:
+        c, d = kept[i]
+        if any(np.hypot(c.cx - o.cx, c.cy - o.cy) < 0.45 * min(max(c.w, c.h), max(o.w, o.h)) for o, _ in out):
+            continue
+        out.append((c, d))
+    return [d for _, d in out]

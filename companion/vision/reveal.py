@@ -1,0 +1,86 @@
+"""Counting the dice at a reveal: several frames must agree before the referee trusts the camera."""
+from __future__ import annotations
+
+import pathlib
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+import cv2
+import numpy as np
+
+from companion.vision.annotate import annotate
+from companion.vision.errors import VisionError
+from companion.vision.frames import CameraFrames, FrameSource, ImageFrames  # noqa: F401 - re-exported
+from companion.vision.types import DiceReading
+
+
+class DiceReaderLike(Protocol):
+    def read(self, frame: np.ndarray) -> DiceReading: ...
+
+
+@dataclass(frozen=True)
+class RevealOutcome:
+    reading: DiceReading | None  # None => the referee must ask players for the count
+    reason: str  # a sentence for people, e.g. "I see 14 dice but 15 are in play"
+    annotated_path: pathlib.Path | None
+
+
+def _dice_word(n: int) -> str:
+    return "die" if n == 1 else "dice"
+
+
+def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
+    """reveal-0001.png, reveal-0002.png, ... never overwriting an earlier reveal."""
+    save_dir.mkdir(parents=True, exist_ok=True)
+    nums = [int(m.group(1)) for p in save_dir.glob("reveal-*.png") if (m := re.fullmatch(r"reveal-(\d+)\.png", p.name))]
+    return save_dir / f"reveal-{(max(nums) + 1 if nums else 1):04d}.png"
+
+
+class CameraCounter:
+    """Reads frames until `frames_to_agree` consecutive ones give the same face counts."""
+
+    def __init__(self, frames: FrameSource, reader: DiceReaderLike, *, frames_to_agree: int = 3,
+                 max_frames: int = 10, min_confidence: float = 0.6) -> None:
+        if frames_to_agree < 1 or max_frames < frames_to_agree:
+            raise ValueError("need 1 <= frames_to_agree <= max_frames")
+        self.frames = frames
+        self.reader = reader
+        self.frames_to_agree = frames_to_agree
+        self.max_frames = max_frames
+        self.min_confidence = min_confidence
+
+    def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None) -> RevealOutcome:
+        run: list[tuple[np.ndarray, DiceReading]] = []
+        last: tuple[np.ndarray, DiceReading] | None = None
+        for _ in range(self.max_frames):
+            try:
+                frame = self.frames.read()
+                reading = self.reader.read(frame)
+            except VisionError as exc:
+                return self._done(None, f"the camera failed: {exc}", last, save_dir)
+            last = (frame, reading)
+            if run and run[-1][1].counts != reading.counts:
+                run = []
+            run.append((frame, reading))
+            if len(run) >= self.frames_to_agree:
+                break
+        else:
+            return self._done(None, f"the frames disagree after {self.max_frames} tries", last, save_dir)
+        # of the agreeing frames, keep the one the reader was surest about
+        frame, reading = max(run, key=lambda fr: fr[1].min_confidence)
+        if reading.total != expected_total:
+            return self._done(None, f"I see {reading.total} {_dice_word(reading.total)} but "
+                                    f"{expected_total} {'is' if expected_total == 1 else 'are'} in play",
+                              (frame, reading), save_dir)
+        if reading.min_confidence < self.min_confidence:
+            return self._done(None, "confidence is low: some dice are hard to read", (frame, reading), save_dir)
+        return self._done(reading, f"I read all {reading.total} {_dice_word(reading.total)}", (frame, reading), save_dir)
+
+    def _done(self, reading, reason, shot, save_dir) -> RevealOutcome:
+        path = None
+        if save_dir is not None and shot is not None:
+            path = next_reveal_path(pathlib.Path(save_dir))
+            note = "OK" if reading is not None else reason
+            cv2.imwrite(str(path), annotate(shot[0], shot[1], note))
+        return RevealOutcome(reading=reading, reason=reason, annotated_path=path)

@@ -1,0 +1,287 @@
+"""Synthetic table scenes with known dice, for tests, training and the benchmark.
+
+Deterministic given a seed: every random choice comes from one numpy Generator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+CANON = 96  # side of the canonical die face drawing, before warping into the scene
+
+# pip centres on a unit face, per face value
+PIPS = {
+    1: [(0.5, 0.5)],
+    2: [(0.27, 0.27), (0.73, 0.73)],
+    3: [(0.27, 0.27), (0.5, 0.5), (0.73, 0.73)],
+    4: [(0.27, 0.27), (0.73, 0.27), (0.27, 0.73), (0.73, 0.73)],
+    5: [(0.27, 0.27), (0.73, 0.27), (0.5, 0.5), (0.27, 0.73), (0.73, 0.73)],
+    6: [(0.27, 0.25), (0.73, 0.25), (0.27, 0.5), (0.73, 0.5), (0.27, 0.75), (0.73, 0.75)],
+}
+
+BODY_COLOURS = [  # BGR
+    (30, 30, 200), (40, 160, 40), (190, 80, 20), (20, 200, 230), (240, 240, 240),
+    (25, 25, 25), (140, 40, 130), (0, 120, 240), (200, 200, 60), (60, 60, 130),
+    (120, 190, 240), (90, 90, 90), (30, 90, 30), (150, 20, 20), (210, 170, 240),
+]
+
+
+@dataclass(frozen=True)
+class SceneDie:
+    face: int  # 1..6 (a Paco face is 1)
+    box: tuple[int, int, int, int]
+    paco: bool
+    corners: tuple[tuple[float, float], ...]  # top-face corners in the final image
+
+
+@dataclass(frozen=True)
+class Scene:
+    image: np.ndarray  # BGR uint8
+    dice: tuple[SceneDie, ...]
+    background: str
+
+    @property
+    def counts(self) -> dict[int, int]:
+        c = {f: 0 for f in range(1, 7)}
+        for d in self.dice:
+            c[d.face] += 1
+        return c
+
+
+def _lum(c) -> float:
+    b, g, r = c
+    return 0.114 * b + 0.587 * g + 0.299 * r
+
+
+def _jitter(rng, c, amount=25):
+    return tuple(int(np.clip(v + rng.integers(-amount, amount + 1), 0, 255)) for v in c)
+
+
+def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False, size: int = CANON):
+    """Draw one die's top face (BGR) and its alpha mask on a size x size canvas."""
+    s = size
+    img = np.zeros((s, s, 3), np.uint8)
+    img[:] = body
+    mask = np.zeros((s, s), np.uint8)
+    r = int(s * rng.uniform(0.08, 0.18))  # rounded corners
+    cv2.rectangle(mask, (r, 0), (s - 1 - r, s - 1), 255, -1)
+    cv2.rectangle(mask, (0, r), (s - 1, s - 1 - r), 255, -1)
+    for cx, cy in ((r, r), (s - 1 - r, r), (r, s - 1 - r), (s - 1 - r, s - 1 - r)):
+        cv2.circle(mask, (cx, cy), r, 255, -1, cv2.LINE_AA)
+    # soft shading toward the edges, like a real bevel
+    yy, xx = np.mgrid[0:s, 0:s].astype(np.float32) / s
+    edge = np.minimum(np.minimum(xx, 1 - xx), np.minimum(yy, 1 - yy))
+    shade = 0.8 + 0.2 * np.clip(edge / 0.1, 0, 1)
+    img = (img.astype(np.float32) * shade[..., None]).clip(0, 255).astype(np.uint8)
+    if paco:
+        _draw_toucan(rng, img, body)
+    else:
+        pr = s * rng.uniform(0.075, 0.1)
+        if face == 1:
+            pr *= rng.uniform(1.0, 1.6)  # many dice have a bigger ace pip
+        k = rng.uniform(0.92, 1.0)
+        for px, py in PIPS[face]:
+            cx = (0.5 + (px - 0.5) * k) * s
+            cy = (0.5 + (py - 0.5) * k) * s
+            cv2.circle(img, (int(cx * 16), int(cy * 16)), int(pr * 16), pip, -1, cv2.LINE_AA, shift=4)
+    return img, mask
+
+
+def _draw_toucan(rng, img, body) -> None:
+    """A stylised toucan head: dark head, pale throat, big coloured beak, eye. Never a pip pattern."""
+    s = img.shape[0]
+    u = lambda v: int(v * s * 16)  # noqa: E731 - fixed-point coordinates
+    dark = (20, 20, 20) if _lum(body) > 70 else (235, 235, 235)
+    cx, cy = rng.uniform(0.3, 0.4), rng.uniform(0.45, 0.55)
+    cv2.ellipse(img, (u(cx), u(cy)), (u(0.22), u(0.27)), 0, 0, 360, dark, -1, cv2.LINE_AA, shift=4)
+    throat = (200, 240, 250) if _lum(body) < 170 else (60, 200, 240)
+    cv2.ellipse(img, (u(cx + 0.05), u(cy + 0.14)), (u(0.1), u(0.08)), 0, 0, 360, throat, -1, cv2.LINE_AA, shift=4)
+    beak = [(0, 140, 255), (0, 200, 255), (0, 90, 230)][int(rng.integers(3))]
+    pts = np.array([[cx + 0.12, cy - 0.12], [cx + 0.62, cy - 0.02], [cx + 0.55, cy + 0.06],
+                    [cx + 0.12, cy + 0.06]]) * s
+    cv2.fillPoly(img, [np.round(pts * 16).astype(np.int32)], beak, cv2.LINE_AA, shift=4)
+    tip = np.array([[cx + 0.5, cy - 0.04], [cx + 0.62, cy - 0.02], [cx + 0.55, cy + 0.06], [cx + 0.46, cy + 0.05]]) * s
+    cv2.fillPoly(img, [np.round(tip * 16).astype(np.int32)], (30, 30, 210), cv2.LINE_AA, shift=4)
+    cv2.line(img, (u(cx + 0.12), u(cy - 0.03)), (u(cx + 0.55), u(cy + 0.01)), (20, 20, 20), max(1, s // 60), cv2.LINE_AA, shift=4)
+    cv2.circle(img, (u(cx + 0.02), u(cy - 0.08)), u(0.065), (255, 160, 60), -1, cv2.LINE_AA, shift=4)
+    cv2.circle(img, (u(cx + 0.02), u(cy - 0.08)), u(0.03), (10, 10, 10), -1, cv2.LINE_AA, shift=4)
+
+
+def _background(rng, h: int, w: int) -> tuple[np.ndarray, str]:
+    kind = ["felt", "wood", "cloth"][int(rng.integers(3))]
+    if kind == "felt":
+        base = np.array([[40, 110, 30], [90, 60, 20], [30, 30, 120], [50, 50, 50], [70, 100, 60]][int(rng.integers(5))], np.float32)
+        noise = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 1.2) * 10
+        img = base[None, None, :] + noise[..., None]
+    elif kind == "wood":
+        base = np.array([[40, 80, 140], [60, 110, 170], [30, 55, 95], [90, 150, 200]][int(rng.integers(4))], np.float32)
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        ang = rng.uniform(0, np.pi)
+        t = xx * np.cos(ang) + yy * np.sin(ang)
+        wob = cv2.resize(rng.normal(0, 1, (8, 8)).astype(np.float32), (w, h), interpolation=cv2.INTER_CUBIC) * 15
+        grain = np.sin((t + wob) / rng.uniform(6, 14)) * 0.5 + 0.5
+        grain = grain ** 3
+        img = base[None, None, :] * (0.8 + 0.3 * grain[..., None])
+        img += rng.normal(0, 3, (h, w, 1)).astype(np.float32)
+    else:
+        c1 = np.array(BODY_COLOURS[int(rng.integers(len(BODY_COLOURS)))], np.float32) * 0.5 + 60
+        c2 = c1 * rng.uniform(0.75, 0.95)
+        p = int(rng.integers(3, 7))
+        yy, xx = np.mgrid[0:h, 0:w]
+        weave = (((xx // p) + (yy // p)) % 2).astype(np.float32)
+        weave = cv2.GaussianBlur(weave, (0, 0), 0.8)
+        img = c1 * weave[..., None] + c2 * (1 - weave[..., None])
+        img += rng.normal(0, 3, (h, w, 1)).astype(np.float32)
+    return img, kind
+
+
+def _contrast_ok(a, b, minimum: float = 45.0) -> bool:
+    lab = cv2.cvtColor(np.array([[a, b]], np.uint8), cv2.COLOR_BGR2LAB).astype(np.float32)[0]
+    return float(np.linalg.norm(lab[0] - lab[1])) >= minimum
+
+
+def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: int | None = None,
+                   paco_fraction: float = 0.3, touching: float = 0.35, angle: float = 1.0,
+                   hard: float = 1.0, faces: tuple[int, ...] | None = None,
+                   body_colours: tuple[tuple[int, int, int], ...] | None = None,
+                   die_scale: float = 1.0, table_seed: int | None = None) -> Scene:
+    """Make one scene: (height, width) `size`, 1..30 dice unless `n_dice` given.
+
+    `angle` scales the perspective tilt (0 = top-down), `hard` scales glare, blur and noise.
+    `table_seed` fixes the table, light and camera apart from the dice (calibration photos share it).
+    """
+    rng = np.random.default_rng(seed)
+    tr = rng if table_seed is None else np.random.default_rng(table_seed)
+    h, w = size
+    n = int(n_dice if n_dice is not None else rng.integers(1, 31))
+    bg, kind = _background(tr, h, w)
+    bg_mean = tuple(int(v) for v in bg.reshape(-1, 3).mean(0))
+    # die size in pixels: smaller when many dice must fit
+    base = min(h, w)
+    hi = base * (0.13 if n <= 8 else 0.1 if n <= 18 else 0.085)
+    s_mean = rng.uniform(base * 0.065, hi) * die_scale
+    img = bg.copy()
+    light = tr.uniform(0, 2 * np.pi)
+    lx, ly = np.cos(light), np.sin(light)
+    placed: list[np.ndarray] = []
+    dice_meta = []
+    tries = 0
+    while len(placed) < n and tries < n * 200:
+        tries += 1
+        s = s_mean * rng.uniform(0.92, 1.08)
+        if placed and rng.random() < touching:
+            # touching: put it flush against a random placed die
+            j = int(rng.integers(len(placed)))
+            pc = placed[j].mean(0)
+            e = placed[j][1] - placed[j][0]
+            theta = np.arctan2(e[1], e[0]) + rng.normal(0, 0.08)
+            k = int(rng.integers(4))
+            d = np.array([np.cos(theta + k * np.pi / 2), np.sin(theta + k * np.pi / 2)])
+            c = pc + d * (np.linalg.norm(e) / 2 + s / 2) * 1.02 + rng.normal(0, s * 0.05, 2)
+        else:
+            theta = rng.uniform(0, np.pi / 2)
+            c = np.array([rng.uniform(s, w - s), rng.uniform(s, h - s)])
+        R = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+        sq = (np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * s) @ R.T + c
+        if sq.min() < 4 or sq[:, 0].max() > w - 5 or sq[:, 1].max() > h - 5:
+            continue
+        ok = True
+        for q in placed:
+            area, _ = cv2.intersectConvexConvex(sq.astype(np.float32), q.astype(np.float32))
+            if area > 0.02 * s * s:
+                ok = False
+                break
+        if ok:
+            placed.append(sq)
+    # draw shadows first, then side faces, then tops (so neighbours overlap correctly)
+    shadow = np.zeros((h, w), np.float32)
+    for sq in placed:
+        s = np.linalg.norm(sq[1] - sq[0])
+        off = np.array([lx, ly]) * s * rng.uniform(0.05, 0.18)
+        cv2.fillConvexPoly(shadow, np.round((sq + off) * 16).astype(np.int32), 1.0, cv2.LINE_AA, shift=4)
+    shadow = cv2.GaussianBlur(shadow, (0, 0), s_mean * 0.08 + 1)
+    img *= (1 - rng.uniform(0.3, 0.55) * shadow)[..., None]
+    cam = np.array([w / 2, h / 2]) + tr.normal(0, 0.2, 2) * [w, h]
+    for sq in placed:
+        s = np.linalg.norm(sq[1] - sq[0])
+        face = int(rng.integers(1, 7)) if faces is None else int(faces[int(rng.integers(len(faces)))])
+        paco = face == 1 and rng.random() < paco_fraction  # Paco dice: toucan replaces the ace
+        palette = body_colours or BODY_COLOURS
+        for _ in range(20):
+            body = _jitter(rng, palette[int(rng.integers(len(palette)))], 25 if body_colours is None else 8)
+            if _contrast_ok(body, bg_mean, 40):
+                break
+        pip = (245, 245, 245) if _lum(body) < 120 else (20, 20, 20)
+        if rng.random() < 0.2:
+            pip = (0, 0, 220) if _lum(body) > 150 else (0, 220, 255)
+            if not _contrast_ok(body, pip, 60):
+                pip = (245, 245, 245) if _lum(body) < 120 else (20, 20, 20)
+        top, mask = draw_face(rng, face, body, pip, paco)
+        # side face toward the camera's far side: gives the moderate-angle 3D look
+        vec = (sq.mean(0) - cam) / max(w, h) * angle * s * rng.uniform(0.3, 0.7)
+        side = np.vstack([sq, sq + vec])
+        hull = cv2.convexHull(side.astype(np.float32))
+        side_col = tuple(int(v * rng.uniform(0.45, 0.7)) for v in body)
+        cv2.fillConvexPoly(img, np.round(hull.reshape(-1, 2) * 16).astype(np.int32), side_col, cv2.LINE_AA, shift=4)
+        sq_top = sq - vec * 0.0  # the top stays where placed; sides show beyond it
+        src = np.array([[0, 0], [CANON, 0], [CANON, CANON], [0, CANON]], np.float32)
+        # warp only into the die's own region: whole-frame warps per die were the slow part
+        x0, y0 = np.maximum(np.floor(sq_top.min(0)).astype(int) - 2, 0)
+        x1, y1 = np.minimum(np.ceil(sq_top.max(0)).astype(int) + 3, [w, h])
+        M = cv2.getPerspectiveTransform(src, (sq_top - [x0, y0]).astype(np.float32))
+        rw, rh = int(x1 - x0), int(y1 - y0)
+        warped = cv2.warpPerspective(top, M, (rw, rh), flags=cv2.INTER_LINEAR)
+        wm = cv2.warpPerspective(mask, M, (rw, rh), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255
+        roi = img[y0:y1, x0:x1]
+        img[y0:y1, x0:x1] = roi * (1 - wm) + warped.astype(np.float32) * wm
+        # top-face shade: faces tilt slightly in the light
+        dice_meta.append((face, paco, sq_top))
+    # lighting gradient across the table
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    g = tr.uniform(-0.35, 0.35) * ((xx - w / 2) * np.cos(light) + (yy - h / 2) * np.sin(light)) / max(w, h)
+    vign = 1 - tr.uniform(0, 0.25) * (((xx - w / 2) / w) ** 2 + ((yy - h / 2) / h) ** 2) * 2
+    img *= ((1 + g) * vign)[..., None]
+    # glare: a soft bright patch (lamp reflection), sometimes over dice
+    for _ in range(int(tr.integers(0, 3))):
+        gx, gy = tr.uniform(0, w), tr.uniform(0, h)
+        gs = tr.uniform(0.03, 0.12) * max(w, h)
+        blob = np.exp(-(((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * gs * gs)))
+        img += (blob * tr.uniform(40, 110) * hard)[..., None]
+    img = np.clip(img, 0, 255)
+    # moderate perspective of the whole table
+    t = 0.07 * angle
+    src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    dst = src + tr.uniform(-t, t, (4, 2)).astype(np.float32) * [w, h]
+    dst = np.float32(dst)
+    # keep it inside the frame by normalising to the bounding box of dst
+    lo = dst.min(0)
+    hi2 = dst.max(0)
+    dst = (dst - lo) / (hi2 - lo) * [w - 1, h - 1]
+    P = cv2.getPerspectiveTransform(src, dst.astype(np.float32))
+    img = cv2.warpPerspective(img.astype(np.float32), P, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    blur = tr.uniform(0, 1.3) * hard
+    if blur > 0.3:
+        img = cv2.GaussianBlur(img, (0, 0), blur)
+    img += rng.normal(0, rng.uniform(1, 7) * hard, img.shape).astype(np.float32)
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    if rng.random() < 0.5:
+        q = int(rng.integers(60, 95))
+        img = cv2.imdecode(cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])[1], cv2.IMREAD_COLOR)
+    out = []
+    for face, paco, sq in dice_meta:
+        pts = cv2.perspectiveTransform(sq.reshape(-1, 1, 2).astype(np.float32), P).reshape(-1, 2)
+        x0, y0 = pts.min(0)
+        x1, y1 = pts.max(0)
+        box = (int(round(x0)), int(round(y0)), int(round(x1 - x0)), int(round(y1 - y0)))
+        out.append(SceneDie(face=face, box=box, paco=paco, corners=tuple(map(tuple, pts.tolist()))))
+    return Scene(image=img, dice=tuple(out), background=kind)
+
+
+def generate_paco_closeup(seed: int, size: tuple[int, int] = (480, 640),
+                          body_colours: tuple[tuple[int, int, int], ...] | None = None) -> Scene:
+    """The Paco face of a player's dice held toward the camera: one to three big toucan faces."""
+    rng = np.random.default_rng(seed)
+    return generate_scene(seed, size=size, n_dice=int(rng.integers(1, 4)), faces=(1,), paco_fraction=1.0,
+                          angle=0.3, hard=0.5, body_colours=body_colours, die_scale=1.6, touching=0.0)

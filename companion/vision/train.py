@@ -1,0 +1,271 @@
+"""Train the shipped face model: python -m companion.vision.train [--scenes N] [--real DIR] [--out PATH].
+
+Reproducible: fixed seeds for the synthetic scenes, the jitter and the weight start. Real photos are
+optional; when present, only the training split (see `real_split`) is used, never the held-out part.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+import cv2
+import numpy as np
+
+from companion.vision.detect import Candidate, crop, find_regions
+from companion.vision.model import CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, conv3, dihedral, features, pool2
+from companion.vision.scenes import generate_scene
+
+REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
+
+
+def load_labels(root: pathlib.Path) -> list[dict]:
+    with open(root / "labels.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def real_split(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Fixed split: sorted by file name, every 5th photo is held out (40 of 200)."""
+    recs = sorted(records, key=lambda r: r["file"])
+    train = [r for i, r in enumerate(recs) if i % 5 != 0]
+    held = [r for i, r in enumerate(recs) if i % 5 == 0]
+    return train, held
+
+
+def label_candidates(cands: list[Candidate], gts: list[tuple[int, tuple]]) -> list[int | None]:
+    """Class of each candidate from the ground truth; None when too ambiguous to teach anything.
+
+    A face only when the crop is centred on that die and about its size; "several" when the crop
+    covers two or more die centres; "not a die" when its centre is on no die.
+    """
+    out: list[int | None] = []
+    for c in cands:
+        bx, by, bw, bh = c.box
+        covered = [cls for cls, (x, y, w, h) in gts if bx <= x + w / 2 <= bx + bw and by <= y + h / 2 <= by + bh]
+        inside = [(cls, (x, y, w, h)) for cls, (x, y, w, h) in gts if x <= c.cx <= x + w and y <= c.cy <= y + h]
+        face = None
+        if len(inside) == 1:
+            cls, (x, y, w, h) = inside[0]
+            s = max(w, h)
+            off = np.hypot(c.cx - (x + w / 2), c.cy - (y + h / 2))
+            if off < 0.22 * s and 0.65 < max(c.w, c.h) / s < 1.7:
+                face = cls
+        if face is not None:
+            out.append(face)
+        elif len(covered) >= 2:
+            out.append(SEVERAL)
+        elif not inside:
+            out.append(NOT_DIE)
+        else:
+            out.append(None)
+    return out
+
+
+def _jittered(rng, c: Candidate, n: int, side_jit=0.1) -> list[Candidate]:
+    out = []
+    for _ in range(n):
+        s = max(c.w, c.h)
+        out.append(Candidate(cx=c.cx + rng.normal(0, 0.06) * s, cy=c.cy + rng.normal(0, 0.06) * s,
+                             w=c.w * rng.uniform(1 - side_jit, 1 + side_jit * 1.5), h=c.h * rng.uniform(1 - side_jit, 1 + side_jit * 1.5),
+                             angle=c.angle + rng.uniform(-12, 12)))
+    return out
+
+
+def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Candidate], rng, jitter: int):
+    patches, labels = [], []
+    # every alternative cut the detector offers, so the model learns to judge them
+    cands = [c for opts in find_regions(image) for o in opts for c in o]
+    for c, y in zip(cands, label_candidates(cands, gts)):
+        if y is None:
+            continue
+        for cj in [c] + _jittered(rng, c, jitter if y not in (NOT_DIE, SEVERAL) else 1):
+            patches.append(crop(image, cj, PATCH))
+            labels.append(y)
+    for (cls, _), g in zip(gts, gt_cands):
+        for cj in _jittered(rng, g, jitter):
+            patches.append(crop(image, cj, PATCH))
+            labels.append(cls)
+    # off-centre crops (half a die away) teach the model to say "not a die" between two dice
+    for (cls, _), g in zip(gts, gt_cands):
+        s = max(g.w, g.h)
+        a = rng.uniform(0, 2 * np.pi)
+        off = Candidate(cx=g.cx + np.cos(a) * s * 0.55, cy=g.cy + np.sin(a) * s * 0.55, w=g.w, h=g.h, angle=g.angle)
+        inside = label_candidates([off], gts)[0]
+        if inside == NOT_DIE:
+            patches.append(crop(image, off, PATCH))
+            labels.append(NOT_DIE)
+    return patches, labels
+
+
+def synthetic_data(n_scenes: int, seed: int, jitter: int = 2):
+    rng = np.random.default_rng(seed)
+    P, Y = [], []
+    for i in range(n_scenes):
+        size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][i % 4]
+        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5)
+        gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
+        gcs = []
+        for d in sc.dice:
+            (cx, cy), (w, h), ang = cv2.minAreaRect(np.array(d.corners, np.float32))
+            gcs.append(Candidate(cx=cx, cy=cy, w=w * 1.08, h=h * 1.08, angle=ang))
+        p, y = collect(sc.image, gts, gcs, rng, jitter)
+        P += p
+        Y += y
+    return P, Y
+
+
+def real_data(records: list[dict], root: pathlib.Path, seed: int, jitter: int = 5):
+    rng = np.random.default_rng(seed)
+    P, Y = [], []
+    for r in records:
+        img = cv2.imread(str(root / r["file"]))
+        if img is None:
+            continue
+        gts = [(d["face"], tuple(d["box"])) for d in r["dice"]]
+        gcs = [Candidate(cx=x + w / 2, cy=y + h / 2, w=w * 0.95, h=h * 0.95, angle=0.0) for _, (x, y, w, h) in gts]
+        p, y = collect(img, gts, gcs, rng, jitter)
+        P += p
+        Y += y
+    return P, Y
+
+
+def _conv_back(g: np.ndarray, cols: np.ndarray, w: np.ndarray, in_shape, need_input: bool = True):
+    n, h, wd, c = in_shape
+    f = w.shape[1]
+    gw = cols.reshape(-1, cols.shape[-1]).T @ g.reshape(-1, f)
+    gb = g.reshape(-1, f).sum(0)
+    if not need_input:  # the first layer's input is the image: no gradient needed
+        return None, gw, gb
+    gcols = g @ w.T
+    gxp = np.zeros((n, h + 2, wd + 2, c), np.float32)
+    k = 0
+    for dy in range(3):
+        for dx in range(3):
+            gxp[:, dy:dy + h, dx:dx + wd, :] += gcols[..., k * c:(k + 1) * c]
+            k += 1
+    return gxp[:, 1:-1, 1:-1, :], gw, gb
+
+
+def _pool_back(g: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    up = np.repeat(np.repeat(y, 2, 1), 2, 2)
+    return np.repeat(np.repeat(g, 2, 1), 2, 2) * (x == up)
+
+
+def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 7, epochs: int = 10, chans=(16, 32, 48),
+        dense: int = 128, lr: float = 2e-3, batch: int = 128, log=print) -> FaceModel:
+    """A small CNN in plain numpy with Adam; a random square symmetry of every patch each epoch."""
+    rng = np.random.default_rng(seed)
+    cin = [CHANNELS, *chans]
+    W: list[np.ndarray] = []
+    for a, b in zip(cin[:-1], cin[1:]):
+        W += [rng.normal(0, np.sqrt(2 / (9 * a)), (9 * a, b)).astype(np.float32), np.zeros(b, np.float32)]
+    flat = (PATCH // 8) ** 2 * chans[-1]
+    W += [rng.normal(0, np.sqrt(2 / flat), (flat, dense)).astype(np.float32), np.zeros(dense, np.float32)]
+    W += [rng.normal(0, np.sqrt(1 / dense), (dense, N_CLASSES)).astype(np.float32), np.zeros(N_CLASSES, np.float32)]
+    m = [np.zeros_like(w) for w in W]
+    v = [np.zeros_like(w) for w in W]
+    t = 0
+    n = len(y)
+    freq = np.bincount(y, minlength=N_CLASSES).astype(np.float32) + 1
+    cw = ((freq.sum() / freq / N_CLASSES) ** 0.5).astype(np.float32)
+    total_steps = epochs * ((n + batch - 1) // batch)
+    for ep in range(epochs):
+        k = rng.integers(0, 8, n)
+        Xa = np.empty_like(X_patches)
+        for s in range(8):
+            idx = np.nonzero(k == s)[0]
+            Xa[idx] = dihedral(X_patches[idx], s)
+        F = features(Xa).reshape(n, CHANNELS, PATCH, PATCH).transpose(0, 2, 3, 1)
+        order = rng.permutation(n)
+        loss_sum, correct = 0.0, 0
+        for i in range(0, n, batch):
+            bi = order[i:i + batch]
+            x, yb = np.ascontiguousarray(F[bi]), y[bi]
+            nb = len(bi)
+            # forward, keeping what backward needs
+            cache = []
+            h = x
+            for j in range(0, 6, 2):
+                z, cols = conv3(h, W[j], W[j + 1])
+                r = np.maximum(z, 0)
+                p = pool2(r)
+                cache.append((h.shape, cols, z, r, p))
+                h = p
+            hf = h.reshape(nb, -1)
+            d1 = hf @ W[6] + W[7]
+            a1 = np.maximum(d1, 0)
+            zz = a1 @ W[8] + W[9]
+            zz -= zz.max(1, keepdims=True)
+            pr = np.exp(zz)
+            pr /= pr.sum(1, keepdims=True)
+            wt = cw[yb]
+            loss_sum += float(-(np.log(pr[np.arange(nb), yb] + 1e-9) * wt).sum())
+            correct += int((pr.argmax(1) == yb).sum())
+            g = pr
+            g[np.arange(nb), yb] -= 1
+            g *= (wt / nb)[:, None]
+            grads: list = [None] * len(W)
+            grads[8] = a1.T @ g
+            grads[9] = g.sum(0)
+            g = (g @ W[8].T) * (d1 > 0)
+            grads[6] = hf.T @ g
+            grads[7] = g.sum(0)
+            g = (g @ W[6].T).reshape(h.shape)
+            for j in (4, 2, 0):
+                shp, cols, z, r, p = cache[j // 2]
+                g = _pool_back(g, r, p) * (z > 0)
+                g, grads[j], grads[j + 1] = _conv_back(g, cols, W[j], shp, need_input=j > 0)
+            t += 1
+            step_lr = lr * 0.5 * (1 + np.cos(np.pi * t / total_steps))
+            for j in range(len(W)):
+                gj = grads[j] + (1e-4 * W[j] if W[j].ndim == 2 else 0)
+                m[j] = 0.9 * m[j] + 0.1 * gj
+                v[j] = 0.999 * v[j] + 0.001 * gj * gj
+                W[j] -= (step_lr * (m[j] / (1 - 0.9 ** t)) / (np.sqrt(v[j] / (1 - 0.999 ** t)) + 1e-8)).astype(np.float32)
+        log(f"epoch {ep + 1}/{epochs} loss {loss_sum / n:.4f} train acc {correct / n:.4f}", flush=True)
+    f0 = features(X_patches[: min(n, 5000)])
+    return FaceModel(weights=tuple(W), mean=f0.mean(0), std=f0.std(0) + 0.1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m companion.vision.train", description=__doc__)
+    ap.add_argument("--scenes", type=int, default=300, help="synthetic scenes to learn from")
+    ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos (training split only)")
+    ap.add_argument("--no-real", action="store_true", help="synthetic data only")
+    ap.add_argument("--epochs", type=int, default=13)
+    ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the extracted patches here (.npz)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=pathlib.Path, default=MODEL_PATH)
+    a = ap.parse_args(argv)
+    cv2.setRNGSeed(a.seed)
+    t0 = time.time()
+    if a.cache is not None and a.cache.exists():
+        with np.load(a.cache) as z:
+            X, y = z["X"], z["y"]
+        print(f"patches from cache {a.cache}: {len(y)}", flush=True)
+    else:
+        P, Y = synthetic_data(a.scenes, a.seed)
+        print(f"synthetic: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
+        if not a.no_real and (a.real / "labels.jsonl").exists():
+            train, held = real_split(load_labels(a.real))
+            p, yy = real_data(train, a.real, a.seed)
+            P += p
+            Y += yy
+            print(f"real: {len(yy)} patches from {len(train)} training photos ({len(held)} held out, unused)", flush=True)
+        elif not a.no_real:
+            print(f"real photos not found at {a.real}; synthetic only", flush=True)
+        X = np.stack(P).astype(np.uint8)
+        y = np.array(Y, np.int64)
+        if a.cache is not None:
+            np.savez_compressed(a.cache, X=X, y=y)
+    print("class counts:", np.bincount(y, minlength=N_CLASSES).tolist(), flush=True)
+    model = fit(X, y, seed=a.seed, epochs=a.epochs)
+    model.save(a.out)
+    print(f"saved {a.out} ({a.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

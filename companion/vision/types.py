@@ -1,0 +1,49 @@
+"""Plain result types shared by the reader, the reveal and the commands."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FACES = (1, 2, 3, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class Die:
+    face: int  # 1..6; a Paco (toucan) face is reported as 1
+    box: tuple[int, int, int, int]  # x, y, w, h in image pixels
+    confidence: float  # 0..1, the model's probability for this face
+    paco: bool = False  # True when read as the printed toucan rather than a pip
+
+    def to_json(self) -> dict:
+        return {"face": self.face, "box": [int(v) for v in self.box], "confidence": round(float(self.confidence), 3)}
+
+
+@dataclass(frozen=True)
+class DiceReading:
+    dice: tuple[Die, ...]
+    counts: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # counts always derived from dice so the two can never disagree
+        c = {f: 0 for f in FACES}
+        for d in self.dice:
+            c[d.face] += 1
+        object.__setattr__(self, "counts", c)
+
+    @property
+    def total(self) -> int:
+        return len(self.dice)
+
+    @property
+    def min_confidence(self) -> float:
+        return min((d.confidence for d in self.dice), default=1.0)
+
+    def count_for(self, face: int, aces_wild: bool) -> int:
+        """Dice that count toward a bid on `face`: aces only count for themselves on a bid of 1s."""
+        if face not in FACES:
+            raise ValueError(f"face must be 1..6, not {face!r}")
+        if face == 1 or not aces_wild:
+            return self.counts[face]
+        return self.counts[face] + self.counts[1]
+
+    def counts_json(self) -> dict[str, int]:
+        return {str(f): self.counts[f] for f in FACES}

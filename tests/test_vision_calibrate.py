@@ -1,0 +1,114 @@
+"""Calibration from a folder of photos made by the scene generator, then reading Paco faces."""
+import argparse
+import json
+
+import cv2
+import pytest
+
+from companion.vision.calibrate import expected_faces, load_calibration_images
+from companion.vision.commands import add_calibrate_arguments, run_calibrate
+from companion.vision.errors import CalibrationFailed
+from companion.vision.profile import load_profile
+from companion.vision.reader import DiceReader
+from companion.vision.scenes import generate_paco_closeup, generate_scene
+
+TABLE = 4242
+SIZE = (480, 640)
+BODY = ((40, 40, 190),)  # the player's red Perudo dice
+KW = dict(size=SIZE, table_seed=TABLE, angle=0.3, hard=0.3, touching=0.0)
+
+
+def _write(folder, name, img):
+    cv2.imwrite(str(folder / name), img)
+
+
+@pytest.fixture(scope="module")
+def calib_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("calib-images")
+    _write(d, "empty-1.png", generate_scene(1, n_dice=0, **KW).image)
+    sc = generate_scene(2, n_dice=4, faces=(2, 3, 4, 5, 6), paco_fraction=0.0, **KW)
+    faces = "".join(str(f) for f in sorted(d_.face for d_ in sc.dice))
+    _write(d, f"dice-{faces}.png", sc.image)
+    _write(d, "paco-1.png", generate_paco_closeup(3, body_colours=BODY).image)
+    _write(d, "paco-2.png", generate_paco_closeup(4, body_colours=BODY).image)
+    (d / "notes.txt").write_text("not a photo: ignored")
+    return d
+
+
+def test_naming_convention():
+    assert expected_faces("dice-2356.png") == (2, 3, 5, 6)
+    assert expected_faces("dice-1-2-6.png") == (1, 2, 6)
+    assert expected_faces("DICE_a-41.jpg") == (1, 4)
+    assert expected_faces("dice.png") is None
+
+
+def test_calibrate_then_read_paco(calib_dir, tmp_path, capsys):
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    out = tmp_path / "calibration" / "alice"
+    said = []
+    code = run_calibrate(p.parse_args(["--images", str(calib_dir), "--name", "alice", "--out", str(out)]), say=said.append)
+    assert code == 0, capsys.readouterr().err
+    assert said and "alice" in said[-1]
+    data = json.loads((out / "profile.json").read_text())
+    assert data["version"] == 1 and data["background"] == "background.png" and data["paco"]
+    prof = load_profile(out)
+    assert prof.die_size is not None and prof.background is not None
+    reader = DiceReader(prof)
+    for seed in (10, 11):
+        sc = generate_scene(seed, n_dice=8, faces=(1, 1, 2, 4), paco_fraction=1.0, body_colours=BODY, **KW)
+        r = reader.read(sc.image)
+        assert r.counts == sc.counts
+        assert sum(d.paco for d in r.dice) == sum(d.paco for d in sc.dice)
+
+
+def test_calibration_refuses_wrong_dice_names(calib_dir, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for f in calib_dir.iterdir():
+        name = f.name if not f.name.startswith("dice") else "dice-1111.png"
+        (bad / name).write_bytes(f.read_bytes())
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    assert run_calibrate(p.parse_args(["--images", str(bad), "--out", str(tmp_path / "x")]), say=lambda s: None) == 1
+    assert not (tmp_path / "x" / "profile.json").exists()
+
+
+def test_calibration_needs_empty_and_paco(tmp_path, calib_dir):
+    d = tmp_path / "no-empty"
+    d.mkdir()
+    (d / "paco-1.png").write_bytes((calib_dir / "paco-1.png").read_bytes())
+    with pytest.raises(CalibrationFailed, match="empty"):
+        load_calibration_images(d)
+    (d / "empty.png").write_bytes((calib_dir / "empty-1.png").read_bytes())
+    (d / "paco-1.png").unlink()
+    with pytest.raises(CalibrationFailed, match="paco"):
+        load_calibration_images(d)
+
+
+class _Frames:
+    """A camera stand-in: serves the calibration photos in the order the prompts ask for them."""
+
+    def __init__(self, images):
+        self.images = images
+        self.i = 0
+
+    def read(self):
+        img = self.images[min(self.i, len(self.images) - 1)]
+        self.i += 1
+        return img
+
+
+def test_live_calibration_with_prompts(calib_dir, tmp_path):
+    from companion.vision.calibrate import calibrate_live
+
+    empty = cv2.imread(str(calib_dir / "empty-1.png"))
+    dice = cv2.imread(str(next(calib_dir.glob("dice-*.png"))))
+    paco = cv2.imread(str(calib_dir / "paco-1.png"))
+    frames = _Frames([empty] * 5 + [dice, paco])
+    said, waits = [], []
+    prof = calibrate_live(frames, tmp_path / "live", name="bob", say=said.append, wait=waits.append)
+    assert prof.name == "bob" and (tmp_path / "live" / "profile.json").exists()
+    assert any("Clear the table" in s for s in said) and any("Paco" in s for s in said)
+    assert len(waits) == 3
+    assert sorted(p.name for p in (tmp_path / "live" / "images").iterdir()) == ["dice.png", "empty.png", "paco.png"]

@@ -1,0 +1,72 @@
+"""`companion see` / `companion calibrate` runners, called in-process with argparse namespaces."""
+import argparse
+import json
+
+import cv2
+import pytest
+
+from companion.vision.commands import add_calibrate_arguments, add_see_arguments, run_calibrate, run_see
+from companion.vision.scenes import generate_scene
+
+
+def _see(*argv):
+    p = argparse.ArgumentParser()
+    add_see_arguments(p)
+    return run_see(p.parse_args([str(a) for a in argv]))
+
+
+@pytest.fixture(scope="module")
+def scene_file(tmp_path_factory):
+    sc = generate_scene(900, size=(480, 640), n_dice=5, angle=0.3, hard=0.3, touching=0.0)
+    p = tmp_path_factory.mktemp("see") / "table.png"
+    cv2.imwrite(str(p), sc.image)
+    return p, sc
+
+
+def test_see_json_line_format(scene_file, capsys, tmp_path):
+    path, sc = scene_file
+    out_png = tmp_path / "ann.png"
+    assert _see("--json", path, "--annotate", out_png) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert list(obj) == ["file", "dice", "counts"]
+    assert obj["file"] == str(path)
+    assert list(obj["counts"]) == ["1", "2", "3", "4", "5", "6"]
+    assert sum(obj["counts"].values()) == len(obj["dice"])
+    for d in obj["dice"]:
+        assert list(d) == ["face", "box", "confidence"]
+        assert d["face"] in range(1, 7) and len(d["box"]) == 4 and all(isinstance(v, int) for v in d["box"])
+        assert 0.0 <= d["confidence"] <= 1.0
+    assert {int(k): v for k, v in obj["counts"].items()} == sc.counts
+    assert cv2.imread(str(out_png)) is not None
+
+
+def test_see_bad_file_is_a_clear_error(tmp_path, capsys, scene_file):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a photo")
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    code = _see("--json", bad, scene_file[0], empty)
+    cap = capsys.readouterr()
+    assert code != 0
+    assert "notes.txt" in cap.err and "empty.png" in cap.err and "Traceback" not in cap.err
+    assert len(cap.out.strip().splitlines()) == 1  # the good image is still read
+
+
+def test_see_bad_profile(tmp_path, capsys, scene_file):
+    code = _see("--json", "--profile", tmp_path / "nope", scene_file[0])
+    cap = capsys.readouterr()
+    assert code != 0 and "does not exist" in cap.err and cap.out == ""
+
+
+def test_see_needs_input(capsys):
+    assert _see() != 0
+    assert "give image files" in capsys.readouterr().err
+
+
+def test_calibrate_missing_images_folder(tmp_path, capsys):
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    code = run_calibrate(p.parse_args(["--images", str(tmp_path / "none"), "--out", str(tmp_path / "prof")]))
+    assert code != 0 and "calibration failed" in capsys.readouterr().err

@@ -1,0 +1,122 @@
+"""Bad inputs fail loudly with typed errors, never with a wrong count."""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from companion.vision.errors import ImageUnreadable, ModelError, ProfileError, VisionError
+from companion.vision.frames import ImageFrames, as_bgr, read_image
+from companion.vision.model import load_model
+from companion.vision.profile import load_profile
+
+
+def test_error_hierarchy():
+    for e in (ImageUnreadable, ModelError, ProfileError):
+        assert issubclass(e, VisionError)
+
+
+@pytest.mark.parametrize("content", [b"", b"hello, not a picture", b"\x89PNG\r\n\x1a\n broken"])
+def test_bad_image_files(tmp_path, content):
+    p = tmp_path / "x.png"
+    p.write_bytes(content)
+    with pytest.raises(ImageUnreadable, match="x.png"):
+        read_image(p)
+
+
+def test_missing_image_and_folder(tmp_path):
+    with pytest.raises(ImageUnreadable, match="no such file"):
+        read_image(tmp_path / "nope.jpg")
+    with pytest.raises(ImageUnreadable, match="folder"):
+        read_image(tmp_path)
+    with pytest.raises(ImageUnreadable):
+        ImageFrames([tmp_path / "nope.jpg"]).read()
+
+
+def test_bad_arrays():
+    with pytest.raises(ImageUnreadable):
+        as_bgr(np.zeros((0, 0, 3), np.uint8))
+    with pytest.raises(ImageUnreadable):
+        as_bgr(np.zeros((8, 8, 3), np.float32))
+    assert as_bgr(np.zeros((8, 8), np.uint8)).shape == (8, 8, 3)
+
+
+def _write_profile(d: pathlib.Path, **over):
+    d.mkdir(parents=True, exist_ok=True)
+    data = {"version": 1, "name": "t", "resolution": [48, 64], "die_size": 10.0, "background": None, "paco": []}
+    data.update(over)
+    (d / "profile.json").write_text(json.dumps(data))
+    return d
+
+
+def test_good_minimal_profile_loads(tmp_path):
+    p = load_profile(_write_profile(tmp_path / "ok"))
+    assert p.name == "t" and p.die_size == 10.0 and p.paco_features is None
+
+
+@pytest.mark.parametrize("over, msg", [
+    ({"version": 9}, "version"),
+    ({"resolution": [48]}, "resolution"),
+    ({"die_size": "big"}, "die_size"),
+    ({"die_size": -3}, "die_size"),
+    ({"background": "background.png"}, "missing"),
+    ({"paco": ["paco-0.png"]}, "missing"),
+    ({"paco": ["../../etc/passwd"]}, "plain file name"),
+    ({"paco": "paco-0.png"}, "list"),
+])
+def test_corrupt_profiles(tmp_path, over, msg):
+    d = _write_profile(tmp_path / "bad", **over)
+    with pytest.raises(ProfileError, match=msg):
+        load_profile(d)
+
+
+def test_missing_and_garbled_profiles(tmp_path):
+    with pytest.raises(ProfileError, match="does not exist"):
+        load_profile(tmp_path / "none")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ProfileError, match="no profile.json"):
+        load_profile(tmp_path / "empty")
+    d = tmp_path / "garbled"
+    d.mkdir()
+    (d / "profile.json").write_text("{not json")
+    with pytest.raises(ProfileError, match="corrupt"):
+        load_profile(d)
+    (d / "profile.json").write_text("[1, 2]")
+    with pytest.raises(ProfileError, match="corrupt"):
+        load_profile(d)
+
+
+def test_profile_with_unreadable_image(tmp_path):
+    d = _write_profile(tmp_path / "p", background="background.png")
+    (d / "background.png").write_bytes(b"junk")
+    with pytest.raises(ProfileError, match="not a readable image"):
+        load_profile(d)
+
+
+def test_model_missing_or_corrupt(tmp_path):
+    with pytest.raises(ModelError, match="missing"):
+        load_model(tmp_path / "none.npz")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"zip? no")
+    with pytest.raises(ModelError, match="unreadable"):
+        load_model(bad)
+
+
+def test_missing_camera_is_typed():
+    from companion.vision.errors import CameraUnavailable
+    from companion.vision.frames import CameraFrames
+
+    with pytest.raises(CameraUnavailable, match="camera 97"):
+        CameraFrames(97)
+
+
+def test_see_camera_missing_is_clean(capsys):
+    import argparse
+
+    from companion.vision.commands import add_see_arguments, run_see
+
+    p = argparse.ArgumentParser()
+    add_see_arguments(p)
+    assert run_see(p.parse_args(["--camera", "97", "--headless", "--frames", "1"])) == 1
+    err = capsys.readouterr().err
+    assert "camera 97" in err and "Traceback" not in err

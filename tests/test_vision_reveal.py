@@ -1,0 +1,112 @@
+"""The reveal flow: several agreeing frames, a dice-count check, and honest refusals."""
+import pathlib
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.frames import ArrayFrames, ImageFrames
+from companion.vision.reader import DiceReader
+from companion.vision.reveal import CameraCounter, RevealOutcome
+from companion.vision.scenes import generate_scene
+from companion.vision.types import DiceReading, Die
+
+
+def _easy_scene(seed, n=6):
+    # top-down, gentle conditions: the reveal logic is under test here, not the reader's limits
+    return generate_scene(seed, size=(480, 640), n_dice=n, angle=0.3, hard=0.3, touching=0.0, paco_fraction=0.0)
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return DiceReader()
+
+
+def _save(tmp_path, img, name):
+    p = tmp_path / name
+    cv2.imwrite(str(p), img)
+    return p
+
+
+def _find_readable(reader, seeds, n=6):
+    for s in seeds:
+        sc = _easy_scene(s, n)
+        r = reader.read(sc.image)
+        if r.counts == sc.counts and r.min_confidence >= 0.6:
+            return sc
+    pytest.fail("the reader misread every easy scene tried")
+
+
+def test_agreeing_frames_give_a_reading_and_a_picture(tmp_path, reader):
+    sc = _find_readable(reader, range(500, 510))
+    p = _save(tmp_path, sc.image, "a.png")
+    out = CameraCounter(ImageFrames([p]), reader, frames_to_agree=3).reveal(len(sc.dice), save_dir=tmp_path / "rev")
+    assert isinstance(out, RevealOutcome)
+    assert out.reading is not None, out.reason
+    assert out.reading.counts == sc.counts and out.reading.total == len(sc.dice)
+    assert out.annotated_path == tmp_path / "rev" / "reveal-0001.png" and out.annotated_path.exists()
+    again = CameraCounter(ImageFrames([p]), reader).reveal(len(sc.dice), save_dir=tmp_path / "rev")
+    assert again.annotated_path.name == "reveal-0002.png"
+
+
+def test_count_mismatch_returns_none_with_reason(tmp_path, reader):
+    sc = _find_readable(reader, range(520, 530))
+    out = CameraCounter(ArrayFrames([sc.image]), reader).reveal(len(sc.dice) + 1, save_dir=tmp_path)
+    assert out.reading is None
+    assert out.reason == f"I see {len(sc.dice)} dice but {len(sc.dice) + 1} are in play"
+    assert out.annotated_path is not None and out.annotated_path.exists()
+
+
+def test_disagreeing_frames_return_none(reader):
+    a = _easy_scene(540, 3).image
+    b = _easy_scene(541, 9).image
+    out = CameraCounter(ArrayFrames([a, b, a, b, a, b, a, b]), reader, frames_to_agree=3, max_frames=6).reveal(3)
+    assert out.reading is None and "disagree" in out.reason and out.annotated_path is None
+
+
+class _StubReader:
+    def __init__(self, readings):
+        self.readings = list(readings)
+        self.i = 0
+
+    def read(self, frame):
+        r = self.readings[min(self.i, len(self.readings) - 1)]
+        self.i += 1
+        return r
+
+
+def _reading(faces, conf=0.99):
+    return DiceReading(dice=tuple(Die(face=f, box=(10 * i, 0, 8, 8), confidence=conf) for i, f in enumerate(faces)))
+
+
+def test_low_confidence_returns_none():
+    frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
+    out = CameraCounter(frames, _StubReader([_reading([2, 3, 3], conf=0.3)]), min_confidence=0.6).reveal(3)
+    assert out.reading is None and "confidence is low" in out.reason
+
+
+def test_needs_consecutive_agreement():
+    frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
+    seq = [_reading([2]), _reading([3]), _reading([2]), _reading([2]), _reading([2])]
+    counter = CameraCounter(frames, _StubReader(seq), frames_to_agree=3, max_frames=10)
+    out = counter.reveal(1)
+    assert out.reading is not None and out.reading.counts[2] == 1
+    assert counter.reader.i == 5  # answered only after three in a row
+
+
+def test_camera_error_gives_none(tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not an image")
+    out = CameraCounter(ImageFrames([bad]), _StubReader([_reading([1])])).reveal(1)
+    assert out.reading is None and "camera failed" in out.reason
+
+
+def test_count_for_aces_wild():
+    r = _reading([1, 1, 2, 5, 5, 5])
+    assert r.total == 6
+    assert r.counts == {1: 2, 2: 1, 3: 0, 4: 0, 5: 3, 6: 0}
+    assert r.count_for(5, aces_wild=True) == 5
+    assert r.count_for(5, aces_wild=False) == 3
+    assert r.count_for(1, aces_wild=True) == 2
+    with pytest.raises(ValueError):
+        r.count_for(7, aces_wild=True)
