@@ -232,6 +232,7 @@ def run_play(settings: PlaySettings) -> int:
     from companion.referee import Referee, RefereeSettings, check_player_names
     from companion.rules import Game
 
+    journal = None
     if settings.resuming:
         path = settings.journal or journals.find_session(settings.resume or None)
         game, journal, notes = journals.resume(path)
@@ -243,12 +244,16 @@ def run_play(settings: PlaySettings) -> int:
         check_player_names(settings.players)
         game = Game(settings.players, _build_rules(settings), settings.first)
         path = settings.journal or journals.new_session_path()
-        journal = journals.Journal.start(path, game)
-    print(f"companion: journal {path}", file=sys.stderr)
+        journals.check_new(path)
     try:
+        # Devices before the journal: a missing microphone, camera or profile must not
+        # leave an empty game behind.
         source = _source(settings, game.players)
         counter = _counter(settings)
         speaker = _speaker(settings)
+        if journal is None:
+            journal = journals.Journal.start(path, game)
+        print(f"companion: journal {path}", file=sys.stderr)
         reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
         referee_settings = RefereeSettings(reveal_dir=reveal_dir)
         if settings.input != "text":
@@ -261,7 +266,8 @@ def run_play(settings: PlaySettings) -> int:
                           log=lambda text: print(text, file=sys.stderr))
         referee.run(source, resumed=settings.resuming)
     finally:
-        journal.close()
+        if journal is not None:
+            journal.close()
     if game.winner is None:
         print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)
     return 0

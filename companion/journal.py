@@ -63,6 +63,12 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
     return sessions[-1]
 
 
+def check_new(path: Path) -> None:
+    """A new game never overwrites or extends a journal that already holds one."""
+    if path.exists() and path.stat().st_size > 0:
+        raise JournalError(f"{path} already holds a game; resume it with --resume, or choose another --journal")
+
+
 class Journal:
     """Appends events to a JSON-lines file, flushed and synced after every action."""
 
@@ -86,8 +92,7 @@ class Journal:
 
     @classmethod
     def start(cls, path: Path, game: Game) -> "Journal":
-        if path.exists() and path.stat().st_size > 0:
-            raise JournalError(f"{path} already holds a game; resume it with --resume, or choose another --journal")
+        check_new(path)
         journal = cls(path)
         journal.append(game.events)
         return journal

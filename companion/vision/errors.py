@@ -1,8 +1,10 @@
 """Typed errors of the dice reader: callers catch VisionError and never get a wrong count."""
 from __future__ import annotations
 
+from companion.errors import CompanionError
 
-class VisionError(Exception):
+
+class VisionError(CompanionError):
     """Base of every error raised by companion.vision."""
 
 

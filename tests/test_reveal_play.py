@@ -1,0 +1,67 @@
+"""The reveal in a real game: the referee counts from image files, or falls back to asking."""
+
+import json
+
+import cv2
+import pytest
+
+from companion.journal import load_game
+from companion.rules import count_matching
+from companion.vision.reader import DiceReader
+from companion.vision.scenes import generate_scene
+from conftest import run_companion
+
+
+@pytest.fixture(scope="module")
+def table_photo(tmp_path_factory):
+    """A top-down photo of six dice that the reader reads exactly (checked, not assumed)."""
+    reader = DiceReader()
+    for seed in range(700, 720):
+        scene = generate_scene(seed, size=(480, 640), n_dice=6, angle=0.3, hard=0.3, touching=0.0,
+                               paco_fraction=0.3)
+        reading = reader.read(scene.image)
+        if reading.counts == scene.counts and reading.min_confidence >= 0.6:
+            path = tmp_path_factory.mktemp("reveal") / "table.png"
+            cv2.imwrite(str(path), scene.image)
+            return path, [d.face for d in scene.dice]
+    pytest.fail("the reader misread every easy scene tried")
+
+
+def test_the_camera_settles_a_dudo(tmp_path, table_photo):
+    path, faces = table_photo
+    journal = tmp_path / "game.jsonl"
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "3", "--input", "text", "--mute",
+                           "--journal", journal, "--camera-images", path, input_text="two fours\ndudo\n")
+    assert result.returncode == 0, result.stderr
+    truth = count_matching(faces, 4, aces_wild=True)
+    counts = [json.loads(line) for line in journal.read_text().splitlines() if '"type":"count"' in line]
+    assert counts == [{"type": "count", "count": truth, "hands": None, "source": "camera",
+                       "correct": truth >= 2}]
+    assert "I see " in result.stdout and "Lift the cups" in result.stdout
+    loser = "Ben" if truth >= 2 else "Ana"
+    assert load_game(journal).dice[loser] == 2
+    assert (tmp_path / "game-reveals" / "reveal-0001.png").is_file()
+
+
+def test_a_mismatch_with_the_dice_in_play_falls_back_to_asking(tmp_path, table_photo):
+    path, _ = table_photo
+    journal = tmp_path / "game.jsonl"
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "4", "--input", "text", "--mute",
+                           "--journal", journal, "--camera-images", path, input_text="two fours\ndudo\n1\n")
+    assert result.returncode == 0, result.stderr
+    assert "I cannot count this one: I see 6 dice but 8 are in play." in result.stdout
+    assert "How many fours, pacos included?" in result.stdout
+    game = load_game(journal)
+    assert game.dice["Ana"] == 3  # the players' count of one decided it
+    counts = [json.loads(line) for line in journal.read_text().splitlines() if '"type":"count"' in line]
+    assert counts[0]["source"] == "players"
+
+
+def test_an_unreadable_camera_image_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_text("not a picture")
+    result = run_companion("play", "--players", "Ana", "Ben", "--input", "text", "--mute",
+                           "--journal", tmp_path / "j.jsonl", "--camera-images", bad,
+                           input_text="two fours\ndudo\n1\n")
+    assert "Traceback" not in result.stderr
+    assert "bad.png" in result.stdout + result.stderr
