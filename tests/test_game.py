@@ -454,3 +454,12 @@ def test_round_events_carry_the_dice_in_play():
     play_round(g, [("Ana", (3, 3))], "Ben", 0)
     start = [e for e in g.events if isinstance(e, RoundStarted)][-1]
     assert start.dice == {"Ana": 4, "Ben": 5, "Cleo": 5}
+
+
+def test_each_quantity_of_aces_only_once_a_round():
+    g = game("A B C D E F", "pressman")
+    g.bid("A", Bid(8, 6))
+    g.bid("B", Bid(4, 1))
+    g.bid("C", Bid(9, 5))
+    assert not g.is_legal(Bid(4, 1), "D")  # four aces were already bid
+    assert g.smallest_raises("D")[-1] == Bid(5, 1)
