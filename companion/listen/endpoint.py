@@ -27,6 +27,10 @@ class EndpointSettings:
     floor_fall: float = 0.05  # how fast the floor follows quieter frames (per 10 ms frame)
     floor_rise: float = 0.05  # ... and louder ones, outside speech: the mean noise level,
     # not its minimum, or babble peaks keep an utterance open long after the call
+    # Measure only this band (Hz), e.g. (300, 3400)? On the benchmark it cut missed ends in
+    # pink noise (69% -> 16% at 6 dB) but kept utterances open in babble and lost raw
+    # accuracy in both, so it is off.
+    band: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -36,10 +40,21 @@ class Segment:
     detected_at: int  # sample index at which the end was known (end + hangover)
 
 
-def frame_db(samples: np.ndarray) -> np.ndarray:
+def frame_db(samples: np.ndarray, band: tuple[float, float] | None = None) -> np.ndarray:
+    """Level of each 10 ms frame in dB; with `band` (Hz), only of that band (speech lives
+    in 300-3400 Hz, while rumble, pink noise and hum put most of their energy lower)."""
     n = len(samples) // FRAME
     frames = np.asarray(samples[: n * FRAME], dtype=np.float64).reshape(n, FRAME)
-    return 10 * np.log10(np.mean(frames ** 2, axis=1) + 1.0)
+    if band is None or n == 0:
+        return 10 * np.log10(np.mean(frames ** 2, axis=1) + 1.0)
+    spectrum = np.abs(np.fft.rfft(frames * _WINDOW, axis=1)) ** 2
+    lo, hi = (int(round(f * FRAME / 16000)) for f in band)
+    # In the units of the full-band level: white noise reads 10 log10(3100/8000) = 4 dB less.
+    power = np.sum(spectrum[:, lo:hi + 1], axis=1) * 2 / (FRAME * np.sum(_WINDOW ** 2))
+    return 10 * np.log10(power + 1.0)
+
+
+_WINDOW = np.hanning(FRAME)
 
 
 class Endpointer:
@@ -75,7 +90,7 @@ class Endpointer:
         self._pending = data[n * FRAME:]
         out: list[Segment] = []
         hang = int(s.hangover * 100)
-        for db in frame_db(data[: n * FRAME]) if n else []:
+        for db in frame_db(data[: n * FRAME], s.band) if n else []:
             frame_start = self._pos
             self._pos += FRAME
             if self._pos <= 10 * FRAME:
