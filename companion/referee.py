@@ -74,7 +74,7 @@ class RefereeSettings:
     # passed over in silence; below `reject_below` it is never applied ("say again"); below
     # `confirm_below` it is applied only after a "yes". Typed calls are always trusted.
     # The scale is the bundled engine's (companion.listen.engine): 0.7 keeps wrong calls
-    # applied without a question near 0.5% on the speech benchmark.
+    # applied without a question at or below 0.5% on the speech benchmark.
     ignore_below: float = 0.2
     reject_below: float = 0.5
     confirm_below: float = 0.7

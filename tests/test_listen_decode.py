@@ -185,7 +185,7 @@ def test_auto_engine_without_a_model_is_pocketsphinx(monkeypatch):
 def test_microphone_problems_are_typed_errors():
     try:
         source = MicSource(make_engine("pocketsphinx"), device=None)
-        source._open()
+        source.open()
     except MicrophoneError as err:
         assert "microphone" in str(err) or "audio" in str(err)
     else:  # a machine with a microphone: at least it opened cleanly

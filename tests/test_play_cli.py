@@ -160,3 +160,24 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
     assert seconds > 3  # the opening announcement and a bid take seconds to say
     rms = np.sqrt(np.mean(samples ** 2))
     assert rms > 300 and np.abs(samples).max() > 5000
+
+
+def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
+    from companion.listen.sources import list_microphones
+
+    journal = tmp_path / "j.jsonl"
+    checks = [(["--camera", "7", "--input", "text"], "camera 7 cannot be opened"),
+              (["--camera", "0", "--profile", tmp_path / "none", "--input", "text"], "profile"),
+              (["--input", "wav", tmp_path / "missing.wav"], "missing.wav")]
+    try:
+        microphones = list_microphones()
+    except Exception:
+        microphones = []
+    if not microphones:  # on a machine with a microphone, the game would simply start
+        checks.append(([], "no microphone found"))
+    for args, message in checks:
+        result = run_companion("play", "--players", "Ana", "Ben", "--mute", "--journal", journal, *args,
+                               input_text="")
+        assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+        assert not journal.exists()

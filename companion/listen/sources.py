@@ -231,7 +231,9 @@ class MicSource:
         self._stream = None
         self.last_latency: float | None = None
 
-    def _open(self) -> None:
+    def open(self) -> None:
+        if self._stream is not None:
+            return
         sd = _sounddevice()
         if not list_microphones():
             raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
@@ -248,8 +250,7 @@ class MicSource:
                                   f"{err}") from None
 
     def next_utterance(self) -> Utterance | None:
-        if self._stream is None:
-            self._open()
+        self.open()
         while True:
             try:
                 arrived, block = self._queue.get(timeout=0.5)
@@ -291,7 +292,9 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), device=None,
         return source
     if isinstance(device, str) and device.isdigit():
         device = int(device)  # `--mic 2` is a device index; other text matches a name
-    return MicSource(make_engine(engine, model, players, _stderr), device)
+    source = MicSource(make_engine(engine, model, players, _stderr), device)
+    source.open()  # a missing microphone is reported before the game starts, not mid-game
+    return source
 
 
 def _stderr(line: str) -> None:
