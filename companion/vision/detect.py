@@ -3,7 +3,10 @@
 Why this design: dice are small, solid-coloured squares that differ from a table which is smooth at
 the scale of a few dice. So we estimate the table colour everywhere (a calibration photo of the empty
 table when we have one, else a large median filter), mark pixels far from it, and split blobs whose
-area says they hold several touching dice.
+area says they hold several touching dice (k-means cuts, plus a cut seeded at the peaks of the
+distance transform; the reader keeps the cut the face model likes best). The die size comes from
+lone, crisp-edged squares (soft-edged glare patches are left out). Dice the colour test misses (cream
+dice on a pale tray) are found as die-sized spots dense with sharp lightness edges (pips, outlines).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import numpy as np
 
 GLARE_WEIGHT = 0.8  # brighter-than-table weighs a little less (glare); 0.55 cost real cream dice
 LOW_FLOOR = 8.0  # Lab distance below which a pixel is table; real cloths vary ~3-5
+SOFT_EDGE = 4.0  # outline sharpness below which a blob is glare or shading (dice: 6+, glare: ~2)
 WORK = 640  # longest side of the working image: enough for dice >= ~25 px at 1280 wide
 
 
@@ -85,15 +89,37 @@ def _nearest(pts: np.ndarray, centres: np.ndarray) -> np.ndarray:
     return d.argmin(1)
 
 
-def _kmeans(pts: np.ndarray, k: int, iters: int = 8) -> np.ndarray:
+def _dt_peaks(pts: np.ndarray, side: float) -> np.ndarray:
+    """Die centres as the well-separated maxima of the distance to the piece's outline."""
+    x0, y0 = pts.min(0).astype(int) - 2
+    x1, y1 = pts.max(0).astype(int) + 3
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    m[pts[:, 1].astype(int) - y0, pts[:, 0].astype(int) - x0] = 255
+    dt = cv2.distanceTransform(m, cv2.DIST_L2, 5)
+    k = max(3, int(0.5 * side) | 1)
+    local = (dt >= cv2.dilate(dt, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))) & (dt >= 0.3 * side)
+    ys, xs = np.nonzero(local)
+    order = np.argsort(-dt[ys, xs])
+    peaks: list[tuple[float, float]] = []
+    for i in order:  # strongest first, none closer than 0.7 of a die to a stronger one
+        p = (float(xs[i] + x0), float(ys[i] + y0))
+        if all((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 >= (0.7 * side) ** 2 for q in peaks):
+            peaks.append(p)
+    return np.array(peaks, np.float32).reshape(-1, 2)
+
+
+def _kmeans(pts: np.ndarray, k: int, iters: int = 8, init: np.ndarray | None = None) -> np.ndarray:
     """Deterministic k-means on pixel coordinates (farthest-point start) -> labels for all points."""
     step = max(1, len(pts) // 800)  # fit on a subsample: blobs can hold tens of thousands of pixels
     sub = pts[::step]
-    c = [sub[np.argmin(sub[:, 0] + sub[:, 1])]]
-    dmin = ((sub - c[0]) ** 2).sum(1)
-    for _ in range(1, k):
-        c.append(sub[int(np.argmax(dmin))])
-        dmin = np.minimum(dmin, ((sub - c[-1]) ** 2).sum(1))
+    if init is not None:
+        c = list(init[:k])
+    else:
+        c = [sub[np.argmin(sub[:, 0] + sub[:, 1])]]
+        dmin = ((sub - c[0]) ** 2).sum(1)
+        for _ in range(1, k):
+            c.append(sub[int(np.argmax(dmin))])
+            dmin = np.minimum(dmin, ((sub - c[-1]) ** 2).sum(1))
     centres = np.array(c, np.float32)
     for _ in range(iters):
         lab = _nearest(sub, centres)
@@ -119,6 +145,33 @@ class Blob:
     area: float
     rect: tuple  # cv2.minAreaRect
     solidity: float
+    sub: np.ndarray | None = None  # its pixels within its bounding box (bool), for _sharpness
+    origin: tuple[int, int] = (0, 0)  # that box's top-left corner
+
+
+def _gradient(dist: np.ndarray) -> np.ndarray:
+    gx = cv2.Sobel(dist, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(dist, cv2.CV_32F, 0, 1, ksize=3)
+    return cv2.magnitude(gx, gy) / 8.0
+
+
+def _sharpness(b: Blob, grad: np.ndarray | None) -> float:
+    """Typical |gradient| of the table distance across the blob's outline (Lab units a pixel).
+
+    Dice have crisp outlines (6 and up); glare and lighting patches fade out over many pixels (~2)."""
+    if grad is None or b.sub is None:
+        return 99.0
+    m = np.pad(b.sub.astype(np.uint8), 2)
+    band = cv2.dilate(m, np.ones((3, 3), np.uint8)) - cv2.erode(m, np.ones((3, 3), np.uint8))
+    x, y = b.origin
+    H, W = grad.shape
+    g = np.zeros(m.shape, np.float32)
+    xa, ya = x - 2, y - 2
+    xs, ys = max(0, xa), max(0, ya)
+    xe, ye = min(W, xa + m.shape[1]), min(H, ya + m.shape[0])
+    g[ys - ya:ye - ya, xs - xa:xe - xa] = grad[ys:ye, xs:xe]
+    vals = g[band > 0]
+    return float(np.percentile(vals, 75)) if len(vals) else 99.0
 
 
 def _blobs(mask: np.ndarray, min_area: float) -> list[Blob]:
@@ -134,21 +187,23 @@ def _blobs(mask: np.ndarray, min_area: float) -> list[Blob]:
         pts = np.stack([xs + x, ys + y], 1).astype(np.float32)
         hull = cv2.convexHull(pts)
         hull_area = max(1.0, cv2.contourArea(hull))
-        out.append(Blob(points=pts, area=area, rect=cv2.minAreaRect(hull), solidity=area / hull_area))
+        out.append(Blob(points=pts, area=area, rect=cv2.minAreaRect(hull), solidity=area / hull_area,
+                        sub=sub, origin=(int(x), int(y))))
     return out
 
 
-def _single_size(blobs: list[Blob]) -> float | None:
-    """Typical die side from blobs that look like one lone square."""
+def _single_size(blobs: list[Blob], grad: np.ndarray | None = None) -> float | None:
+    """Typical die side from blobs that look like one lone square (glare patches left out)."""
     sides = []
     for b in blobs:
         (w, h) = b.rect[1]
         if min(w, h) <= 0:
             continue
-        if max(w, h) / min(w, h) < 1.3 and b.solidity > 0.85 and b.area / (w * h) > 0.72 and min(w, h) >= 8:
+        if max(w, h) / min(w, h) < 1.3 and b.solidity > 0.85 and b.area / (w * h) > 0.72 and min(w, h) >= 8 \
+                and _sharpness(b, grad) >= SOFT_EDGE:
             # squares fill ~64% of their enclosing circle, discs (glare, tray feet) ~100%
             _, r = cv2.minEnclosingCircle(np.ascontiguousarray(b.points[:: max(1, len(b.points) // 400)]))
-            if b.area / (np.pi * max(r, 1.0) ** 2) < 0.8:
+            if b.area / (np.pi * max(r, 1.0) ** 2) < 0.87:  # rounded real dice reach 0.83
                 sides.append(np.sqrt(b.area))
     if sides:
         # specks of texture can look square too: judge by the bigger squares
@@ -160,7 +215,9 @@ def _single_size(blobs: list[Blob]) -> float | None:
         return float(np.median(sides[np.abs(sides - v) <= 0.2 * v]))
     # no lone die (one cluster of touching dice): a die is about as wide as the thickest part of a chain
     best = 0.0
-    for b in blobs:
+    big = [b for b in blobs if b.area >= 150]
+    crisp = [b for b in big if _sharpness(b, grad) >= SOFT_EDGE] or big  # glare patches last
+    for b in crisp:
         (w, h) = b.rect[1]
         if b.area < 150 or b.area / max(1.0, w * h) < 0.35:
             continue
@@ -205,15 +262,15 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
     unit = side * side
     regions: list[list[list[Candidate]]] = []
 
-    def split(pts: np.ndarray, k: int, gi: int) -> list[Candidate]:
-        parts = [pts] if k == 1 else [pts[lab == j] for lab in [_kmeans(pts, k)] for j in range(k)]
+    def split(pts: np.ndarray, k: int, gi: int, init: np.ndarray | None = None) -> list[Candidate]:
+        parts = [pts] if k == 1 else [pts[lab == j] for lab in [_kmeans(pts, k, init=init)] for j in range(k)]
         out = []
         for q in parts:
             if len(q) < 0.25 * unit:
                 continue
             (cx, cy), (rw, rh), ang = _rect(q)
             if k > 1:  # a split part is never bigger than a die: cap it so crops stay centred
-                rw, rh = min(rw, side * 1.3), min(rh, side * 1.3)
+                rw, rh = min(rw, side * 1.22), min(rh, side * 1.22)
             out.append(Candidate(cx=cx / f, cy=cy / f, w=max(rw, 0.6 * side) / f, h=max(rh, 0.6 * side) / f,
                                  angle=ang, group=gi, parts=k))
         return out
@@ -240,9 +297,95 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
             # other splits of the same piece: the reader keeps whichever the face model likes best
             ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if (k > 1 or n_p >= 1.3) and k < 40 else [])
             opts = [o for o in (split(pts, kk, gi) for kk in ks) if o]
+            if k > 1:
+                # also a cut seeded at the die-centre peaks of the distance transform
+                peaks = _dt_peaks(pts, side)
+                if 2 <= len(peaks) <= 40:
+                    o = split(pts, len(peaks), gi, init=peaks)
+                    if o:
+                        opts.append(o)
             if opts:
-                regions.append(opts)
+                regions.append(Region(opts, points=pts / f, side=side / f) if k > 1 or n_p >= 1.3 else opts)
+    found = np.zeros(mask.shape, np.uint8)  # the blobs kept above (not the specks the mask also holds)
+    for b in blobs:
+        found[b.points[:, 1].astype(int), b.points[:, 0].astype(int)] = 255
+    for pts in _textured_spots(small, found, side):
+        # a die the colour test missed (cream on a pale tray): found by its pips and outline
+        n_p = len(pts) / (TEXTURE_AREA * unit)
+        k = 1 if n_p < 1.7 else min(int(round(n_p)), 12)
+        ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if n_p >= 1.3 else [])
+        opts = [o for o in (split(pts, kk, len(blobs) + len(regions)) for kk in ks) if o]
+        if opts:
+            regions.append(opts)
     return regions
+
+
+EDGE_STEP = 8.0  # L units per pixel: die outlines and pips on a pale tray; cloth and shading stay below
+TEXTURE_AREA = 1.3  # a die's patch of dense edges, in die areas (the density window widens it)
+
+
+def _textured_spots(small: np.ndarray, mask: np.ndarray, side: float) -> list[np.ndarray]:
+    """Die-sized spots dense with sharp lightness edges, away from everything already found."""
+    L = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32)
+    edges = (_gradient(cv2.GaussianBlur(L, (0, 0), 1.0)) > EDGE_STEP).astype(np.float32)
+    if float(edges.mean()) > 0.03:
+        return []  # a busy table (wood grain, weave): edges say nothing there
+    k = max(3, int(0.5 * side) | 1)
+    dens = cv2.boxFilter(edges, -1, (k, k))
+    spots = (dens > 0.15).astype(np.uint8)
+    near = cv2.dilate(mask, np.ones((5, 5), np.uint8))
+    unit = side * side
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(spots, connectivity=8)
+    out = []
+    for i in range(1, n):
+        area = float(stats[i, cv2.CC_STAT_AREA])
+        if not 0.3 * unit <= area <= 4.0 * TEXTURE_AREA * unit:
+            continue
+        x, y, w, h = stats[i, :4]
+        sub = lab[y:y + h, x:x + w] == i
+        if float((near[y:y + h, x:x + w][sub] > 0).mean()) > 0.4:
+            continue  # mostly a blob already: the colour test saw it (a shadow arc or a pip does not count)
+        ys, xs = np.nonzero(sub)
+        out.append(np.stack([xs + x, ys + y], 1).astype(np.float32))
+    return out
+
+
+class Region(list):
+    """Alternative cuts of one piece of a blob (a list of lists of Candidates) that also remembers
+    the piece's pixels (full-resolution coordinates) and the die side, so the reader can look for a
+    die the chosen cut left out."""
+
+    def __init__(self, opts, *, points: np.ndarray, side: float) -> None:
+        super().__init__(opts)
+        self.points = points
+        self.side = side
+
+
+def leftovers(region: Region, kept: list[Candidate]) -> list[Candidate]:
+    """Die-sized parts of a piece that no kept candidate covers (a die the split missed)."""
+    side = region.side
+    sc = min(1.0, 24.0 / side)  # a die ~24 px across is detail enough here
+    pts = region.points * sc
+    x0, y0 = pts.min(0) - 2
+    m = np.zeros((int(pts[:, 1].max() - y0) + 3, int(pts[:, 0].max() - x0) + 3), np.uint8)
+    m[(pts[:, 1] - y0).astype(int), (pts[:, 0] - x0).astype(int)] = 255
+    m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    for c in kept:  # blank each kept die (a little larger: its side face and shadow go with it)
+        box = cv2.boxPoints(((c.cx * sc - x0, c.cy * sc - y0), (c.w * sc * 1.1, c.h * sc * 1.1), c.angle))
+        cv2.fillConvexPoly(m, np.round(box).astype(np.int32), 0)
+    s = side * sc
+    k = max(3, int(0.55 * s) | 1)
+    m = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
+    out = []
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] < 0.45 * s * s:
+            continue
+        ys, xs = np.nonzero(lab == i)
+        (cx, cy), (rw, rh), ang = cv2.minAreaRect(np.stack([xs, ys], 1).astype(np.float32))
+        rw, rh = float(np.clip(rw, 0.75 * s, 1.15 * s)), float(np.clip(rh, 0.75 * s, 1.15 * s))
+        out.append(Candidate(cx=(cx + x0) / sc, cy=(cy + y0) / sc, w=rw / sc, h=rh / sc, angle=ang))
+    return out
 
 
 def _open_pieces(points: np.ndarray, side: float) -> list[np.ndarray]:
@@ -288,15 +431,16 @@ def _segment(small, bg_small, k_frac, side_hint, threshold):
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     mask = _fill_holes(mask)
     min_area = 40.0 if side_hint is None else 0.25 * side_hint * side_hint
+    grad = _gradient(dist)
     blobs = _blobs(mask, min_area)
-    side = side_hint or _single_size(blobs)
+    side = side_hint or _single_size(blobs, grad)
     if side is not None:
         # strokes much thinner than a die (wood grain, cloth seams) cannot be dice: open them away
         k = int(0.3 * side) | 1
         if k >= 3:
             opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
             if side_hint is None:
-                again = _single_size(_blobs(opened, min_area))
+                again = _single_size(_blobs(opened, min_area), grad)
                 if again and 0.75 * side < again < 1.35 * side:
                     side = again
             mask = opened

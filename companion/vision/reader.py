@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from companion.vision.detect import Candidate, crop, find_regions
+from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers
 from companion.vision.frames import as_bgr
 from companion.vision.model import NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, features, load_model
 from companion.vision.profile import Profile
@@ -50,6 +50,7 @@ class DiceReader:
         probs = self.model.predict(patches)
         paco_sim = self._paco_similarity(patches)
         kept: list[tuple[Candidate, Die]] = []
+        extra: list[Candidate] = []
         i = 0
         for opts in regions:
             # score each way of cutting the blob: the one whose crops look most like single dice wins
@@ -64,11 +65,21 @@ class DiceReader:
                 i += len(o)
             best = 0
             for j in range(1, len(opts)):
-                if scores[j] > scores[best] + 0.05:  # the preferred cut wins near-ties
+                if scores[j] > scores[best] + 0.03:  # the preferred cut wins near-ties
                     best = j
             start, n = spans[best]
+            mine = []
             for k in range(start, start + n):
-                kept.extend(self._decide(img, flat[k], probs[k], None if paco_sim is None else paco_sim[k]))
+                mine.extend(self._decide(img, flat[k], probs[k], None if paco_sim is None else paco_sim[k]))
+            kept.extend(mine)
+            if isinstance(opts, Region):
+                extra.extend(leftovers(opts, [c for c, _ in mine]))
+        if extra:
+            # a die-sized part of a cluster no chosen die covers: ask the model about it too
+            p2 = self.model.predict(np.stack([crop(img, c, PATCH) for c in extra]))
+            for c, p in zip(extra, p2):
+                if p[NOT_DIE] < 0.3 and p[SEVERAL] < 0.5:
+                    kept.extend(self._decide(img, c, p, None))
         return _suppress(kept)
 
     def _decide(self, img, c: Candidate, p: np.ndarray, sim) -> list[tuple[Candidate, Die]]:

@@ -163,6 +163,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
     hi = base * (0.13 if n <= 8 else 0.1 if n <= 18 else 0.085)
     s_mean = rng.uniform(base * 0.065, hi) * die_scale
     img = bg.copy()
+    table = bg  # the bare table, lit the same way: fills the frame corners the perspective leaves empty
     light = tr.uniform(0, 2 * np.pi)
     lx, ly = np.cos(light), np.sin(light)
     placed: list[np.ndarray] = []
@@ -243,12 +244,15 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
     g = tr.uniform(-0.35, 0.35) * ((xx - w / 2) * np.cos(light) + (yy - h / 2) * np.sin(light)) / max(w, h)
     vign = 1 - tr.uniform(0, 0.25) * (((xx - w / 2) / w) ** 2 + ((yy - h / 2) / h) ** 2) * 2
     img *= ((1 + g) * vign)[..., None]
+    table = table * ((1 + g) * vign)[..., None]
     # glare: a soft bright patch (lamp reflection), sometimes over dice
     for _ in range(int(tr.integers(0, 3))):
         gx, gy = tr.uniform(0, w), tr.uniform(0, h)
         gs = tr.uniform(0.03, 0.12) * max(w, h)
         blob = np.exp(-(((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * gs * gs)))
-        img += (blob * tr.uniform(40, 110) * hard)[..., None]
+        glare = (blob * tr.uniform(40, 110) * hard)[..., None]
+        img += glare
+        table = table + glare
     img = np.clip(img, 0, 255)
     # moderate perspective of the whole table
     t = 0.07 * angle
@@ -260,7 +264,12 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
     hi2 = dst.max(0)
     dst = (dst - lo) / (hi2 - lo) * [w - 1, h - 1]
     P = cv2.getPerspectiveTransform(src, dst.astype(np.float32))
-    img = cv2.warpPerspective(img.astype(np.float32), P, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    # the corners outside the warped table show a mirrored bare table: mirroring the whole image
+    # used to put mirror copies of border dice there, real-looking dice missing from the labels
+    img = cv2.warpPerspective(img.astype(np.float32), P, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    inside = cv2.warpPerspective(np.ones((h, w), np.float32), P, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    bare = cv2.warpPerspective(np.clip(table, 0, 255).astype(np.float32), P, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    img = img + bare * (1 - inside)[..., None]
     blur = tr.uniform(0, 1.3) * hard
     if blur > 0.3:
         img = cv2.GaussianBlur(img, (0, 0), blur)
