@@ -1,4 +1,10 @@
-"""Reading real dice at the reveal (issue 4): OpenCV detection plus a small shipped face model."""
+"""Reading real dice at the reveal: OpenCV detection plus a small shipped face model."""
+import os
+
+# OpenCV logs every camera it fails to open in several noisy lines; our typed errors already
+# say it plainly. Set OPENCV_LOG_LEVEL yourself to see them.
+os.environ.setdefault("OPENCV_LOG_LEVEL", "FATAL")
+
 from companion.vision.errors import (
     CalibrationFailed,
     CameraUnavailable,
