@@ -184,8 +184,7 @@ def _build_rules(settings: PlaySettings):
     if settings.house_rules:
         rules = load_house_rules(settings.house_rules, rules)
     if settings.starting_dice is not None:
-        rules = rules.replace(starting_dice=settings.starting_dice,
-                              max_dice=max(settings.starting_dice, 1), name=f"{rules.name}")
+        rules = rules.replace(starting_dice=settings.starting_dice, max_dice=settings.starting_dice)
     return rules
 
 

@@ -24,6 +24,7 @@ from companion.calls import (
     UnparsableCall,
     describe_call,
     parse_call,
+    parse_call_or_none,
 )
 from companion.rules import (
     CALZA,
@@ -171,19 +172,13 @@ class Referee:
         """Pick the call among the recogniser's guesses: the best one, unless it makes no
         sense now and a close alternative does. A clearly heard illegal bid is kept, so it
         is reported as illegal rather than swapped for a legal one."""
-        parsed: list[Call] = []
-        for text in (utterance.text, *utterance.alternatives):
-            try:
-                parsed.append(parse_call(text, self.game.players))
-            except UnparsableCall:
-                continue
-        if not parsed:
-            return None
-        best = parsed[0] if _parses(utterance.text, self.game.players) else None
+        players = self.game.players
+        best = parse_call_or_none(utterance.text, players)
         if best is not None and (self.makes_sense(best) or (utterance.confidence or 0) >= self.settings.confirm_below):
             return best
-        for call in parsed:
-            if self.makes_sense(call):
+        for text in utterance.alternatives:
+            call = parse_call_or_none(text, players)
+            if call is not None and self.makes_sense(call):
                 return call
         return best
 
@@ -382,14 +377,6 @@ class Referee:
         if game.is_palifico_round:
             return f"Yes: this is {game.palifico_player}'s palifico round."
         return "This is not a palifico round; palifico comes when a player first drops to one die."
-
-
-def _parses(text: str, players: Sequence[str]) -> bool:
-    try:
-        parse_call(text, players)
-        return True
-    except UnparsableCall:
-        return False
 
 
 def _sentence(text: str) -> str:
