@@ -159,10 +159,10 @@ class Referee:
         if confidence < self.settings.ignore_below:
             self._log(f"(too unsure to be a call: {utterance.text!r}, confidence {confidence:.2f})")
             return []
-        if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
-            return self.handle(call)
         if confidence < self.settings.reject_below:
-            return [f"Sorry, say again?"]
+            return ["Sorry, say again?"]
+        if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
+            return self.handle(call)  # a confirmation is itself never confirmed
         if confidence < self.settings.confirm_below:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]

@@ -276,3 +276,11 @@ def test_camera_doubt_falls_back_to_asking():
     assert referee.game.phase is Phase.REVEAL
     say(referee, "three")
     assert referee.game.dice["Ben"] == 4
+
+
+def test_a_doubtful_yes_confirms_nothing():
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    assert say(referee, "yes", confidence=0.3) == "Sorry, say again?"
+    assert referee.game.actions == ()
+    assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
