@@ -7,6 +7,7 @@ command that needs them runs, so `companion play --input text` starts in a blink
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -89,7 +90,19 @@ def _play_parser(sub) -> None:
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose options and code live in the speech and vision rooms:
+# name -> (module, the room's name for it, help).
+ROOM_COMMANDS = {
+    "hear": ("companion.listen.commands", "hear", "recognise calls in WAV files"),
+    "models": ("companion.listen.commands", "models", "list or download speech models"),
+    "devices": ("companion.listen.commands", "devices", "list microphones"),
+    "see": ("companion.vision.commands", "see", "read dice in images or from a camera"),
+    "calibrate": ("companion.vision.commands", "calibrate", "calibrate the camera for your dice"),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; `command` names the room command whose options to load."""
     parser = argparse.ArgumentParser(prog="companion", description="An offline, hands-free Perudo referee.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _play_parser(sub)
@@ -97,53 +110,31 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rules", help="list the rule presets and what each changes")
     r.add_argument("preset", nargs="?", help="show every field of one preset")
 
-    hear = sub.add_parser("hear", help="recognise calls in WAV files")
-    see = sub.add_parser("see", help="read dice in images or from a camera")
-    calibrate = sub.add_parser("calibrate", help="calibrate the camera for your dice")
-    models = sub.add_parser("models", help="list or download speech models")
-    devices = sub.add_parser("devices", help="list microphones")
+    for name, (module, room, help_text) in ROOM_COMMANDS.items():
+        room_parser = sub.add_parser(name, help=help_text)
+        if name == command:  # only the room in use is imported: `play` starts without numpy or cv2
+            getattr(importlib.import_module(module), f"add_{room}_arguments")(room_parser)
     bench = sub.add_parser("bench", help="speech and vision benchmarks")
     bench.add_argument("suite", choices=("speech", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
-    _add_optional_room_arguments(hear, see, calibrate, models, devices)
     return parser
 
 
-def _add_optional_room_arguments(hear, see, calibrate, models, devices) -> None:
-    # The speech and vision rooms own their own options.
-    try:
-        from companion.listen import commands as listen_commands
-    except ImportError:
-        listen_commands = None
-    if listen_commands is not None:
-        listen_commands.add_hear_arguments(hear)
-        listen_commands.add_models_arguments(models)
-        listen_commands.add_devices_arguments(devices)
-    try:
-        from companion.vision import commands as vision_commands
-    except ImportError:
-        vision_commands = None
-    if vision_commands is not None:
-        vision_commands.add_see_arguments(see)
-        vision_commands.add_calibrate_arguments(calibrate)
+def _command_in(argv: Sequence[str]) -> str | None:
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_command_in(argv)).parse_args(argv)
     try:
         if args.command == "play":
             return run_play(PlaySettings.from_args(args))
         if args.command == "rules":
             return run_rules(args.preset)
-        if args.command in ("hear", "models", "devices"):
-            from companion.listen import commands
-
-            return {"hear": commands.run_hear, "models": commands.run_models,
-                    "devices": commands.run_devices}[args.command](args)
-        if args.command in ("see", "calibrate"):
-            from companion.vision import commands
-
-            return {"see": commands.run_see, "calibrate": commands.run_calibrate}[args.command](args)
+        if args.command in ROOM_COMMANDS:
+            module, room, _ = ROOM_COMMANDS[args.command]
+            return getattr(importlib.import_module(module), f"run_{room}")(args)
         if args.command == "bench":
             if args.suite == "speech":
                 from companion.bench import speech as suite
