@@ -43,8 +43,9 @@ def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
     """
     plain = [b for b in raises if not b.is_aces]
     aces = [b for b in raises if b.is_aces]
-    lowest_face = min((b.face for b in plain), default=None)
-    any_face = [b for b in plain if b.count == next(p.count for p in plain if p.face == lowest_face)]
+    # The lowest face's smallest raise is the "raise the count, any face" level.
+    any_count = min(plain, key=lambda b: b.face).count if plain else None
+    any_face = [b for b in plain if b.count == any_count]
     parts = []
     for bid in plain:
         if len(any_face) > 1 and bid in any_face:
