@@ -75,12 +75,18 @@ def test_a_line_cut_off_by_a_kill_is_dropped_and_repaired(tmp_path):
     assert read_events(path)[1] is False  # the file is whole again
 
 
-def test_missing_derived_events_after_a_kill_are_rederived(tmp_path):
+def one_round_journal(tmp_path):
+    """A journal of one whole round: Ana bids three fours, Ben doubts, none are found."""
     game, journal, path = started(tmp_path)
     act(game, journal, game.bid, "Ana", Bid(3, 4))
     act(game, journal, game.dudo, "Ben")
     act(game, journal, game.reveal, 0)
     journal.close()
+    return path
+
+
+def test_missing_derived_events_after_a_kill_are_rederived(tmp_path):
+    path = one_round_journal(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-2]))  # the count line survived, its consequences did not
     again, journal2, _ = resume(path)
@@ -104,12 +110,7 @@ def test_foreign_files_are_refused(tmp_path, content, message):
 
 
 def test_edited_journals_are_caught(tmp_path):
-    game, journal, path = started(tmp_path)
-    act(game, journal, game.bid, "Ana", Bid(3, 4))
-    act(game, journal, game.dudo, "Ben")
-    act(game, journal, game.reveal, 0)
-    journal.close()
-    text = path.read_text()
+    text = one_round_journal(tmp_path).read_text()
     tampered = tmp_path / "t.jsonl"
     tampered.write_text(text.replace('"remaining":4', '"remaining":5'))
     with pytest.raises(JournalError, match="do not match"):

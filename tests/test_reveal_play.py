@@ -27,14 +27,20 @@ def table_photo(tmp_path_factory):
     pytest.fail("the reader misread every easy scene tried")
 
 
+def play_with_camera(tmp_path, photo, dice_each, script):
+    """Ana and Ben play from typed calls; reveals are read from `photo`. Returns the count events."""
+    journal = tmp_path / "game.jsonl"
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", dice_each, "--input", "text", "--mute",
+                           "--journal", journal, "--camera-images", photo, input_text=script)
+    assert result.returncode == 0, result.stderr
+    counts = [json.loads(line) for line in journal.read_text().splitlines() if '"type":"count"' in line]
+    return result, journal, counts
+
+
 def test_the_camera_settles_a_dudo(tmp_path, table_photo):
     path, faces = table_photo
-    journal = tmp_path / "game.jsonl"
-    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "3", "--input", "text", "--mute",
-                           "--journal", journal, "--camera-images", path, input_text="two fours\ndudo\n")
-    assert result.returncode == 0, result.stderr
+    result, journal, counts = play_with_camera(tmp_path, path, 3, "two fours\ndudo\n")
     truth = count_matching(faces, 4, aces_wild=True)
-    counts = [json.loads(line) for line in journal.read_text().splitlines() if '"type":"count"' in line]
     assert counts == [{"type": "count", "count": truth, "hands": None, "source": "camera",
                        "correct": truth >= 2}]
     assert "I see " in result.stdout and "Lift the cups" in result.stdout
@@ -45,16 +51,12 @@ def test_the_camera_settles_a_dudo(tmp_path, table_photo):
 
 def test_a_mismatch_with_the_dice_in_play_falls_back_to_asking(tmp_path, table_photo):
     path, _ = table_photo
-    journal = tmp_path / "game.jsonl"
-    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "4", "--input", "text", "--mute",
-                           "--journal", journal, "--camera-images", path, input_text="two fours\ndudo\n1\n")
-    assert result.returncode == 0, result.stderr
+    result, journal, counts = play_with_camera(tmp_path, path, 4, "two fours\ndudo\n1\n")
     assert "I cannot count this one: I see 6 dice but 8 are in play." in result.stdout
     assert "How many fours, pacos included?" in result.stdout
     game = load_game(journal)
     assert game.dice["Ana"] == 3  # the players' count of one decided it
-    counts = [json.loads(line) for line in journal.read_text().splitlines() if '"type":"count"' in line]
-    assert counts[0]["source"] == "players"
+    assert [c["source"] for c in counts] == ["players"]
 
 
 def test_an_unreadable_camera_image_is_a_clear_error(tmp_path):
