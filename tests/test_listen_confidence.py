@@ -1,37 +1,83 @@
 """The pocketsphinx confidence model and the endpointer's band option (no decoding)."""
 
-import numpy as np
+import json
 
-from companion.bench.speech import FIT_VOICES, VOICES, fit_confidence
+import numpy as np
+import pytest
+
+from companion.bench.speech import (
+    BENCH, TRAIN, build_items, fit_confidence, rescore)
+from companion.listen.confidence import ConfidenceModel, ConfidenceModelError
 from companion.listen.endpoint import frame_db
-from companion.listen.sphinx import FEATURES, SphinxSettings, confidence_features
+from companion.listen.errors import ModelError
+from companion.listen.sphinx import (
+    CONFIDENCE_MODEL, FEATURES, SphinxEngine, SphinxSettings, confidence_features)
 
 CALL = {"margin": 0.6, "speech": 80, "voiced": 82, "frames": 150, "n_phones": 8,
         "span": 80, "word_frames": 78, "voiced_in": 80, "voiced_out": 2, "word_ac": -25.0,
         "lead": 30, "trail": 40}
 
 
-def test_one_weight_per_feature():
-    assert len(confidence_features(CALL)) == len(FEATURES) == len(SphinxSettings().weights)
+def test_the_shipped_model_reads_exactly_the_engine_features():
+    model = ConfidenceModel.load(CONFIDENCE_MODEL, FEATURES)
+    assert len(confidence_features(CALL)) == len(FEATURES) == len(model.hidden)
     assert len(confidence_features({})) == len(FEATURES)  # no call heard: still defined
+    assert 0.0 <= model.confidence(confidence_features(CALL)) <= 1.0
 
 
-def test_some_voices_are_held_out_of_the_fit():
-    assert set(FIT_VOICES) < set(VOICES)
+def test_a_model_for_other_features_or_a_broken_file_is_refused(tmp_path):
+    model = ConfidenceModel.load(CONFIDENCE_MODEL, FEATURES)
+    with pytest.raises(ConfidenceModelError, match="other measurements"):
+        ConfidenceModel.load(CONFIDENCE_MODEL, FEATURES[:-1])
+    broken = tmp_path / "broken.json"
+    broken.write_text(model.to_json()[:200])
+    with pytest.raises(ConfidenceModelError, match="not a confidence model"):
+        ConfidenceModel.load(broken, FEATURES)
+    short = json.loads(model.to_json())
+    short["out"] = short["out"][:-1]
+    broken.write_text(json.dumps(short))
+    with pytest.raises(ConfidenceModelError, match="do not fit"):
+        ConfidenceModel.load(broken, FEATURES)
+    with pytest.raises(ModelError, match="no confidence model"):  # said plainly by the engine
+        SphinxEngine((), SphinxSettings(confidence_model=str(tmp_path / "missing.json")))
 
 
-def test_fit_confidence_separates_right_from_wrong():
+def test_a_model_survives_its_json_round_trip(tmp_path):
+    model = ConfidenceModel.load(CONFIDENCE_MODEL, FEATURES)
+    copy = tmp_path / "copy.json"
+    copy.write_text(model.to_json())
+    again = ConfidenceModel.load(copy, FEATURES)
+    x = confidence_features(CALL)
+    assert abs(again.confidence(x) - model.confidence(x)) < 1e-4
+
+
+def test_the_confidence_is_fitted_on_nothing_the_benchmark_measures():
+    train, bench = build_items(spec=TRAIN), build_items(spec=BENCH)
+    assert not {i.voice for i in train} & {i.voice for i in bench}
+    assert not {i.say for i in train if i.truth is None} & {i.say for i in bench if i.truth is None}
+    assert TRAIN.babble_file != BENCH.babble_file
+    assert len({i.key for i in train}) == len(train)
+
+
+def test_fit_confidence_separates_right_from_wrong_and_places_the_lines():
     rng = np.random.default_rng(0)
-    rows, voices = [], {}
+    rows = []
     for i in range(400):
         right = i % 2 == 0
         key = f"u{i}"
-        voices[key] = FIT_VOICES[i % len(FIT_VOICES)]
-        details = dict(CALL, margin=float(rng.normal(0.8 if right else -1.5, 0.5)))
+        details = dict(CALL, margin=float(rng.normal(0.8 if right else -1.5, 0.5)),
+                       phone_err=float(rng.uniform(0.0, 0.4) if right else rng.uniform(0.3, 1.0)))
         rows.append({"key": key, "details": details, "call": {"kind": "dudo"},
                      "truth": {"kind": "dudo"} if right else {"kind": "calza"}})
-    fit = fit_confidence(rows, voices)
-    assert len(fit["weights"]) == len(FEATURES) and fit["weights"][0] > 0 and fit["slope"] > 0
+    model = fit_confidence(rows)
+    scored = rescore(rows, model)
+    right = [r["confidence"] for r in scored if r["call"] == r["truth"]]
+    wrong = [r["confidence"] for r in scored if r["call"] != r["truth"]]
+    assert np.median(right) > 0.7 > np.median(wrong)
+    # The 0.5 line lets through at most 1% of the calls as wrong ones, and 0.7 fewer still.
+    assert sum(c >= 0.5 for c in wrong) <= 0.01 * len(rows)
+    assert sum(c >= 0.7 for c in wrong) <= sum(c >= 0.5 for c in wrong)
+    assert sum(c >= 0.5 for c in right) > 0.8 * len(right)
 
 
 def test_band_limited_level_matches_full_band_for_white_noise():

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.whic
 # nothing to confirm" otherwise), says "say again" to ones it is unsure of, and a call
 # heard twice is refused the second time (a bid that does not raise, a count out of turn).
 SCRIPT = ["two threes", "three threes", "Ana doodoe", "zero",  # Ben's bid was wrong: he loses a die
-          "one five", "Ana doodoe", "zero"]  # Ben bid again and lost his last die
+          "two fives", "Ana doodoe", "zero"]  # Ben bid again and lost his last die
 
 
 def test_recorded_game_to_the_winner(tmp_path):
@@ -26,7 +26,7 @@ def test_recorded_game_to_the_winner(tmp_path):
     for phrase in SCRIPT:
         for text in (phrase, "yes", phrase, "yes"):
             n += 1
-            speak(text, "en+klatt2", folder / f"{n:02d}.wav")
+            speak(text, "en-us+klatt", folder / f"{n:02d}.wav")
     journal = tmp_path / "game.jsonl"
     result = run_companion("play", "--players", "Ana", "Ben", "--dice", "2", "--first", "Ana",
                            "--input", "wav", folder, "--mute", "--journal", journal,

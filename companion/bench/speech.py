@@ -27,15 +27,20 @@ from pathlib import Path
 import numpy as np
 
 from companion.listen.audio import SAMPLE_RATE, read_wav, write_wav
+from companion.listen.engine import ENGINE_CONFIRM
+from companion.referee import RefereeSettings
 
 PLAYERS = ("Ana", "Ben", "Cleo")
 # espeak-ng's Klatt variants: its default formant voices are so unlike natural speech that
 # the bundled acoustic model mishears about half of them (measured: ~55% on clean calls).
 VOICES = ("en-us+klatt", "en+klatt2", "en-gb-x-rp+klatt3", "en+klatt4", "en-us+klatt5",
           "en-gb-scotland+klatt2", "en-029+klatt")
-# The confidence model (companion/listen/sphinx.py) is fitted on these voices only; the
-# others are held out, and the benchmark reports them separately.
-FIT_VOICES = ("en-us+klatt", "en-gb-x-rp+klatt3", "en-us+klatt5", "en-029+klatt")
+# The confidence model (companion/listen/sphinx_confidence.json) is fitted on a corpus of
+# its own: other voice and accent pairs, other counts, other chatter and other babble, so
+# every benchmark voice is held out of the fit.
+TRAIN_VOICES = ("en-gb-x-gbclan+klatt", "en-us-nyc+klatt2", "en-gb-x-gbcwmd+klatt3",
+                "en+klatt5", "en-us+klatt4", "en-gb-scotland+klatt", "en-029+klatt3",
+                "en-gb-x-rp+klatt")
 RATES = (140, 165, 190)
 SNRS = (24, 18, 12, 6)
 NOISES = ("babble", "pink")
@@ -154,6 +159,60 @@ that joke was terrible
 where is the bottle opener
 """
 
+# Chatter for the confidence fit only; none of these sentences is in CHATTER.
+TRAIN_CHATTER = """\
+who left the door open
+I am going to get some ice
+the music is too loud in here
+are you sure about that
+my uncle cheats at every game
+put the snacks on the other table
+we have to leave by eleven
+have you seen my jacket
+the soup needs more salt
+I was going to say that
+look at his face he is bluffing
+can somebody help me with this
+it is colder than yesterday
+they moved to a new flat
+two of my friends are coming later
+I ran five miles this morning
+there are three bottles left
+my train leaves at six
+we waited forty minutes for the taxi
+eight people signed up
+she has four brothers
+he bought a car for twelve thousand
+the shop closes at seven
+I slept nine hours last night
+your turn to pick the music
+who is winning right now
+stop laughing it is not funny
+this table is too small
+do not look at my dice
+I need to charge my phone
+the baby is crying again
+we should do this every week
+my cousin never loses
+pour me a little more
+that is the third time tonight
+I knew you would say that
+whose glass is this
+the oven timer went off
+next time we play at my place
+I have been lucky all evening
+can you pass the salt
+you cheated and you know it
+the rules say something else
+how many rounds have we played
+my arm is getting tired
+he keeps changing his mind
+the garden looks lovely
+is there any more bread
+I could play this all night
+the lamp is too bright
+"""
+
 
 @dataclass(frozen=True)
 class Item:
@@ -164,7 +223,37 @@ class Item:
     rate: int
 
 
-def build_items(quick: bool = False, seed: int = 7) -> list[Item]:
+@dataclass(frozen=True)
+class CorpusSpec:
+    """Which utterances a corpus holds and where it is kept (a folder under --out)."""
+
+    name: str
+    voices: tuple[str, ...]
+    chatter: str
+    seeds: tuple[int, ...]  # one round of calls per seed
+    quick: bool = False  # a small subset, two SNRs
+
+    @property
+    def babble_file(self) -> str:
+        return "babble.wav" if self.voices == VOICES else f"babble-{self.name}.wav"
+
+
+BENCH = CorpusSpec("full", VOICES, CHATTER, (7,))
+QUICK = CorpusSpec("quick", VOICES, CHATTER, (7,), quick=True)
+TRAIN = CorpusSpec("train", TRAIN_VOICES, TRAIN_CHATTER, (11, 12, 13))
+
+
+def build_items(quick: bool = False, seed: int = 7, spec: CorpusSpec | None = None
+                ) -> list[Item]:
+    spec = spec or (QUICK if quick else BENCH)
+    if len(spec.seeds) > 1:  # several rounds, each with its own counts and voices
+        items: list[Item] = []
+        for k, one in enumerate(spec.seeds):
+            part = build_items(spec=CorpusSpec(spec.name, spec.voices, spec.chatter, (one,),
+                                               spec.quick))
+            items += [Item(f"r{k}{i.key}", i.say, i.truth, i.voice, i.rate) for i in part]
+        return items
+    quick, seed = spec.quick, spec.seeds[0]
     rng = random.Random(seed)
     from companion.rules.bids import number_words
 
@@ -190,11 +279,11 @@ def build_items(quick: bool = False, seed: int = 7) -> list[Item]:
     for phrase, name in [("undo", "undo"), ("say again", "repeat"), ("what's the bid", "status"),
                          ("repeat", "repeat"), ("yes", "yes"), ("no", "no")]:
         calls.append((phrase, {"kind": "command", "name": name}))
-    chatter = [line for line in CHATTER.splitlines() if line.strip()]
+    chatter = [line for line in spec.chatter.splitlines() if line.strip()]
     if quick:
         calls = rng.sample(calls, 30)
         chatter = rng.sample(chatter, 15)
-    items, combos = [], [(v, r) for v in VOICES for r in RATES]
+    items, combos = [], [(v, r) for v in spec.voices for r in RATES]
     rng.shuffle(combos)
     everything = [(say, truth) for say, truth in calls] + [(say, None) for say in chatter]
     for i, (say, truth) in enumerate(everything):
@@ -238,14 +327,15 @@ def pink_noise(n: int, rng: np.random.Generator) -> np.ndarray:
     return pink / (np.std(pink) + 1e-9)
 
 
-def make_babble(workdir: Path, seconds: float = 60.0, talkers: int = 6) -> np.ndarray:
+def make_babble(workdir: Path, seconds: float = 60.0, talkers: int = 6,
+                spec: CorpusSpec = BENCH) -> np.ndarray:
     """Several overlapping synthetic talkers reading chatter: the noise of a busy table."""
-    rng = random.Random(99)
-    lines = [line for line in CHATTER.splitlines() if line.strip()]
+    rng = random.Random(99 if spec.voices == VOICES else 199)
+    lines = [line for line in spec.chatter.splitlines() if line.strip()]
     n = int(seconds * SAMPLE_RATE)
     mix = np.zeros(n)
     for t in range(talkers):
-        voice = VOICES[t % len(VOICES)]
+        voice = spec.voices[t % len(spec.voices)]
         text = ". ".join(rng.sample(lines, 40))
         track = synthesise(text, voice, 175, workdir).astype(np.float64)
         track = np.resize(track, n)  # loops the talker if short
@@ -290,18 +380,21 @@ def _synth_job(args: tuple[Item, str]) -> tuple[str, int]:
     return item.key, 0
 
 
-def build_corpus(out: Path, quick: bool, workers: int = 2, log=print) -> tuple[list[Item], Path]:
+def build_corpus(out: Path, quick: bool, workers: int = 2, log=print,
+                 spec: CorpusSpec | None = None) -> tuple[list[Item], Path]:
     """Create (or reuse) the corpus: a manifest plus one WAV per item and condition."""
-    items = build_items(quick)
-    folder = out / ("quick" if quick else "full")
+    spec = spec or (QUICK if quick else BENCH)
+    quick = spec.quick
+    items = build_items(spec=spec)
+    folder = out / spec.name
     (folder / "speech").mkdir(parents=True, exist_ok=True)
     t = time.time()
     with multiprocessing.Pool(workers) as pool:
         pool.map(_synth_job, [(item, str(folder)) for item in items])
-    babble_path = out / "babble.wav"
+    babble_path = out / spec.babble_file
     if not babble_path.exists():
         with tempfile.TemporaryDirectory() as tmp:
-            b = make_babble(Path(tmp))
+            b = make_babble(Path(tmp), spec=spec)
         write_wav(babble_path, b * 3000)
     babble = read_wav(babble_path).astype(np.float64)
     pink = pink_noise(60 * SAMPLE_RATE, np.random.default_rng(5))
@@ -369,7 +462,10 @@ def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, threshol
     return rows
 
 
-CONFIRM = 0.7  # the referee applies calls between the threshold and this only after a "yes"
+# The referee applies calls between the threshold and CONFIRM only after a "yes", and
+# passes over anything below IGNORE in silence.
+CONFIRM = ENGINE_CONFIRM
+IGNORE = RefereeSettings().ignore_below
 
 
 def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
@@ -391,6 +487,9 @@ def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
                                       and r["call"] != r["truth"] for r in calls) / max(1, len(calls)),
             "say_again": sum(r["call"] is not None and not sure(r) for r in calls) / max(1, len(calls)),
             "chatter_accepted": sum(sure(r) for r in chatter) / max(1, len(chatter)),
+            # Chatter the referee would interrupt with "say again" rather than pass over.
+            "chatter_answered": sum(r["call"] is not None and IGNORE <= r["confidence"] < threshold
+                                    for r in chatter) / max(1, len(chatter)),
             "rtf": sum(r["cpu"] for r in mine) / max(1e-9, sum(r["audio"] for r in mine)),
             "latency_median": float(np.median(latencies)) if latencies else float("nan"),
             "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
@@ -401,13 +500,14 @@ def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
 
 def print_table(engine: str, summary: dict[str, dict], out=sys.stdout) -> None:
     head = (f"{'engine':13} {'condition':10} {'acc':>6} {'raw':>6} {'silent':>7} {'sil0.7':>7} {'again':>6} "
-            f"{'chatter':>8} {'RTF':>5} {'lat50':>6} {'lat90':>6} {'EPmiss':>6}")
+            f"{'chatter':>8} {'chat?':>6} {'RTF':>5} {'lat50':>6} {'lat90':>6} {'EPmiss':>6}")
     print(head, file=out)
     for name, s in summary.items():
         print(f"{engine:13} {name:10} {100 * s['accuracy']:5.1f}% {100 * s['raw_accuracy']:5.1f}% "
               f"{100 * s['silent_errors']:6.1f}% {100 * s['silent_unconfirmed']:6.1f}% "
               f"{100 * s['say_again']:5.1f}% "
-              f"{100 * s['chatter_accepted']:7.1f}% {s['rtf']:5.2f} "
+              f"{100 * s['chatter_accepted']:7.1f}% {100 * s['chatter_answered']:5.1f}% "
+              f"{s['rtf']:5.2f} "
               f"{1000 * s['latency_median']:5.0f}ms {1000 * s['latency_p90']:5.0f}ms "
               f"{100 * s['endpoint_missed']:5.1f}%", file=out)
 
@@ -427,35 +527,25 @@ def overall(rows: list[dict], summary: dict[str, dict], threshold: float) -> dic
     }
 
 
-def fit_confidence(rows: list[dict], voices: dict[str, str], silent: float = 0.01,
-                   silent_confirm: float = 0.0015, chatter: float = 0.008) -> dict:
-    """Fit the engine's confidence on the FIT_VOICES rows: a logistic model of "the call
-    heard is the call said" on confidence_features, then centre and slope put so that on
+def fit_confidence(rows: list[dict], silent: float = 0.01, silent_confirm: float = 0.0015,
+                   chatter: float = 0.008, seed: int = 0):
+    """Fit the engine's confidence on decoded rows of the training corpus: a small network
+    over confidence_features for "the call heard is the call said", then placed so that on
     those rows 0.5 keeps silent errors under `silent` and chatter under `chatter`, and 0.7
-    keeps silent errors under `silent_confirm`."""
+    keeps silent errors under `silent_confirm`. Returns a ConfidenceModel."""
+    from companion.listen.confidence import fit, place
     from companion.listen.sphinx import FEATURES, confidence_features
 
-    train = [r for r in rows if voices[r["key"]] in FIT_VOICES]
-    heard = [r for r in train if r["call"] is not None]
+    heard = [r for r in rows if r["call"] is not None]
     x = np.array([confidence_features(r["details"]) for r in heard])
     y = np.array([r["call"] == r["truth"] for r in heard], dtype=np.float64)
-    mu, sd = x.mean(0), x.std(0) + 1e-9
-    z = np.hstack([(x - mu) / sd, np.ones((len(x), 1))])
-    w = np.zeros(z.shape[1])
-    ridge = 1e-2 * np.eye(len(w))
-    ridge[-1, -1] = 0.0
-    for _ in range(50):  # Newton steps, L2-regularised
-        p = 1 / (1 + np.exp(-z @ w))
-        grad = z.T @ (p - y) / len(y) + ridge @ w
-        hess = (z.T * (p * (1 - p))) @ z / len(y) + ridge
-        w -= np.linalg.solve(hess, grad)
-    weights = w[:-1] / sd
-    bias = float(w[-1] - np.sum(w[:-1] * mu / sd))
-    logit = x @ weights + bias
-    n_calls = sum(r["truth"] is not None for r in train)
-    n_chat = sum(r["truth"] is None for r in train)
-    wrong = np.sort(logit[(y == 0) & np.array([r["truth"] is not None for r in heard])])[::-1]
-    chat = np.sort(logit[np.array([r["truth"] is None for r in heard])])[::-1]
+    model = fit(x, y, FEATURES, seed=seed)
+    logit = model.logits(x)
+    n_calls = sum(r["truth"] is not None for r in rows)
+    n_chat = sum(r["truth"] is None for r in rows)
+    is_call = np.array([r["truth"] is not None for r in heard])
+    wrong = np.sort(logit[(y == 0) & is_call])[::-1]
+    chat = np.sort(logit[~is_call])[::-1]
 
     def line(err: float, chat_err: float) -> float:  # the lowest logit within both limits
         k_wrong, k_chat = int(err * n_calls), int(chat_err * n_chat)
@@ -463,12 +553,15 @@ def fit_confidence(rows: list[dict], voices: dict[str, str], silent: float = 0.0
         t_chat = chat[k_chat] if k_chat < len(chat) else -np.inf
         return float(max(t_wrong, t_chat)) + 1e-6
 
-    centre = line(silent, chatter)
-    confirm = max(centre + 0.1, line(silent_confirm, chatter))
-    return {"features": list(FEATURES), "weights": [round(float(v), 4) for v in weights],
-            "bias": round(bias, 4), "centre": round(centre, 4),
-            "slope": round(float(np.log(0.7 / 0.3) / (confirm - centre)), 4),
-            "rows": len(heard), "voices": list(FIT_VOICES)}
+    return place(model, line(silent, chatter), line(silent_confirm, chatter))
+
+
+def rescore(rows: list[dict], model) -> list[dict]:
+    """The rows as they would have come out with another confidence model (no decoding)."""
+    from companion.listen.sphinx import confidence_features
+
+    return [dict(r, confidence=model.confidence(confidence_features(r["details"])))
+            if r["call"] is not None else r for r in rows]
 
 
 def plot(summary_by_engine: dict[str, dict[str, dict]], quick: bool, path: Path) -> None:
@@ -497,6 +590,40 @@ def plot(summary_by_engine: dict[str, dict[str, dict]], quick: bool, path: Path)
     plt.close(fig)
 
 
+def _fit_and_show(args) -> int:
+    """Build and decode the training corpus (both cached), fit the confidence on it, write
+    the model, and show what it would have scored on the last benchmark run."""
+    from companion.listen.sphinx import CONFIDENCE_MODEL
+
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    rows_path = args.out / "rows-pocketsphinx-train.json"
+    if rows_path.exists():
+        rows = json.loads(rows_path.read_text())
+        log(f"training rows: {rows_path} (delete it to decode the training corpus again)")
+    else:
+        items, folder = build_corpus(args.out, False, args.workers, log, spec=TRAIN)
+        t = time.time()
+        rows = evaluate(items, folder, "pocketsphinx", False, args.threshold, args.workers)
+        log(f"training corpus: decoded {len(rows)} files in {time.time() - t:.0f} s")
+        rows_path.write_text(json.dumps(rows))
+    model = fit_confidence(rows)
+    out = args.model_out or CONFIDENCE_MODEL
+    out.write_text(model.to_json() + "\n")
+    print(f"confidence model written to {out} (fitted on {len(rows)} training files)")
+    parts = [("training corpus (fitted on)", rows)]
+    bench_path = args.out / "rows-pocketsphinx-full.json"
+    if bench_path.exists():
+        parts.append(("benchmark, last run, rescored", json.loads(bench_path.read_text())))
+    for name, part in parts:
+        part = rescore(part, model)
+        o = overall(part, summarise(part, args.threshold), args.threshold)
+        print(f"  {name}: clean {100 * o['clean_accuracy']:.1f}%, mean 6-24 dB "
+              f"{100 * o['noisy_mean_accuracy']:.1f}%, silent errors {100 * o['silent_errors']:.2f}% "
+              f"({100 * o['silent_unconfirmed']:.2f}% at >= {CONFIRM}), chatter accepted "
+              f"{100 * o['chatter_accepted']:.1f}%")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from companion.listen.engine import ENGINE_THRESHOLD
 
@@ -509,14 +636,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, default=ENGINE_THRESHOLD,
                         help="confidence below which the referee says 'say again'")
     parser.add_argument("--fit-confidence", action="store_true",
-                        help="fit the pocketsphinx confidence on the last full run's rows "
-                             "(FIT_VOICES only) and print the settings; decodes nothing")
+                        help="fit the pocketsphinx confidence on its own training corpus "
+                             "(other voices, sentences and babble than the benchmark's), "
+                             "write it to --model-out and show what it would have scored "
+                             "on the last benchmark run")
+    parser.add_argument("--model-out", type=Path, default=None,
+                        help="where --fit-confidence writes the model (default: the one "
+                             "shipped in companion/listen/)")
     args = parser.parse_args(argv)
     if args.fit_confidence:
-        rows = json.loads((args.out / "rows-pocketsphinx-full.json").read_text())
-        manifest = json.loads((args.out / "full" / "manifest.json").read_text())
-        print(json.dumps(fit_confidence(rows, {m["key"]: m["voice"] for m in manifest})))
-        return 0
+        return _fit_and_show(args)
     for tool in ("espeak-ng", "sox"):
         if shutil.which(tool) is None:
             print(f"error: {tool} is needed to build the corpus (apt-get install {tool})",
@@ -536,12 +665,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = evaluate(items, folder, engine, args.quick, args.threshold, args.workers)
         log(f"{engine}: decoded {len(rows)} files in {time.time() - t:.0f} s")
         summaries[engine] = summarise(rows, args.threshold)
-        voice = {item.key: item.voice for item in items}
-        held = [r for r in rows if voice[r["key"]] not in FIT_VOICES]
-        held_summary = summarise(held, args.threshold)
         report[engine] = {"conditions": summaries[engine],
-                          "overall": overall(rows, summaries[engine], args.threshold),
-                          "held_out": overall(held, held_summary, args.threshold)}
+                          "overall": overall(rows, summaries[engine], args.threshold)}
         (args.out / f"rows-{engine}-{'quick' if args.quick else 'full'}.json").write_text(
             json.dumps(rows))
     if not summaries:
@@ -560,11 +685,6 @@ def main(argv: list[str] | None = None) -> int:
               f"chatter accepted {100 * o['chatter_accepted']:.1f}%, RTF {o['rtf']:.2f}, "
               f"latency median {1000 * o['latency_median']:.0f} ms / p90 "
               f"{1000 * o['latency_p90']:.0f} ms (threshold {args.threshold}); plot: {png}")
-        h = r["held_out"]
-        print(f"{engine} held-out voices only (not used to fit the confidence): clean "
-              f"{100 * h['clean_accuracy']:.1f}%, mean 6-24 dB {100 * h['noisy_mean_accuracy']:.1f}%, "
-              f"silent errors {100 * h['silent_errors']:.2f}% ({100 * h['silent_unconfirmed']:.2f}% "
-              f"at >= {CONFIRM}), chatter accepted {100 * h['chatter_accepted']:.1f}%")
     return 0
 
 

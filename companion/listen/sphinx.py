@@ -4,8 +4,9 @@ A grammar-only decoder forces every sound into some call, so a second decoder ru
 phone loop over the same audio. Real calls are explained almost as well by the grammar as
 by the phone loop; chatter forced into a call is explained much worse, and lasts far longer
 than the call's phones would take. Those numbers, and where the call's words sit against
-what the phone loop voiced, make the confidence (0..1): a logistic model fitted on part of
-the benchmark corpus (SphinxSettings, confidence_features).
+what the phone loop voiced, and how far the phone loop's own phones are from the call's, make
+the confidence (0..1): a small network fitted on part of the benchmark corpus
+(SphinxSettings, confidence_features, companion/listen/confidence.py).
 (A garbage phone loop inside the grammar was tried first: it was 10x slower and won even
 on real calls.)
 """
@@ -15,11 +16,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from companion.calls import parse_call_or_none
+from companion.listen.confidence import ConfidenceModel, ConfidenceModelError
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import (
@@ -27,11 +30,12 @@ from companion.listen.vocabulary import (
     normalise_name)
 
 ALLPHONE_LM = "en-us-phone.lm.bin"
+CONFIDENCE_MODEL = Path(__file__).with_name("sphinx_confidence.json")
 
 
 @dataclass(frozen=True)
 class SphinxSettings:
-    # The confidence is a logistic model of "the call heard is the call said" over the
+    # The confidence is a small network (companion/listen/confidence.py) over the
     # measurements in confidence_features (FEATURES), chiefly:
     #  - margin: how much worse (nats per frame of speech) the best call explains the audio
     #    than a free phone loop does; near zero or positive for real calls;
@@ -39,16 +43,12 @@ class SphinxSettings:
     #    and last word the words themselves explain; chatter forced into a call leaves most
     #    of itself to fillers, while babble before or after a real call costs nothing;
     #  - stretch / squeeze: the words' span against how long the call's phones should take;
-    #  - word_ac: the words' acoustic score per frame.
+    #  - phone_err: how far the phone loop's phones inside the call are from the words' own;
+    #  - word_ac and the lattice's word posteriors.
     # Fitted by `companion bench speech --fit-confidence` on four of the seven benchmark
-    # voices (the other three are held out); centre and slope put 0.5 (ENGINE_THRESHOLD)
-    # where silent errors on those voices stay under 1%, and 0.7 (ENGINE_CONFIRM) under 0.15%.
-    weights: tuple[float, ...] = (0.4615, 3.1928, -4.3346, -9.864, 0.1989, -0.4641, 4.8635,
-                                  12.0944, -0.5013, 1.4952, -2.6478, 0.1915, 1.1816, -1.8007,
-                                  -0.1448)
-    bias: float = 7.2661
-    centre: float = 1.4174
-    slope: float = 0.429
+    # voices (the other three are held out), which places 0.5 (ENGINE_THRESHOLD) where
+    # silent errors on those voices stay under 1% and 0.7 (ENGINE_CONFIRM) under 0.15%.
+    confidence_model: str | None = None  # a model JSON; None = the one shipped here
     nbest: int = 0  # n-best paths as alternatives; costly (A* over the lattice), rarely new
     leads: tuple[str, ...] = ("i bid", "um")  # optional words before a call
     hands: bool = True  # "Ana one five five three two"
@@ -93,6 +93,11 @@ class SphinxEngine:
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"the call grammar was refused by pocketsphinx: {err}") from None
         self._decoder.activate_search("calls")
+        try:
+            self._confidence = ConfidenceModel.load(
+                settings.confidence_model or CONFIDENCE_MODEL, FEATURES)
+        except ConfidenceModelError as err:
+            raise ModelError(str(err)) from None
         self._cpu = 0.0
         self._samples = 0
 
@@ -164,7 +169,9 @@ class SphinxEngine:
         voiced = sum(seg.end_frame - seg.start_frame + 1 for seg in (p.seg() or ())
                      if seg.word not in ("SIL", "+NSN+", "+SPN+"))
         n_phones = sum(len((d.lookup_word(w) or "").split()) for w in best.split())
-        extra = _span_features(d.seg() or (), p.seg() or (), frames)
+        words, phones = list(d.seg() or ()), list(p.seg() or ())
+        extra = _span_features(words, phones, frames)
+        extra.update(_agreement_features(words, phones, d.lookup_word))
         details = {"raw": hyp.hypstr if hyp else "", "margin": round(margin, 4),
                    "voiced": voiced, "speech": speech, "frames": frames, "n_phones": n_phones,
                    "nbest": paths, "phones": phone_hyp.hypstr if phone_hyp else "", **extra}
@@ -182,9 +189,7 @@ class SphinxEngine:
                ) -> tuple[str, tuple[str, ...], float]:
         if not best:
             return "", (), 0.0
-        s = self.settings
-        logit = sum(w * f for w, f in zip(s.weights, confidence_features(details))) + s.bias
-        confidence = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, s.slope * (logit - s.centre)))))
+        confidence = self._confidence.confidence(confidence_features(details))
         # Other n-best paths that mean a different call make the best one less certain.
         mine = parse_call_or_none(best, self.players)
         others = [parse_call_or_none(p, self.players) for p in paths[1:]]
@@ -196,11 +201,12 @@ class SphinxEngine:
 
 FEATURES = ("margin", "short_cover", "over_cover", "fill_inside", "noise_outside", "stretch",
             "squeeze", "word_ac", "log_phones", "old_cover", "old_stretch", "margin_below_0",
-            "lead", "trail", "log_span")
+            "lead", "trail", "log_span", "phone_err", "post_min", "post_mean",
+            "word_fit_min", "word_margin_min")
 
 
 def confidence_features(details: dict) -> list[float]:
-    """The numbers the confidence is a logistic function of (names in FEATURES), from a
+    """The numbers the confidence is a function of (names in FEATURES), from a
     Recognition's details. Shared by the engine and the fitting script in the benchmark."""
     margin = float(details.get("margin", 0.0))
     n_phones = max(1, int(details.get("n_phones", 1)))
@@ -218,7 +224,11 @@ def confidence_features(details: dict) -> list[float]:
             max(0.0, stretch), min(0.0, stretch), float(details.get("word_ac", 0.0)) / 10,
             math.log(n_phones), min(0.0, old_cover - 0.95), max(0.0, old_stretch - 0.7),
             min(0.0, margin), int(details.get("lead", 0)) / frames,
-            int(details.get("trail", 0)) / frames, math.log(span)]
+            int(details.get("trail", 0)) / frames, math.log(span),
+            float(details.get("phone_err", 1.0)), float(details.get("post_min", 0.0)),
+            float(details.get("post_mean", 0.0)),
+            max(-50.0, float(details.get("word_fit_min", -50.0))) / 10,
+            max(-50.0, float(details.get("word_margin_min", -50.0))) / 10]
 
 
 def _span_features(words, phones, frames: int) -> dict:
@@ -243,6 +253,57 @@ def _span_features(words, phones, frames: int) -> dict:
     return {"span": last - first + 1, "word_frames": word_frames, "voiced_in": voiced_in,
             "voiced_out": voiced_out, "word_ac": round(ac / max(1, word_frames), 4),
             "lead": first, "trail": frames - 1 - last}
+
+
+def _agreement_features(words, phones, lookup) -> dict:
+    """How well the phone loop's own phones inside the call agree with the phones of the
+    words the grammar chose, and how sure the grammar's lattice is of each word.
+
+    A wrong call inside the grammar (nine heard for five) is scored against the same audio
+    as the right one would be, so only the phones themselves tell them apart."""
+    spans = [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+"))]
+    if not spans:
+        return {"phone_err": 1.0, "post_min": 0.0, "post_mean": 0.0, "word_fit_min": -50.0,
+                "word_margin_min": -50.0}
+    first, last = spans[0].start_frame, spans[-1].end_frame
+    expected = " ".join(lookup(w.word) or "" for w in spans).split()
+    heard = [s.word for s in phones if s.word not in ("SIL", "+NSN+", "+SPN+")
+             and min(s.end_frame, last) - max(s.start_frame, first) + 1
+             > (s.end_frame - s.start_frame + 1) / 2]
+    posts = [min(1.0, max(0.0, float(w.prob))) for w in spans]
+    # Word by word: its acoustic score per frame (scores are relative to the best senone of
+    # each frame, so 0 is a perfect fit), and how much worse that is than the phone loop's
+    # over the same frames. One badly fitting word is a misheard word, however well the
+    # rest of the call fits.
+    fits, margins = [], []
+    for w in spans:
+        n = w.end_frame - w.start_frame + 1
+        own = _nats(w.ascore)
+        loop = 0.0
+        for ph in phones:
+            inside = min(ph.end_frame, w.end_frame) - max(ph.start_frame, w.start_frame) + 1
+            if inside > 0 and ph.start_frame >= 0:
+                loop += _nats(ph.ascore) * inside / (ph.end_frame - ph.start_frame + 1)
+        fits.append(own / n)
+        margins.append((own - loop) / n)
+    return {"phone_err": round(_edit_distance(expected, heard) / max(1, len(expected)), 4),
+            "post_min": round(min(posts), 4), "post_mean": round(sum(posts) / len(posts), 4),
+            "word_fit_min": round(min(fits), 4), "word_margin_min": round(min(margins), 4)}
+
+
+def _nats(score: float) -> float:
+    """A segment's score from the Python API (exp of a log-1.0001 score shifted by 10 bits)
+    in nats; the same conversion as _log_score, for segments."""
+    return math.log(score) * 1024.0 if score > 0 else -1e4
+
+
+def _edit_distance(a: list[str], b: list[str]) -> int:
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
 
 
 def _log_score(hyp) -> float:
