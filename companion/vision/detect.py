@@ -194,6 +194,12 @@ def _blobs(mask: np.ndarray, min_area: float) -> list[Blob]:
 
 def _single_size(blobs: list[Blob], grad: np.ndarray | None = None) -> float | None:
     """Typical die side from blobs that look like one lone square (glare patches left out)."""
+    return _size_estimate(blobs, grad)[0]
+
+
+def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None) -> tuple[float | None, float]:
+    """(die side, its support: how many lone squares, in sides, agree with it; 0 when it is only
+    the width of a chain)."""
     sides = []
     for b in blobs:
         (w, h) = b.rect[1]
@@ -206,13 +212,14 @@ def _single_size(blobs: list[Blob], grad: np.ndarray | None = None) -> float | N
             if b.area / (np.pi * max(r, 1.0) ** 2) < 0.87:  # rounded real dice reach 0.83
                 sides.append(np.sqrt(b.area))
     if sides:
-        # specks of texture can look square too: judge by the bigger squares
-        # the most common size wins: lone specks are small, glare patches big, dice agree with each other
+        # the most common size wins: lone specks are small, glare patches and square clusters of
+        # dice big, dice agree with each other
         sides = np.array(sides)
-        # (weighted by area, so a crowd of specks does not outvote a few dice)
-        support = [float(np.sum(sides[np.abs(sides - v) <= 0.2 * v] ** 2)) for v in sides]
+        # (weighted by side, so a crowd of specks does not outvote a few dice; by area, one square
+        # cluster of four dice outvoted a dozen lone ones)
+        support = [float(np.sum(sides[np.abs(sides - v) <= 0.2 * v])) for v in sides]
         v = sides[int(np.argmax(support))]
-        return float(np.median(sides[np.abs(sides - v) <= 0.2 * v]))
+        return float(np.median(sides[np.abs(sides - v) <= 0.2 * v])), max(support)
     # no lone die (one cluster of touching dice): a die is about as wide as the thickest part of a chain
     best = 0.0
     big = [b for b in blobs if b.area >= 150]
@@ -228,7 +235,7 @@ def _single_size(blobs: list[Blob], grad: np.ndarray | None = None) -> float | N
         dt = cv2.distanceTransform(m, cv2.DIST_L2, 5)
         # for a square of side s the 90th percentile of inner distances is about 0.34 s
         best = max(best, float(np.percentile(dt[dt > 0], 90)) * 2.9)
-    return best or None
+    return best or None, 0.0
 
 
 def find_candidates(img: np.ndarray, *, background: np.ndarray | None = None,
@@ -251,12 +258,15 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
     if background is not None:
         bg_small = cv2.resize(background, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
     k_frac = 0.2 if die_size is None else float(np.clip(4.0 * die_size / max(H, W), 0.06, 0.4))
-    mask, blobs, side = _segment(small, bg_small, k_frac, die_size * f if die_size else None, threshold)
+    mask, blobs, side, support = _segment(small, bg_small, k_frac, die_size * f if die_size else None, threshold)
     if die_size is None and bg_small is None and side is not None:
         # second pass with a median window sized to the dice actually seen
         k2 = float(np.clip(4.0 * side / max(small.shape[:2]), 0.06, 0.4))
         if abs(k2 - k_frac) > 0.03:
-            mask, blobs, side = _segment(small, None, k2, None, threshold)
+            second = _segment(small, None, k2, None, threshold)
+            if second[2] is not None and (0.75 * side < second[2] < 1.35 * side or second[3] >= support):
+                # (a size far off the first pass's must be backed by more lone dice)
+                mask, blobs, side, support = second
     if side is None:
         return []
     unit = side * side
@@ -296,6 +306,8 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
         for pts, k, n_p in pieces:
             # other splits of the same piece: the reader keeps whichever the face model likes best
             ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if (k > 1 or n_p >= 1.3) and k < 40 else [])
+            if k <= 2 and n_p >= 1.3:
+                ks.append(k + 2)  # three smaller dice in a tight triangle look like one or two
             opts = [o for o in (split(pts, kk, gi) for kk in ks) if o]
             if k > 1:
                 # also a cut seeded at the die-centre peaks of the distance transform
@@ -433,21 +445,23 @@ def _segment(small, bg_small, k_frac, side_hint, threshold):
     min_area = 40.0 if side_hint is None else 0.25 * side_hint * side_hint
     grad = _gradient(dist)
     blobs = _blobs(mask, min_area)
-    side = side_hint or _single_size(blobs, grad)
+    side, support = (side_hint, float("inf")) if side_hint else _size_estimate(blobs, grad)
     if side is not None:
         # strokes much thinner than a die (wood grain, cloth seams) cannot be dice: open them away
         k = int(0.3 * side) | 1
         if k >= 3:
             opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
             if side_hint is None:
-                again = _single_size(_blobs(opened, min_area), grad)
-                if again and 0.75 * side < again < 1.35 * side:
-                    side = again
+                again, sup2 = _size_estimate(_blobs(opened, min_area), grad)
+                if again and (0.75 * side < again < 1.35 * side or (sup2 > support and again < side)):
+                    # (more lone squares, once thin strands such as wood grain no longer join
+                    # the dice, beat the first guess)
+                    side, support = again, sup2
             mask = opened
             blobs = _blobs(mask, 0.25 * side * side)
         else:
             blobs = [b for b in blobs if b.area >= 0.25 * side * side]
-    return mask, blobs, side
+    return mask, blobs, side, support
 
 
 def crop(img: np.ndarray, c: Candidate, out: int = 32, margin: float = 1.15) -> np.ndarray:
