@@ -34,6 +34,14 @@ def real_split(records: list[dict]) -> tuple[list[dict], list[dict]]:
     return train, held
 
 
+def validation_split(train: list[dict], every: int) -> tuple[list[dict], list[dict]]:
+    """For choosing training settings without touching the held-out photos: every `every`-th
+    training photo is set aside (0 = none)."""
+    if every <= 0:
+        return train, []
+    return [r for i, r in enumerate(train) if i % every != 3], [r for i, r in enumerate(train) if i % every == 3]
+
+
 def label_candidates(cands: list[Candidate], gts: list[tuple[int, tuple]]) -> list[int | None]:
     """Class of each candidate from the ground truth; None when too ambiguous to teach anything.
 
@@ -73,19 +81,40 @@ def _jittered(rng, c: Candidate, n: int, side_jit=0.1) -> list[Candidate]:
     return out
 
 
-def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Candidate], rng, jitter: int):
+def photometric(rng, patch: np.ndarray) -> np.ndarray:
+    """Camera-like changes of one patch: contrast, brightness, colour cast, focus blur, noise.
+
+    Why: the 160 training photos share one phone and one light; the model should not learn them."""
+    p = patch.astype(np.float32)
+    mean = p.mean()
+    p = (p - mean) * rng.uniform(0.7, 1.3) + mean + rng.uniform(-30, 30)
+    p *= rng.uniform(0.92, 1.08, 3).astype(np.float32)
+    if rng.random() < 0.5:
+        p = cv2.GaussianBlur(p, (0, 0), rng.uniform(0.4, 1.1))
+    if rng.random() < 0.5:
+        p += rng.normal(0, rng.uniform(1, 6), p.shape).astype(np.float32)
+    return np.clip(p, 0, 255).astype(np.uint8)
+
+
+def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Candidate], rng, jitter: int,
+            augment: bool = False, side_jit: float = 0.1):
+    """Labelled patches of one image: the detector's own crops (and jittered copies) matched to the
+    ground truth, jittered crops of every true die, and off-centre crops that are no die."""
     patches, labels = [], []
+    aug = (lambda p: photometric(rng, p)) if augment else (lambda p: p)
     # every alternative cut the detector offers, so the model learns to judge them
     cands = [c for opts in find_regions(image) for o in opts for c in o]
     for c, y in zip(cands, label_candidates(cands, gts)):
         if y is None:
             continue
-        for cj in [c] + _jittered(rng, c, jitter if y not in (NOT_DIE, SEVERAL) else 1):
-            patches.append(crop(image, cj, PATCH))
+        patches.append(crop(image, c, PATCH))
+        labels.append(y)
+        for cj in _jittered(rng, c, jitter if y not in (NOT_DIE, SEVERAL) else 1, side_jit):
+            patches.append(aug(crop(image, cj, PATCH)))
             labels.append(y)
     for (cls, _), g in zip(gts, gt_cands):
-        for cj in _jittered(rng, g, jitter):
-            patches.append(crop(image, cj, PATCH))
+        for cj in _jittered(rng, g, jitter, side_jit):
+            patches.append(aug(crop(image, cj, PATCH)))
             labels.append(cls)
     # off-centre crops (half a die away) teach the model to say "not a die" between two dice
     for (cls, _), g in zip(gts, gt_cands):
@@ -116,7 +145,8 @@ def synthetic_data(n_scenes: int, seed: int, jitter: int = 2):
     return P, Y
 
 
-def real_data(records: list[dict], root: pathlib.Path, seed: int, jitter: int = 5):
+def real_data(records: list[dict], root: pathlib.Path, seed: int, jitter: int = 6):
+    """Patches of the real photos given (the training split only), with camera-like augmentation."""
     rng = np.random.default_rng(seed)
     P, Y = [], []
     for r in records:
@@ -125,10 +155,26 @@ def real_data(records: list[dict], root: pathlib.Path, seed: int, jitter: int = 
             continue
         gts = [(d["face"], tuple(d["box"])) for d in r["dice"]]
         gcs = [Candidate(cx=x + w / 2, cy=y + h / 2, w=w * 0.95, h=h * 0.95, angle=0.0) for _, (x, y, w, h) in gts]
-        p, y = collect(img, gts, gcs, rng, jitter)
+        p, y = collect(img, gts, gcs, rng, jitter, augment=True, side_jit=0.15)
         P += p
         Y += y
     return P, Y
+
+
+def evaluate(model: FaceModel, records: list[dict], root: pathlib.Path) -> dict:
+    """Per-die accuracy of the whole reader (detector + this model) on labelled photos, as the bench
+    counts it."""
+    from companion.bench.vision import Tally, score
+    from companion.vision.reader import DiceReader
+
+    reader = DiceReader(model=model)
+    t = Tally("photos")
+    for r in records:
+        img = cv2.imread(str(root / r["file"]))
+        if img is not None:
+            score(t, reader.read(img), [(d["face"], tuple(d["box"]), False) for d in r["dice"]])
+    return {"photos": t.images, "dice": t.gt, "per_die": t.right / max(1, t.gt),
+            "face_acc": t.right / max(1, t.found), "recall": t.found / max(1, t.gt)}
 
 
 def _conv_back(g: np.ndarray, cols: np.ndarray, w: np.ndarray, in_shape, need_input: bool = True):
@@ -234,13 +280,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenes", type=int, default=300, help="synthetic scenes to learn from")
     ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos (training split only)")
     ap.add_argument("--no-real", action="store_true", help="synthetic data only")
-    ap.add_argument("--epochs", type=int, default=13)
+    ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--chans", type=str, default="16,32,48", help="conv channels per stage")
+    ap.add_argument("--dense", type=int, default=128)
+    ap.add_argument("--real-jitter", type=int, default=6, help="jittered, camera-augmented copies per real die crop")
+    ap.add_argument("--val-every", type=int, default=0,
+                    help="set every N-th training photo aside to compare settings (0: train on all of them)")
     ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the extracted patches here (.npz)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=pathlib.Path, default=MODEL_PATH)
     a = ap.parse_args(argv)
     cv2.setRNGSeed(a.seed)
+    cv2.setNumThreads(1)  # the same crops (and so the same model) whatever the machine
     t0 = time.time()
+    use_real = not a.no_real and (a.real / "labels.jsonl").exists()
+    train, held, val = [], [], []
+    if use_real:
+        train, held = real_split(load_labels(a.real))
+        train, val = validation_split(train, a.val_every)
     if a.cache is not None and a.cache.exists():
         with np.load(a.cache) as z:
             X, y = z["X"], z["y"]
@@ -248,12 +305,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         P, Y = synthetic_data(a.scenes, a.seed)
         print(f"synthetic: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
-        if not a.no_real and (a.real / "labels.jsonl").exists():
-            train, held = real_split(load_labels(a.real))
-            p, yy = real_data(train, a.real, a.seed)
+        if use_real:
+            p, yy = real_data(train, a.real, a.seed, a.real_jitter)
             P += p
             Y += yy
-            print(f"real: {len(yy)} patches from {len(train)} training photos ({len(held)} held out, unused)", flush=True)
+            print(f"real: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
+                  f"validation, {len(held)} held out; both unused)", flush=True)
         elif not a.no_real:
             print(f"real photos not found at {a.real}; synthetic only", flush=True)
         X = np.stack(P).astype(np.uint8)
@@ -261,9 +318,17 @@ def main(argv: list[str] | None = None) -> int:
         if a.cache is not None:
             np.savez_compressed(a.cache, X=X, y=y)
     print("class counts:", np.bincount(y, minlength=N_CLASSES).tolist(), flush=True)
-    model = fit(X, y, seed=a.seed, epochs=a.epochs)
+    chans = tuple(int(c) for c in a.chans.split(","))
+    model = fit(X, y, seed=a.seed, epochs=a.epochs, chans=chans, dense=a.dense)
     model.save(a.out)
-    print(f"saved {a.out} ({a.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s")
+    print(f"saved {a.out} ({a.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s", flush=True)
+    # a check on photos the model never saw: the validation photos while settings are being
+    # compared, else the fixed held-out split (report it; never tune on it)
+    for name, recs in (("validation", val), ("held-out", held if not val else [])):
+        if recs:
+            r = evaluate(model, recs, a.real)
+            print(f"{name} real photos: {r['photos']} photos, {r['dice']} dice: per-die {100 * r['per_die']:.2f}% "
+                  f"face acc {100 * r['face_acc']:.2f}% recall {100 * r['recall']:.2f}%", flush=True)
     return 0
 
 
