@@ -52,7 +52,7 @@ def test_a_model_survives_its_json_round_trip(tmp_path):
 
 
 def test_the_confidence_is_fitted_on_nothing_the_benchmark_measures():
-    train, bench = build_items(spec=TRAIN), build_items(spec=BENCH)
+    train, bench = build_items(TRAIN), build_items(BENCH)
     assert not {i.voice for i in train} & {i.voice for i in bench}
     assert not {i.say for i in train if i.truth is None} & {i.say for i in bench if i.truth is None}
     assert TRAIN.babble_file != BENCH.babble_file

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -243,18 +243,15 @@ QUICK = CorpusSpec("quick", VOICES, CHATTER, (7,), quick=True)
 TRAIN = CorpusSpec("train", TRAIN_VOICES, TRAIN_CHATTER, (11, 12, 13))
 
 
-def build_items(quick: bool = False, seed: int = 7, spec: CorpusSpec | None = None
-                ) -> list[Item]:
-    spec = spec or (QUICK if quick else BENCH)
+def build_items(spec: CorpusSpec = BENCH) -> list[Item]:
     if len(spec.seeds) > 1:  # several rounds, each with its own counts and voices
         items: list[Item] = []
-        for k, one in enumerate(spec.seeds):
-            part = build_items(spec=CorpusSpec(spec.name, spec.voices, spec.chatter, (one,),
-                                               spec.quick))
+        for k, seed in enumerate(spec.seeds):
+            part = build_items(replace(spec, seeds=(seed,)))
             items += [Item(f"r{k}{i.key}", i.say, i.truth, i.voice, i.rate) for i in part]
         return items
-    quick, seed = spec.quick, spec.seeds[0]
-    rng = random.Random(seed)
+    quick = spec.quick
+    rng = random.Random(spec.seeds[0])
     from companion.rules.bids import number_words
 
     calls: list[tuple[str, dict]] = []
@@ -380,12 +377,11 @@ def _synth_job(args: tuple[Item, str]) -> tuple[str, int]:
     return item.key, 0
 
 
-def build_corpus(out: Path, quick: bool, workers: int = 2, log=print,
-                 spec: CorpusSpec | None = None) -> tuple[list[Item], Path]:
+def build_corpus(out: Path, spec: CorpusSpec, workers: int = 2, log=print
+                 ) -> tuple[list[Item], Path]:
     """Create (or reuse) the corpus: a manifest plus one WAV per item and condition."""
-    spec = spec or (QUICK if quick else BENCH)
     quick = spec.quick
-    items = build_items(spec=spec)
+    items = build_items(spec)
     folder = out / spec.name
     (folder / "speech").mkdir(parents=True, exist_ok=True)
     t = time.time()
@@ -601,7 +597,7 @@ def _fit_and_show(args) -> int:
         rows = json.loads(rows_path.read_text())
         log(f"training rows: {rows_path} (delete it to decode the training corpus again)")
     else:
-        items, folder = build_corpus(args.out, False, args.workers, log, spec=TRAIN)
+        items, folder = build_corpus(args.out, TRAIN, args.workers, log)
         t = time.time()
         rows = evaluate(items, folder, "pocketsphinx", False, args.threshold, args.workers)
         log(f"training corpus: decoded {len(rows)} files in {time.time() - t:.0f} s")
@@ -652,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731
-    items, folder = build_corpus(args.out, args.quick, args.workers, log)
+    items, folder = build_corpus(args.out, QUICK if args.quick else BENCH, args.workers, log)
     summaries, report = {}, {}
     for engine in args.engines:
         if engine == "vosk":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -123,8 +123,6 @@ def fit(x: np.ndarray, y: np.ndarray, features: Sequence[str], hidden: int = 8,
 
 def place(model: ConfidenceModel, accept_logit: float, confirm_logit: float) -> ConfidenceModel:
     """Map the logit so that `accept_logit` becomes 0.5 and `confirm_logit` 0.7."""
-    from dataclasses import replace
-
     confirm_logit = max(confirm_logit, accept_logit + 0.1)
     return replace(model, centre=accept_logit,
                    slope=math.log(0.7 / 0.3) / (confirm_logit - accept_logit))

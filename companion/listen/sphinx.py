@@ -31,6 +31,7 @@ from companion.listen.vocabulary import (
 
 ALLPHONE_LM = "en-us-phone.lm.bin"
 CONFIDENCE_MODEL = Path(__file__).with_name("sphinx_confidence.json")
+PHONE_FILLERS = ("SIL", "+NSN+", "+SPN+")  # what the phone loop hears that is not speech
 
 
 @dataclass(frozen=True)
@@ -160,16 +161,16 @@ class SphinxEngine:
                 text = _clean(h.hypstr) if h is not None else ""
                 if text and text not in paths:
                     paths.append(text)
+        words, phones = list(d.seg() or ()), list(p.seg() or ())
         # Per frame of speech, not of the whole recording: silence costs both decoders the
         # same, and dividing by it would make short calls in long files look better.
-        speech = sum(seg.end_frame - seg.start_frame + 1 for seg in (d.seg() or ())
+        speech = sum(seg.end_frame - seg.start_frame + 1 for seg in words
                      if not seg.word.startswith(("<", "[", "+")))
         margin = (_log_score(hyp) - _log_score(phone_hyp)) / max(10, speech or frames)
         # How long the phone loop heard speech for, against how long the call should take.
-        voiced = sum(seg.end_frame - seg.start_frame + 1 for seg in (p.seg() or ())
-                     if seg.word not in ("SIL", "+NSN+", "+SPN+"))
+        voiced = sum(seg.end_frame - seg.start_frame + 1 for seg in phones
+                     if seg.word not in PHONE_FILLERS)
         n_phones = sum(len((d.lookup_word(w) or "").split()) for w in best.split())
-        words, phones = list(d.seg() or ()), list(p.seg() or ())
         extra = _span_features(words, phones, frames)
         extra.update(_agreement_features(words, phones, d.lookup_word))
         details = {"raw": hyp.hypstr if hyp else "", "margin": round(margin, 4),
@@ -244,7 +245,7 @@ def _span_features(words, phones, frames: int) -> dict:
     word_frames = sum(b - a + 1 for a, b, _ in spans)
     voiced_in = voiced_out = 0
     for seg in phones:
-        if seg.word in ("SIL", "+NSN+", "+SPN+") or seg.start_frame < 0:
+        if seg.word in PHONE_FILLERS or seg.start_frame < 0:
             continue
         inside = max(0, min(seg.end_frame, last) - max(seg.start_frame, first) + 1)
         voiced_in += inside
@@ -267,7 +268,7 @@ def _agreement_features(words, phones, lookup) -> dict:
                 "word_margin_min": -50.0}
     first, last = spans[0].start_frame, spans[-1].end_frame
     expected = " ".join(lookup(w.word) or "" for w in spans).split()
-    heard = [s.word for s in phones if s.word not in ("SIL", "+NSN+", "+SPN+")
+    heard = [s.word for s in phones if s.word not in PHONE_FILLERS
              and min(s.end_frame, last) - max(s.start_frame, first) + 1
              > (s.end_frame - s.start_frame + 1) / 2]
     posts = [min(1.0, max(0.0, float(w.prob))) for w in spans]
