@@ -85,3 +85,21 @@ def test_band_limited_level_matches_full_band_for_white_noise():
     full, band = frame_db(noise), frame_db(noise, (300.0, 3400.0))
     # 300-3400 Hz is about 39% of white noise's power: about 4 dB down.
     assert abs(np.median(full - band) - 4.1) < 1.0
+
+
+def test_word_measurements_skip_the_lattices_empty_nodes():
+    # pocketsphinx puts zero-width "(NULL)" nodes in a word segmentation; they are not words
+    # and must not pull the worst-word posterior or fit down.
+    from types import SimpleNamespace as Seg
+
+    from companion.listen.sphinx import _agreement_features
+
+    words = [Seg(word="five", start_frame=10, end_frame=40, prob=0.9, ascore=0.5),
+             Seg(word="(NULL)", start_frame=41, end_frame=41, prob=0.01, ascore=1e-9),
+             Seg(word="fives", start_frame=42, end_frame=80, prob=0.8, ascore=0.5)]
+    phones = [Seg(word="F", start_frame=10, end_frame=80, prob=1.0, ascore=0.5)]
+    lookup = {"five": "F AY V", "fives": "F AY V Z"}.get
+    with_null = _agreement_features(words, phones, lookup)
+    without = _agreement_features([words[0], words[2]], phones, lookup)
+    assert with_null == without
+    assert with_null["post_min"] == 0.8

@@ -200,3 +200,28 @@ def test_endpointer_finds_bursts():
     assert len(segments) == 2
     first = segments[0]
     assert first.start < 16000 < first.end <= 24000 + 160 and first.detected_at - first.end < 4800
+
+
+def test_the_engine_measures_how_far_speech_stands_above_the_room(engine, speech_dir):
+    # The confidence leans on this: the same fit means more in a quiet room than in noise.
+    clean = read_wav(speech_dir / "call-0-00.wav").astype(np.float64)
+    rng = np.random.default_rng(3)
+    white = rng.normal(0, 1, len(clean))
+    pink = np.cumsum(white) - np.convolve(np.cumsum(white), np.ones(400) / 400, mode="same")
+    noise = pink * np.sqrt(np.mean(clean ** 2) / np.mean(pink ** 2)) / 2  # about 6 dB SNR
+    quiet = engine.decode(clean.astype(np.int16)).details
+    noisy = engine.decode(np.clip(clean + noise, -32768, 32767).astype(np.int16)).details
+    assert quiet["level_peak"] > noisy["level_peak"] + 15, (quiet["level_peak"], noisy["level_peak"])
+
+
+def test_a_measuring_engine_decodes_alike_without_judging(speech_dir):
+    from companion.listen.sphinx import SphinxEngine, SphinxSettings
+
+    # Fresh engines for both: pocketsphinx carries its feature normalisation across utterances.
+    engine = SphinxEngine(PLAYERS)
+    measuring = SphinxEngine(PLAYERS, SphinxSettings(measure_only=True))
+    samples = read_wav(speech_dir / "call-0-00.wav")
+    judged, measured = engine.decode(samples), measuring.decode(samples)
+    assert measured.text == judged.text == "five fives"
+    assert measured.confidence == 0.0 < judged.confidence
+    assert measured.details["margin"] == judged.details["margin"]

@@ -415,14 +415,19 @@ def build_corpus(out: Path, spec: CorpusSpec, workers: int = 2, log=print
 
 # --- evaluation ------------------------------------------------------------------------------
 
-def _decode_job(args: tuple[str, str, list[tuple[str, str]], float]) -> list[dict]:
+def _decode_job(args: tuple[str, str, list[tuple[str, str]], bool]) -> list[dict]:
     """Decode a share of the corpus in a worker process (one engine per process)."""
-    engine_name, folder, jobs, threshold = args
+    engine_name, folder, jobs, measure_only = args
     from companion.calls import parse_call_or_none
     from companion.listen.endpoint import split
     from companion.listen.sources import decode_span, make_engine
 
-    engine = make_engine(engine_name, None, PLAYERS)
+    if measure_only:  # rows to fit a confidence on: the shipped one may not fit them
+        from companion.listen.sphinx import SphinxEngine, SphinxSettings
+
+        engine = SphinxEngine(PLAYERS, SphinxSettings(measure_only=True))
+    else:
+        engine = make_engine(engine_name, None, PLAYERS)
     rows = []
     for condition, key in jobs:
         samples = read_wav(Path(folder) / condition / f"{key}.wav")
@@ -445,12 +450,13 @@ def _decode_job(args: tuple[str, str, list[tuple[str, str]], float]) -> list[dic
     return rows
 
 
-def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, threshold: float,
-             workers: int) -> list[dict]:
+def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, workers: int,
+             measure_only: bool = False) -> list[dict]:
     jobs = [(name, item.key) for name, _, _ in conditions(quick) for item in items]
     shares = [jobs[i::workers] for i in range(workers)]
     with multiprocessing.Pool(workers) as pool:
-        parts = pool.map(_decode_job, [(engine, str(folder), share, threshold) for share in shares])
+        parts = pool.map(_decode_job, [(engine, str(folder), share, measure_only)
+                                       for share in shares])
     truth = {item.key: item.truth for item in items}
     rows = [row for part in parts for row in part]
     for row in rows:
@@ -599,7 +605,7 @@ def _fit_and_show(args) -> int:
     else:
         items, folder = build_corpus(args.out, TRAIN, args.workers, log)
         t = time.time()
-        rows = evaluate(items, folder, "pocketsphinx", False, args.threshold, args.workers)
+        rows = evaluate(items, folder, "pocketsphinx", False, args.workers, measure_only=True)
         log(f"training corpus: decoded {len(rows)} files in {time.time() - t:.0f} s")
         rows_path.write_text(json.dumps(rows))
     model = fit_confidence(rows)
@@ -658,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
                 log("vosk: skipped, no model under models/ (companion models download)")
                 continue
         t = time.time()
-        rows = evaluate(items, folder, engine, args.quick, args.threshold, args.workers)
+        rows = evaluate(items, folder, engine, args.quick, args.workers)
         log(f"{engine}: decoded {len(rows)} files in {time.time() - t:.0f} s")
         summaries[engine] = summarise(rows, args.threshold)
         report[engine] = {"conditions": summaries[engine],

@@ -45,11 +45,17 @@ class SphinxSettings:
     #    of itself to fillers, while babble before or after a real call costs nothing;
     #  - stretch / squeeze: the words' span against how long the call's phones should take;
     #  - phone_err: how far the phone loop's phones inside the call are from the words' own;
-    #  - word_ac and the lattice's word posteriors.
-    # Fitted by `companion bench speech --fit-confidence` on four of the seven benchmark
-    # voices (the other three are held out), which places 0.5 (ENGINE_THRESHOLD) where
-    # silent errors on those voices stay under 1% and 0.7 (ENGINE_CONFIRM) under 0.15%.
+    #  - word_ac and the lattice's word posteriors;
+    #  - level_peak / level_mid: how far loud and middle frames stand above the quietest
+    #    (a rough signal-to-noise figure: the same fit means more in a quiet room).
+    # Fitted by `companion bench speech --fit-confidence` on a training corpus of its own
+    # (other voices, chatter and babble than the benchmark's), which places 0.5
+    # (ENGINE_THRESHOLD) where silent errors there stay under 1% and 0.7 (ENGINE_CONFIRM)
+    # under 0.15%.
     confidence_model: str | None = None  # a model JSON; None = the one shipped here
+    # Decode and measure only, every confidence 0: how rows are gathered to fit a new
+    # confidence, when the shipped one may not match the measurements any more.
+    measure_only: bool = False
     nbest: int = 0  # n-best paths as alternatives; costly (A* over the lattice), rarely new
     leads: tuple[str, ...] = ("i bid", "um")  # optional words before a call
     hands: bool = True  # "Ana one five five three two"
@@ -94,13 +100,16 @@ class SphinxEngine:
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"the call grammar was refused by pocketsphinx: {err}") from None
         self._decoder.activate_search("calls")
-        try:
-            self._confidence = ConfidenceModel.load(
-                settings.confidence_model or CONFIDENCE_MODEL, FEATURES)
-        except ConfidenceModelError as err:
-            raise ModelError(str(err)) from None
+        self._confidence: ConfidenceModel | None = None
+        if not settings.measure_only:
+            try:
+                self._confidence = ConfidenceModel.load(
+                    settings.confidence_model or CONFIDENCE_MODEL, FEATURES)
+            except ConfidenceModelError as err:
+                raise ModelError(str(err)) from None
         self._cpu = 0.0
         self._samples = 0
+        self._levels = FrameLevels()
 
     # --- set-up ------------------------------------------------------------------------
     def _add(self, word: str, phones: str) -> None:
@@ -136,12 +145,14 @@ class SphinxEngine:
         self._phones.start_utt()
         self._cpu = 0.0
         self._samples = 0
+        self._levels = FrameLevels()
 
     def feed(self, samples: np.ndarray) -> None:
         t = time.perf_counter()
         data = np.asarray(samples, dtype=np.int16).tobytes()
         self._decoder.process_raw(data, False, False)
         self._phones.process_raw(data, False, False)
+        self._levels.add(samples)
         self._samples += len(samples)
         self._cpu += time.perf_counter() - t
 
@@ -173,6 +184,7 @@ class SphinxEngine:
         n_phones = sum(len((d.lookup_word(w) or "").split()) for w in best.split())
         extra = _span_features(words, phones, frames)
         extra.update(_agreement_features(words, phones, d.lookup_word))
+        extra.update(self._levels.contrast())
         details = {"raw": hyp.hypstr if hyp else "", "margin": round(margin, 4),
                    "voiced": voiced, "speech": speech, "frames": frames, "n_phones": n_phones,
                    "nbest": paths, "phones": phone_hyp.hypstr if phone_hyp else "", **extra}
@@ -190,6 +202,8 @@ class SphinxEngine:
                ) -> tuple[str, tuple[str, ...], float]:
         if not best:
             return "", (), 0.0
+        if self._confidence is None:
+            return best, tuple(p for p in paths if p != best), 0.0
         confidence = self._confidence.confidence(confidence_features(details))
         # Other n-best paths that mean a different call make the best one less certain.
         mine = parse_call_or_none(best, self.players)
@@ -203,7 +217,7 @@ class SphinxEngine:
 FEATURES = ("margin", "short_cover", "over_cover", "fill_inside", "noise_outside", "stretch",
             "squeeze", "word_ac", "log_phones", "old_cover", "old_stretch", "margin_below_0",
             "lead", "trail", "log_span", "phone_err", "post_min", "post_mean",
-            "word_fit_min", "word_margin_min")
+            "word_fit_min", "word_margin_min", "level_peak", "level_mid")
 
 
 def confidence_features(details: dict) -> list[float]:
@@ -229,7 +243,38 @@ def confidence_features(details: dict) -> list[float]:
             float(details.get("phone_err", 1.0)), float(details.get("post_min", 0.0)),
             float(details.get("post_mean", 0.0)),
             max(-50.0, float(details.get("word_fit_min", -50.0))) / 10,
-            max(-50.0, float(details.get("word_margin_min", -50.0))) / 10]
+            max(-50.0, float(details.get("word_margin_min", -50.0))) / 10,
+            float(details.get("level_peak", 0.0)) / 10, float(details.get("level_mid", 0.0)) / 10]
+
+
+class FrameLevels:
+    """Loudness of each 10 ms frame fed to the engine, for a rough signal-to-noise figure.
+
+    Why: in a quiet room a call the grammar fits is almost always the call said, while in
+    noise the same fit is far less telling; the confidence needs to know which room it is
+    in. The quietest frames (pauses, the lead-in) stand for the noise floor."""
+
+    FRAME = 160
+
+    def __init__(self) -> None:
+        self._rest = np.zeros(0, np.float64)
+        self._db: list[np.ndarray] = []
+
+    def add(self, samples: np.ndarray) -> None:
+        x = np.concatenate([self._rest, np.asarray(samples, np.float64)])
+        n = len(x) // self.FRAME
+        frames = x[:n * self.FRAME].reshape(n, self.FRAME)
+        self._db.append(10 * np.log10(np.mean(frames ** 2, axis=1) + 1.0))
+        self._rest = x[n * self.FRAME:]
+
+    def contrast(self) -> dict:
+        """dB of the loud (95th percentile) and middle frames above the quiet (10th)."""
+        db = np.concatenate(self._db) if self._db else np.zeros(0)
+        if len(db) < 10:
+            return {"level_peak": 0.0, "level_mid": 0.0}
+        floor = np.percentile(db, 10)
+        return {"level_peak": round(float(np.percentile(db, 95) - floor), 3),
+                "level_mid": round(float(np.percentile(db, 50) - floor), 3)}
 
 
 def _span_features(words, phones, frames: int) -> dict:
@@ -262,7 +307,7 @@ def _agreement_features(words, phones, lookup) -> dict:
 
     A wrong call inside the grammar (nine heard for five) is scored against the same audio
     as the right one would be, so only the phones themselves tell them apart."""
-    spans = [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+"))]
+    spans = [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+", "("))]
     if not spans:
         return {"phone_err": 1.0, "post_min": 0.0, "post_mean": 0.0, "word_fit_min": -50.0,
                 "word_margin_min": -50.0}
