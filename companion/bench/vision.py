@@ -178,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(real photos not found at {a.real}: skipped)")
 
     print(_table([HEAD] + [t.row() for t in tallies]))
+    for old in a.out.glob("worst-*.png"):  # only this run's cases, never a stale one
+        old.unlink()
     for kind in ("synthetic", "real"):
         cases = sorted((w for w in worst if w[1].startswith(kind)), key=lambda w: -w[0])[: a.worst]
         for n, (errs, name, pic) in enumerate(cases, 1):
