@@ -529,12 +529,13 @@ def overall(rows: list[dict], summary: dict[str, dict], threshold: float) -> dic
     }
 
 
-def fit_confidence(rows: list[dict], silent: float = 0.01, silent_confirm: float = 0.0015,
+def fit_confidence(rows: list[dict], silent: float = 0.005, silent_confirm: float = 0.0015,
                    chatter: float = 0.008, seed: int = 0):
     """Fit the engine's confidence on decoded rows of the training corpus: a small network
     over confidence_features for "the call heard is the call said", then placed so that on
-    those rows 0.5 keeps silent errors under `silent` and chatter under `chatter`, and 0.7
-    keeps silent errors under `silent_confirm`. Returns a ConfidenceModel."""
+    those rows 0.5 keeps silent errors under `silent` (the product's target) and chatter
+    under `chatter`, and 0.7 keeps silent errors under `silent_confirm`. Returns a
+    ConfidenceModel."""
     from companion.listen.confidence import fit, place
     from companion.listen.sphinx import FEATURES, confidence_features
 

@@ -50,7 +50,7 @@ class SphinxSettings:
     #    (a rough signal-to-noise figure: the same fit means more in a quiet room).
     # Fitted by `companion bench speech --fit-confidence` on a training corpus of its own
     # (other voices, chatter and babble than the benchmark's), which places 0.5
-    # (ENGINE_THRESHOLD) where silent errors there stay under 1% and 0.7 (ENGINE_CONFIRM)
+    # (ENGINE_THRESHOLD) where silent errors there stay under 0.5% and 0.7 (ENGINE_CONFIRM)
     # under 0.15%.
     confidence_model: str | None = None  # a model JSON; None = the one shipped here
     # Decode and measure only, every confidence 0: how rows are gathered to fit a new
