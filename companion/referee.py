@@ -42,7 +42,7 @@ from companion.rules import (
     number_words,
 )
 from companion.rules.events import ChallengeCalled, Event, Undone
-from companion.sources import CallSource, Utterance
+from companion.sources import CallSource, Expect, Utterance
 from companion.voice.phrases import count_of, describe_events, face_to_count, smallest_raises_phrase
 from companion.voice.speakers import Speaker
 
@@ -113,6 +113,7 @@ class Referee:
         else:
             self.say(describe_events(self.game.events, self.game.rules))
         while self.game.phase is not Phase.OVER:
+            source.expect(self.expecting())
             utterance = source.next_utterance()
             if utterance is None:
                 break
@@ -181,6 +182,10 @@ class Referee:
             if call is not None and self.makes_sense(call):
                 return call
         return best
+
+    def expecting(self) -> Expect:
+        """What can be said now: the count after a challenge, otherwise calls."""
+        return Expect.COUNT if self.game.phase is Phase.REVEAL else Expect.CALLS
 
     def makes_sense(self, call: Call) -> bool:
         """Would this call be allowed now? Used only to rank a recogniser's guesses."""

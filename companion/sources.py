@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from typing import Iterable, Iterator, Protocol, TextIO
 
 
@@ -24,7 +25,20 @@ class Utterance:
         return self.confidence is None
 
 
+class Expect(Enum):
+    """What can sensibly be said next. A recogniser that knows it listens only for those
+    calls: while bidding a bare "seven" or a player's dice mean nothing, and after a
+    challenge only the count (and commands) do, so noise has fewer calls to turn into."""
+
+    CALLS = "calls"  # bids, challenges, palifico and commands: the bidding
+    COUNT = "count"  # a number or a player's dice, and commands: after a challenge
+    ANY = "any"  # everything (no game to go by, as in `companion hear`)
+
+
 class CallSource(Protocol):
+    def expect(self, what: Expect) -> None:
+        """What the next utterance should be; speech sources listen for just that."""
+
     def next_utterance(self) -> Utterance | None:
         """Block until something is said or typed; None when the input has ended."""
 
@@ -58,6 +72,9 @@ class TextSource:
             line = line.strip()
             if line and not line.startswith("#"):  # comments let scripted games explain themselves
                 return Utterance(line)
+
+    def expect(self, what: Expect) -> None:
+        pass  # a typed line is read as it is, whatever the moment
 
     def mute(self) -> None:
         pass

@@ -89,7 +89,7 @@ def test_band_limited_level_matches_full_band_for_white_noise():
 
 def test_word_measurements_skip_the_lattices_empty_nodes():
     # pocketsphinx puts zero-width "(NULL)" nodes in a word segmentation; they are not words
-    # and must not pull the worst-word posterior or fit down.
+    # and must not pull the worst word's probability or fit down.
     from types import SimpleNamespace as Seg
 
     from companion.listen.sphinx import _agreement_features
@@ -102,4 +102,4 @@ def test_word_measurements_skip_the_lattices_empty_nodes():
     with_null = _agreement_features(words, phones, lookup)
     without = _agreement_features([words[0], words[2]], phones, lookup)
     assert with_null == without
-    assert with_null["post_min"] == 0.8
+    assert with_null["word_prob_min"] == 0.8

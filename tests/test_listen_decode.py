@@ -17,6 +17,7 @@ from companion.listen.endpoint import split
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError, MicrophoneError
 from companion.listen.sources import MicSource, WavSource, make_engine, open_source
+from companion.sources import Expect
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
                                 reason="espeak-ng and sox make the test speech")
@@ -55,8 +56,14 @@ def speak(text, voice, path, rate=150, lead=0.4, tail=0.6):
 
 
 @pytest.fixture(scope="session")
-def engine():
+def shared_engine():
     return make_engine("pocketsphinx", None, PLAYERS)
+
+
+@pytest.fixture
+def engine(shared_engine):
+    shared_engine.expect(Expect.ANY)  # whatever moment an earlier test listened for
+    return shared_engine
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +127,35 @@ def test_long_recording_is_split_into_utterances(engine, speech_dir, tmp_path):
         CALLS["five fives"], {"kind": "dudo"}]
 
 
+def test_a_count_is_heard_only_when_a_count_is_expected(engine, speech_dir):
+    twelve = read_wav(speech_dir / "call-0-08.wav")
+    engine.expect(Expect.COUNT)
+    counted = engine.decode(twelve)
+    assert parse_call_or_none(counted.text, PLAYERS).to_json() == {"kind": "number", "value": 12}
+    assert counted.confidence >= ENGINE_THRESHOLD
+    engine.expect(Expect.CALLS)  # while bidding a bare number is no call at all
+    bidding = parse_call_or_none(engine.decode(twelve).text, PLAYERS)
+    assert bidding is None or bidding.to_json()["kind"] != "number"
+    engine.expect(Expect.COUNT)  # and at the count a bid cannot be heard
+    bid = parse_call_or_none(engine.decode(read_wav(speech_dir / "call-0-00.wav")).text, PLAYERS)
+    assert bid is None or bid.to_json()["kind"] in ("number", "hand", "command")
+
+
+def test_wav_source_listens_for_what_the_referee_expects_next(engine, speech_dir, tmp_path):
+    # A recording that runs across a challenge: each utterance is decoded only when asked
+    # for, after the referee has said what it expects, as the microphone would be.
+    dudo, twelve = read_wav(speech_dir / "call-0-06.wav"), read_wav(speech_dir / "call-0-08.wav")
+    gap = np.random.default_rng(1).normal(0, 3, 16000 * 2).astype(np.int16)
+    write_wav(tmp_path / "game.wav", np.concatenate([dudo, gap, twelve, gap]))
+    source = WavSource([tmp_path / "game.wav"], engine, whole_file_seconds=3.0)
+    source.expect(Expect.CALLS)
+    assert parse_call_or_none(source.next_utterance().text, PLAYERS).to_json() == {"kind": "dudo"}
+    source.expect(Expect.COUNT)
+    assert parse_call_or_none(source.next_utterance().text, PLAYERS).to_json() == {
+        "kind": "number", "value": 12}
+    assert source.next_utterance() is None
+
+
 def test_hear_json(speech_dir, capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
@@ -144,7 +180,7 @@ def test_hear_readable(speech_dir, capsys):
     assert "five fives" in capsys.readouterr().out
 
 
-def test_wrong_sample_rate_is_refused_clearly(tmp_path, capsys):
+def test_wrong_sample_rate_is_refused_clearly(speech_dir, tmp_path, capsys):
     subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(tmp_path / "cd.wav"),
                     "synth", "0.5", "sine", "440"], check=True)
     with pytest.raises(AudioFormatError) as err:
@@ -154,11 +190,15 @@ def test_wrong_sample_rate_is_refused_clearly(tmp_path, capsys):
     assert isinstance(err.value, CompanionError)
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
-    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx",
-                                       str(tmp_path / "cd.wav")])) == 2
+    # The bad file is reported; the files around it are still heard (exit 1, not 2).
+    good = str(speech_dir / "call-0-00.wav")
+    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx", good,
+                                       str(tmp_path / "cd.wav"), good])) == 1
     captured = capsys.readouterr()
     assert "error:" in captured.err and "found 44100 Hz" in captured.err
     assert "Traceback" not in captured.err
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [line["call"] for line in lines] == [CALLS["five fives"]] * 2
 
 
 def test_unreadable_and_missing_wavs(tmp_path):

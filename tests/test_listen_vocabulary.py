@@ -10,9 +10,10 @@ from companion.listen import vosk_engine
 from companion.listen.commands import add_models_arguments, run_models
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import (
-    VocabularyError, grammar_words, jsgf, letter_to_sound, normalise_name,
+    DIE_WORDS, VocabularyError, grammar_words, jsgf, letter_to_sound, normalise_name,
     phrase_list)
 from companion.listen.vosk_engine import checked_phrases, find_model, vosk_result
+from companion.sources import Expect
 
 
 class FakeModel:
@@ -32,6 +33,36 @@ def test_every_grammar_phrase_parses_to_a_call():
     players = ("Ana", "Ben", "Cleo")
     for phrase in phrase_list(players):
         parse_call(phrase, players)  # raises if the grammar could say a non-call
+
+
+# What each moment of the game can hear: the parsed kinds of every phrase of its grammar.
+MOMENTS = {Expect.CALLS: {"bid", "dudo", "calza", "palifico", "command"},
+           Expect.COUNT: {"number", "hand", "command"},
+           Expect.ANY: {"bid", "dudo", "calza", "palifico", "command", "number", "hand"}}
+
+
+@pytest.mark.parametrize("expect", list(Expect), ids=lambda e: e.value)
+def test_each_moment_of_the_game_has_only_its_calls(expect):
+    players = ("Ana", "Ben", "Cleo")
+    kinds = {}
+    for phrase in phrase_list(players, expect):
+        kinds.setdefault(parse_call(phrase, players).to_json()["kind"], []).append(phrase)
+    if expect is Expect.COUNT:
+        # Vosk strings hands together from a name and a die, then pairs of dice words; a
+        # pair alone reads as a bid ("five five"), which the referee refuses at the count.
+        assert all(len(p.split()) == 2 and p.split()[0] in DIE_WORDS for p in kinds.pop("bid"))
+    assert set(kinds) == MOMENTS[expect]
+
+
+def test_jsgf_of_each_moment():
+    calls, count = jsgf(["Ana"], expect=Expect.CALLS), jsgf(["Ana"], expect=Expect.COUNT)
+    call_rule = lambda g: next(l for l in g.splitlines() if l.startswith("<call> ="))  # noqa: E731
+    assert "<bid>" in call_rule(calls) and "<number>" not in call_rule(calls)
+    assert "<hand>" not in calls.split("public")[1] and "<name> <challenge>" in calls
+    assert "<bid>" not in call_rule(count) and "<number> | zero" in call_rule(count)
+    assert "<name> <hand>" in count and "<challenge>" not in count.split("public")[1]
+    everything = jsgf(["Ana"])
+    assert "<name> <hand>" in everything and "<name> <challenge>" in everything
 
 
 def test_jsgf_has_players_and_every_word():

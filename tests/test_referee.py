@@ -6,7 +6,7 @@ import pytest
 
 from companion.referee import Referee, RefereeSettings
 from companion.rules import Bid, Game, Phase, get_preset
-from companion.sources import TextSource, Utterance
+from companion.sources import Expect, TextSource, Utterance
 
 
 class RecordingSpeaker:
@@ -188,6 +188,25 @@ def test_referee_mutes_its_source_while_speaking():
     speaker.say = lambda text: (states.append(source.muted), original(text))
     Referee(Game(["Ana", "Ben"]), speaker).run(source)
     assert states and all(states) and not source.muted
+
+
+def test_referee_tells_its_source_what_it_expects_next():
+    heard_with = []
+
+    class Source(TextSource):
+        def expect(self, what):
+            self.expecting = what
+
+        def next_utterance(self):
+            utterance = super().next_utterance()
+            if utterance is not None:
+                heard_with.append((utterance.text, self.expecting))
+            return utterance
+
+    Referee(Game(["Ana", "Ben"]), RecordingSpeaker()).run(
+        Source(["three fours", "dudo", "undo", "dudo", "two"]))
+    assert heard_with == [("three fours", Expect.CALLS), ("dudo", Expect.CALLS),
+                          ("undo", Expect.COUNT), ("dudo", Expect.CALLS), ("two", Expect.COUNT)]
 
 
 # --- speech: confidence and alternatives ---------------------------------------------------

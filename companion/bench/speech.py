@@ -415,9 +415,22 @@ def build_corpus(out: Path, spec: CorpusSpec, workers: int = 2, log=print
 
 # --- evaluation ------------------------------------------------------------------------------
 
-def _decode_job(args: tuple[str, str, list[tuple[str, str]], bool]) -> list[dict]:
+def expect_for(truth: dict | None, key: str, in_game: bool = True):
+    """The moment of the game an utterance is heard at, as the referee would tell the
+    engine: a count (or a player's dice) after a challenge, every other call while bidding.
+    Chatter is heard at both, so half of it (by its key) is decoded at each."""
+    from companion.sources import Expect
+
+    if not in_game:
+        return Expect.ANY
+    if truth is None:
+        return Expect.COUNT if int(key[-1]) % 2 else Expect.CALLS
+    return Expect.COUNT if truth["kind"] in ("number", "hand") else Expect.CALLS
+
+
+def _decode_job(args: tuple[str, str, list[tuple[str, str, dict | None]], bool, bool]) -> list[dict]:
     """Decode a share of the corpus in a worker process (one engine per process)."""
-    engine_name, folder, jobs, measure_only = args
+    engine_name, folder, jobs, measure_only, in_game = args
     from companion.calls import parse_call_or_none
     from companion.listen.endpoint import split
     from companion.listen.sources import decode_span, make_engine
@@ -429,7 +442,8 @@ def _decode_job(args: tuple[str, str, list[tuple[str, str]], bool]) -> list[dict
     else:
         engine = make_engine(engine_name, None, PLAYERS)
     rows = []
-    for condition, key in jobs:
+    for condition, key, truth in jobs:
+        engine.expect(expect_for(truth, key, in_game))
         samples = read_wav(Path(folder) / condition / f"{key}.wav")
         result = decode_span(engine, samples)  # the path WavSource and the mic use
         call = parse_call_or_none(result.text, PLAYERS)
@@ -451,11 +465,11 @@ def _decode_job(args: tuple[str, str, list[tuple[str, str]], bool]) -> list[dict
 
 
 def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, workers: int,
-             measure_only: bool = False) -> list[dict]:
-    jobs = [(name, item.key) for name, _, _ in conditions(quick) for item in items]
+             measure_only: bool = False, in_game: bool = True) -> list[dict]:
+    jobs = [(name, item.key, item.truth) for name, _, _ in conditions(quick) for item in items]
     shares = [jobs[i::workers] for i in range(workers)]
     with multiprocessing.Pool(workers) as pool:
-        parts = pool.map(_decode_job, [(engine, str(folder), share, measure_only)
+        parts = pool.map(_decode_job, [(engine, str(folder), share, measure_only, in_game)
                                        for share in shares])
     truth = {item.key: item.truth for item in items}
     rows = [row for part in parts for row in part]
@@ -600,21 +614,26 @@ def _fit_and_show(args) -> int:
 
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731
     rows_path = args.out / "rows-pocketsphinx-train.json"
-    if rows_path.exists():
-        rows = json.loads(rows_path.read_text())
-        log(f"training rows: {rows_path} (delete it to decode the training corpus again)")
+    # Rows decoded by another grammar or other decoder settings would fit the confidence to
+    # measurements the engine no longer makes: they are reused only if nothing changed.
+    decoded_by = _decoder_signature(args.context == "game")
+    cached = json.loads(rows_path.read_text()) if rows_path.exists() else {}
+    if isinstance(cached, dict) and cached.get("decoded_by") == decoded_by:
+        rows = cached["rows"]
+        log(f"training rows: {rows_path} (decoded by the same grammar and settings)")
     else:
         items, folder = build_corpus(args.out, TRAIN, args.workers, log)
         t = time.time()
-        rows = evaluate(items, folder, "pocketsphinx", False, args.workers, measure_only=True)
+        rows = evaluate(items, folder, "pocketsphinx", False, args.workers, measure_only=True,
+                        in_game=args.context == "game")
         log(f"training corpus: decoded {len(rows)} files in {time.time() - t:.0f} s")
-        rows_path.write_text(json.dumps(rows))
+        rows_path.write_text(json.dumps({"decoded_by": decoded_by, "rows": rows}))
     model = fit_confidence(rows)
     out = args.model_out or CONFIDENCE_MODEL
     out.write_text(model.to_json() + "\n")
     print(f"confidence model written to {out} (fitted on {len(rows)} training files)")
     parts = [("training corpus (fitted on)", rows)]
-    bench_path = args.out / "rows-pocketsphinx-full.json"
+    bench_path = args.out / f"rows-pocketsphinx{_suffix(False, args.context) or '-full'}.json"
     if bench_path.exists():
         parts.append(("benchmark, last run, rescored", json.loads(bench_path.read_text())))
     for name, part in parts:
@@ -627,6 +646,26 @@ def _fit_and_show(args) -> int:
     return 0
 
 
+def _decoder_signature(in_game: bool) -> str:
+    """What decoded a set of rows: the bundled engine's grammars, settings and measurements."""
+    import hashlib
+
+    from companion.listen.sphinx import FEATURES, SphinxSettings
+    from companion.listen.vocabulary import jsgf
+    from companion.sources import Expect
+
+    settings = SphinxSettings()
+    grammars = [jsgf(PLAYERS, settings.leads, settings.hands, what) for what in Expect]
+    text = repr((settings.options, settings.leads, settings.hands, settings.nbest, in_game,
+                 grammars, FEATURES))
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _suffix(quick: bool, context: str) -> str:
+    """How one run's files are told from another's: "-quick", "-nocontext", both or none."""
+    return ("-quick" if quick else "") + ("" if context == "game" else "-nocontext")
+
+
 def main(argv: list[str] | None = None) -> int:
     from companion.listen.engine import ENGINE_THRESHOLD
 
@@ -636,6 +675,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", nargs="+", default=["pocketsphinx"],
                         choices=("pocketsphinx", "vosk"))
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--context", choices=("game", "none"), default="game",
+                        help="game: each utterance is decoded listening for what can be said "
+                             "at its moment of the game (a count after a challenge, calls "
+                             "otherwise), as `play` does; none: one grammar for every call, "
+                             "as `hear` does")
     parser.add_argument("--threshold", type=float, default=ENGINE_THRESHOLD,
                         help="confidence below which the referee says 'say again'")
     parser.add_argument("--fit-confidence", action="store_true",
@@ -657,6 +701,7 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731
     items, folder = build_corpus(args.out, QUICK if args.quick else BENCH, args.workers, log)
     summaries, report = {}, {}
+    suffix = _suffix(args.quick, args.context)
     for engine in args.engines:
         if engine == "vosk":
             from companion.listen.vosk_engine import find_model
@@ -665,21 +710,21 @@ def main(argv: list[str] | None = None) -> int:
                 log("vosk: skipped, no model under models/ (companion models download)")
                 continue
         t = time.time()
-        rows = evaluate(items, folder, engine, args.quick, args.workers)
+        rows = evaluate(items, folder, engine, args.quick, args.workers,
+                        in_game=args.context == "game")
         log(f"{engine}: decoded {len(rows)} files in {time.time() - t:.0f} s")
         summaries[engine] = summarise(rows, args.threshold)
         report[engine] = {"conditions": summaries[engine],
                           "overall": overall(rows, summaries[engine], args.threshold)}
-        (args.out / f"rows-{engine}-{'quick' if args.quick else 'full'}.json").write_text(
-            json.dumps(rows))
+        (args.out / f"rows-{engine}{suffix or '-full'}.json").write_text(json.dumps(rows))
     if not summaries:
         print("error: no engine could run", file=sys.stderr)
         return 2
     for engine, summary in summaries.items():
         print_table(engine, summary)
-    png = args.out / f"accuracy-vs-snr{'-quick' if args.quick else ''}.png"
+    png = args.out / f"accuracy-vs-snr{suffix}.png"
     plot(summaries, args.quick, png)
-    (args.out / f"report{'-quick' if args.quick else ''}.json").write_text(json.dumps(report, indent=1))
+    (args.out / f"report{suffix}.json").write_text(json.dumps(report, indent=1))
     for engine, r in report.items():
         o = r["overall"]
         print(f"{engine}: clean {100 * o['clean_accuracy']:.1f}%, mean 6-24 dB "

@@ -14,11 +14,20 @@ SAMPLE_RATE = 16000
 
 def read_wav(path: str | Path) -> np.ndarray:
     """The samples of a 16 kHz mono 16-bit WAV as int16; anything else is refused clearly."""
+    return _open_wav(path, read=True)
+
+
+def check_wav(path: str | Path) -> None:
+    """Refuse a file read_wav would refuse, reading only its header."""
+    _open_wav(path, read=False)
+
+
+def _open_wav(path: str | Path, read: bool) -> np.ndarray:
     path = Path(path)
     try:
         with wave.open(str(path), "rb") as wav:
             rate, channels, width = wav.getframerate(), wav.getnchannels(), wav.getsampwidth()
-            frames = wav.readframes(wav.getnframes())
+            frames = wav.readframes(wav.getnframes()) if read else b""
     except FileNotFoundError:
         raise AudioFormatError(f"{path}: no such file") from None
     except (wave.Error, EOFError, OSError) as err:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from companion.calls import describe_call, parse_call_or_none
 from companion.errors import CompanionError
 from companion.listen.audio import read_wav
 from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.errors import AudioFormatError
 from companion.listen.sources import (decode_span, expand_paths, list_microphones, make_engine,
                                       open_source)
 from companion.listen.vosk_engine import DEFAULT_MODEL, MODELS_DIR, download, find_model
+from companion.sources import Expect
 
 __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
            "add_devices_arguments", "run_devices", "open_source"]
@@ -28,33 +31,48 @@ def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", help="16 kHz mono 16-bit WAV files or folders")
     parser.add_argument("--json", action="store_true", help="one JSON line per file")
     parser.add_argument("--players", nargs="*", default=[], help="player names to listen for")
+    parser.add_argument("--expect", choices=[e.value for e in Expect], default=Expect.ANY.value,
+                        help="listen only for what can be said at one moment of a game: "
+                             "calls (bidding), count (after a challenge) or any (default)")
     add_engine_arguments(parser)
 
 
 def run_hear(args: argparse.Namespace) -> int:
+    """One line per file; a file or folder that cannot be read is reported and the rest
+    still heard (exit 1), while a missing engine or model stops everything (exit 2)."""
+    failed = 0
     try:
-        files = expand_paths(args.files)
         engine = make_engine(args.engine, args.model, args.players,
                              lambda line: print(line, file=sys.stderr))
-        for path in files:
-            # Each file is one utterance here, trimmed by the endpointer as in `play`.
-            result = decode_span(engine, read_wav(path))
-            call = parse_call_or_none(result.text, args.players)
-            # "call" is what the referee would act on: null below the confidence line, while
-            # "text" still shows what the recogniser made of the sound.
-            if result.confidence < ENGINE_THRESHOLD:
-                call = None
-            if args.json:
-                print(json.dumps({"file": str(path), "text": result.text,
-                                  "call": call.to_json() if call else None}), flush=True)
-            else:
-                heard = describe_call(call) if call else "(no call)"
-                print(f"{path}: {heard}   [heard {result.text!r}, "
-                      f"confidence {result.confidence:.2f}]", flush=True)
+        engine.expect(Expect(args.expect))
+        for arg in args.files:
+            try:
+                for path in expand_paths([arg]):
+                    _hear(engine, path, args)
+            except AudioFormatError as err:
+                print(f"error: {err}", file=sys.stderr, flush=True)
+                failed += 1
     except CompanionError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return 0
+    return 1 if failed else 0
+
+
+def _hear(engine, path: Path, args: argparse.Namespace) -> None:
+    # Each file is one utterance here, trimmed by the endpointer as in `play`.
+    result = decode_span(engine, read_wav(path))
+    call = parse_call_or_none(result.text, args.players)
+    # "call" is what the referee would act on: null below the confidence line, while "text"
+    # still shows what the recogniser made of the sound.
+    if result.confidence < ENGINE_THRESHOLD:
+        call = None
+    if args.json:
+        print(json.dumps({"file": str(path), "text": result.text,
+                          "call": call.to_json() if call else None}), flush=True)
+    else:
+        heard = describe_call(call) if call else "(no call)"
+        print(f"{path}: {heard}   [heard {result.text!r}, "
+              f"confidence {result.confidence:.2f}]", flush=True)
 
 
 def add_models_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,6 +7,8 @@ from typing import Protocol
 
 import numpy as np
 
+from companion.sources import Expect
+
 
 @dataclass(frozen=True)
 class Recognition:
@@ -21,6 +23,9 @@ class Recognition:
 
 class Engine(Protocol):
     name: str
+
+    def expect(self, what: Expect) -> None:
+        """Listen only for the calls that make sense now, from the next utterance on."""
 
     def start(self) -> None:
         """Begin an utterance."""

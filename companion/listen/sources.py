@@ -15,11 +15,11 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from companion.listen.audio import SAMPLE_RATE, read_wav
+from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
 from companion.listen.endpoint import EndpointSettings, Endpointer
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
-from companion.sources import Utterance
+from companion.sources import Expect, Utterance
 
 CHUNK = 1600  # 0.1 s
 
@@ -139,39 +139,47 @@ class WavSource:
     """Utterances from WAV files or folders of them (sorted by name).
 
     A short file (up to `whole_file_seconds`) is one utterance decoded whole; a longer one
-    is split by the endpointer, like the microphone stream.
+    is split by the endpointer, like the microphone stream. Either way each utterance is
+    decoded only when it is asked for, after the referee has said what it expects next.
     """
 
     def __init__(self, paths: Sequence[str | Path], engine: Engine,
                  whole_file_seconds: float = 8.0) -> None:
         self.engine = engine
         self.files = expand_paths(paths)
+        for path in self.files:  # a bad file is reported before the game, not halfway
+            check_wav(path)
         self.whole_file_seconds = whole_file_seconds
-        self._pending: Iterator[Utterance] = iter(())
+        self._pending: Iterator[Recognition] = iter(())
+        self._origin = ""
         self._files = iter(self.files)
 
-    def results(self, path: Path) -> list[Recognition]:
+    def results(self, path: Path) -> Iterator[Recognition]:
+        """What was heard in one file, utterance by utterance (chatter included)."""
         samples = read_wav(path)
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
-            return [decode_span(self.engine, samples)]
+            yield decode_span(self.engine, samples)
+            return
         listener = Listener(self.engine)
-        heard = []
         for i in range(0, len(samples), CHUNK):
-            heard += listener.feed(samples[i:i + CHUNK])
-        heard += listener.flush()
-        return [h.result for h in heard]
+            for heard in listener.feed(samples[i:i + CHUNK]):
+                yield heard.result
+        for heard in listener.flush():
+            yield heard.result
 
     def next_utterance(self) -> Utterance | None:
         while True:
-            pending = next(self._pending, None)
-            if pending is not None:
-                return pending
+            for result in self._pending:
+                if result.text:  # chatter (nothing in the grammar) is skipped, as the mic does
+                    return to_utterance(result, self._origin)
             path = next(self._files, None)
             if path is None:
                 return None
-            # Chatter (nothing in the grammar) is skipped, as the microphone skips it.
-            self._pending = iter([to_utterance(r, str(path)) for r in self.results(path)
-                                  if r.text])
+            self._origin = str(path)
+            self._pending = self.results(path)
+
+    def expect(self, what: Expect) -> None:
+        self.engine.expect(what)
 
     def mute(self) -> None:
         pass  # a recording cannot hear the companion speak
@@ -262,6 +270,9 @@ class MicSource:
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
                     return to_utterance(heard.result, "mic")
+
+    def expect(self, what: Expect) -> None:
+        self.engine.expect(what)
 
     def mute(self) -> None:
         self._muted = True

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from companion.calls import COMMAND_PHRASES
+from companion.calls import COMMAND_PHRASES, BidCall, parse_call_or_none
 from companion.errors import CompanionError
 from companion.rules.bids import number_words
+from companion.sources import Expect
 
 
 class VocabularyError(CompanionError):
@@ -70,13 +71,20 @@ def _alts(words: Iterable[str]) -> str:
     return " | ".join(words)
 
 
-def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool = True) -> str:
-    """The call grammar in JSGF, for pocketsphinx."""
+def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool = True,
+         expect: Expect = Expect.ANY) -> str:
+    """The call grammar in JSGF, for pocketsphinx: every call, or only those that can be
+    said at this point of the game (`expect`)."""
     names = [normalise_name(p) for p in players]
     units = [number_words(n) for n in range(1, 10)]
     teens = [number_words(n) for n in range(1, 20)]
+    bidding, counting = expect is not Expect.COUNT, expect is not Expect.CALLS
     # Weights are priors: optional lead words, "a"/"an" as a count and names are rarer than
     # plain calls, so they must earn their place acoustically (they otherwise soak up noise).
+    calls = {Expect.ANY: "/0.55/ <bid> | /0.15/ (<number> | zero) | /0.15/ <challenge> "
+                         "| /0.15/ <command>",
+             Expect.CALLS: "/0.65/ <bid> | /0.175/ <challenge> | /0.175/ <command>",
+             Expect.COUNT: "/0.7/ (<number> | zero) | /0.3/ <command>"}[expect]
     lines = [
         "#JSGF V1.0;",
         "grammar perudo;",
@@ -88,17 +96,22 @@ def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool 
         "<command> = " + _alts(COMMANDS) + ";",
         ("<lead> = /0.9/ <NULL> | /0.1/ (" + _alts(leads) + ");") if leads else "<lead> = <NULL>;",
         "<tail> = /0.95/ <NULL> | /0.05/ please;",
-        "<call> = /0.55/ <bid> | /0.15/ (<number> | zero) | /0.15/ <challenge> | /0.15/ <command>;",
+        f"<call> = {calls};",
     ]
-    if names:
+    # Named calls: "Ben calza" while bidding, "Ana one five five" (a hand) at the count.
+    named = []
+    if names and bidding:
+        named += ["/0.05/ <name> <challenge>", "/0.05/ <challenge> <name>"]
+    if names and counting and hands:
+        named.append("/0.05/ <name> <hand>" if bidding else "/0.1/ <name> <hand>")
+    if named:
         lines += [
             "<name> = " + _alts(names) + ";",
             "<die> = " + _alts(DIE_WORDS) + ";",
             "<hand> = <die> | <die> <die> | <die> <die> <die> | <die> <die> <die> <die>"
             " | <die> <die> <die> <die> <die>;",
-            "public <utterance> = <lead> (/0.85/ <call> | /0.05/ <name> <challenge> "
-            "| /0.05/ <challenge> <name>" + (" | /0.05/ <name> <hand>" if hands else "")
-            + ") <tail>;",
+            f"public <utterance> = <lead> (/{1 - 0.05 * len(named) if bidding else 0.9:g}/ "
+            f"<call> | {' | '.join(named)}) <tail>;",
         ]
     else:
         lines.append("public <utterance> = <lead> <call> <tail>;")
@@ -114,20 +127,24 @@ def grammar_words(players: Sequence[str] = ()) -> set[str]:
     return words
 
 
-def phrase_list(players: Sequence[str] = ()) -> list[str]:
-    """Every call as a whole phrase, for Vosk's list-of-phrases grammar."""
+def phrase_list(players: Sequence[str] = (), expect: Expect = Expect.ANY) -> list[str]:
+    """Every call (or those that can be said now) as a whole phrase, for Vosk's
+    list-of-phrases grammar."""
     names = [normalise_name(p) for p in players]
-    counts = COUNT_WORDS + ["a"]
-    calls = [f"{c} {f}" for c in counts for f in FACE_TERMS]
-    calls += COUNT_WORDS + ["zero"] + CHALLENGES + COMMANDS
-    phrases = list(calls)
-    phrases += [f"i bid {c}" for c in calls if " " in c and c.split()[-1] in FACE_TERMS]
-    for name in names:
-        phrases += [f"{name} {c}" for c in CHALLENGES + COUNT_WORDS[:6]]
-        phrases += [f"{c} {name}" for c in CHALLENGES]
-    # Hands ("ana one five five three two") are too many as whole phrases; dice words in any
-    # order are allowed as short runs instead, which Vosk treats as alternatives.
-    phrases += [f"{a} {b}" for a in DIE_WORDS for b in DIE_WORDS]
+    phrases = list(COMMANDS)
+    if expect is not Expect.COUNT:
+        # Not "twenty one" and the like: said alone they are the number, not twenty ones.
+        bids = [b for b in (f"{c} {f}" for c in COUNT_WORDS + ["a"] for f in FACE_TERMS)
+                if isinstance(parse_call_or_none(b, ()), BidCall)]
+        phrases += bids + [f"i bid {b}" for b in bids] + CHALLENGES
+        for name in names:
+            phrases += [f"{name} {c}" for c in CHALLENGES] + [f"{c} {name}" for c in CHALLENGES]
+    if expect is not Expect.CALLS:
+        phrases += COUNT_WORDS + ["zero"]
+        # Hands ("ana one five five three two") are too many as whole phrases: a name and
+        # its first die, then dice words in short runs, which Vosk strings together.
+        phrases += [f"{name} {d}" for name in names for d in DIE_WORDS]
+        phrases += [f"{a} {b}" for a in DIE_WORDS for b in DIE_WORDS]
     return phrases
 
 

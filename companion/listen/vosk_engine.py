@@ -17,6 +17,7 @@ import numpy as np
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import SOUND_ALIKES, VocabularyError, phrase_list
+from companion.sources import Expect
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 DEFAULT_MODEL = "vosk-model-small-en-us-0.15"
@@ -48,9 +49,9 @@ def knows(model, words: set[str] | None, word: str) -> bool:
     return model.find_word(word) != -1  # Vosk's own lookup: -1 when the word is missing
 
 
-def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None = None
-                    ) -> tuple[list[str], dict[str, str]]:
-    """The grammar phrases with every word known to the model.
+def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None = None,
+                    expect: Expect = Expect.ANY) -> tuple[list[str], dict[str, str]]:
+    """The grammar phrases (for what is expected) with every word known to the model.
 
     Returns (phrases, substitutions): Spanish words swapped for sound-alikes the model has;
     a player's name the model cannot say is a VocabularyError with the name in it.
@@ -64,7 +65,7 @@ def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None =
                 substitutions[word] = option
                 break
     phrases, dropped = [], set()
-    for phrase in phrase_list(players):
+    for phrase in phrase_list(players, expect):
         out = " ".join(substitutions.get(w, w) for w in phrase.split())
         missing = [w for w in out.split() if not knows(model, words, w)]
         if missing:
@@ -98,16 +99,26 @@ class VoskEngine:
             raise ModelError(f"the Vosk model at {model_dir} cannot be loaded ({err}); "
                              "download it again") from None
         self.players = tuple(players)
-        self.phrases, self.substitutions = checked_phrases(self._model, players,
-                                                           model_words(model_dir))
-        self._grammar = json.dumps(self.phrases + ["[unk]"])
+        words = model_words(model_dir)
+        self.phrases, self.substitutions = checked_phrases(self._model, players, words)
+        # One grammar per moment of the game (companion.sources.Expect), "[unk]" in each so
+        # that speech outside it has somewhere to go.
+        self._grammars = {Expect.ANY: self.phrases}
+        for what in (Expect.CALLS, Expect.COUNT):
+            self._grammars[what] = checked_phrases(self._model, players, words, what)[0]
+        self._grammars = {what: json.dumps(phrases + ["[unk]"])
+                          for what, phrases in self._grammars.items()}
+        self._expect = Expect.ANY
         self._vosk = vosk
         self._rec = None
         self._samples = 0
         self._cpu = 0.0
 
+    def expect(self, what: Expect) -> None:
+        self._expect = what
+
     def start(self) -> None:
-        rec = self._vosk.KaldiRecognizer(self._model, 16000, self._grammar)
+        rec = self._vosk.KaldiRecognizer(self._model, 16000, self._grammars[self._expect])
         rec.SetWords(True)
         rec.SetMaxAlternatives(0)
         self._rec = rec
