@@ -36,6 +36,17 @@ class PlaySettings:
     model: Path | None
     mic: str | None
 
+    def __post_init__(self) -> None:
+        # Refused before any device, model or journal is touched.
+        if self.input == "wav" and not self.paths:
+            raise CompanionError("name the recordings to play from: "
+                                 "companion play --input wav FILE_OR_FOLDER...")
+        if self.input != "wav" and self.paths:
+            raise CompanionError(f"files are only read with --input wav (got {self.paths[0]} "
+                                 f"with --input {self.input})")
+        if self.camera is not None and self.camera_images:
+            raise CompanionError("use either --camera N or --camera-images, not both")
+
     @property
     def resuming(self) -> bool:
         return self.resume is not None

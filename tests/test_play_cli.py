@@ -165,10 +165,22 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
 def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
     from companion.listen.sources import list_microphones
 
+    import numpy as np
+
+    from companion.listen.audio import write_wav
+
     journal = tmp_path / "j.jsonl"
+    write_wav(tmp_path / "phone.wav", np.zeros(8000, np.int16), rate=8000)
+    write_wav(tmp_path / "fine.wav", np.zeros(16000, np.int16))
     checks = [(["--camera", "7", "--input", "text"], "camera 7 cannot be opened"),
               (["--camera", "0", "--profile", tmp_path / "none", "--input", "text"], "profile"),
-              (["--input", "wav", tmp_path / "missing.wav"], "missing.wav")]
+              (["--input", "wav", tmp_path / "missing.wav"], "missing.wav"),
+              # a bad recording anywhere in the list is found before the game starts
+              (["--input", "wav", tmp_path / "fine.wav", tmp_path / "phone.wav"], "found 8000 Hz"),
+              (["--input", "wav"], "name the recordings"),
+              (["--input", "text", tmp_path / "fine.wav"], "only read with --input wav"),
+              (["--input", "text", "--camera-images", tmp_path / "nothing.png"], "nothing.png: no such file"),
+              (["--input", "text", "--camera", "0", "--camera-images", tmp_path / "x.png"], "not both")]
     try:
         microphones = list_microphones()
     except Exception:

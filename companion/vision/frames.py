@@ -57,6 +57,10 @@ class ImageFrames:
         if not paths:
             raise NoFrame("no image files given")
         self._paths = [pathlib.Path(p) for p in paths]
+        for p in self._paths:  # a mistyped name is refused now, not at the first reveal
+            if not p.is_file():
+                raise ImageUnreadable(f"{p}: no such file" if not p.exists() else
+                                      f"{p}: is a folder, not an image")
         self._i = 0
         self._cycle = cycle
 
