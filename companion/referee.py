@@ -101,6 +101,7 @@ class Referee:
         self._last_said: list[str] = []
         self._hands: dict[str, tuple[int, ...]] = {}
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
+        self._camera_due = False  # a challenge was announced: the camera reads the reveal next
         self._source: CallSource | None = None
 
     # --- the loop ------------------------------------------------------------------------
@@ -139,6 +140,10 @@ class Referee:
     def hear(self, utterance: Utterance) -> None:
         """Handle one typed line or spoken utterance, saying whatever needs saying."""
         self.say(self.respond(utterance))
+        if self._camera_due:
+            # Only now, with "lift the cups" said, is there anything for the camera to see.
+            self._camera_due = False
+            self.say(self._camera_count())
 
     def respond(self, utterance: Utterance) -> list[str]:
         players = self.game.players
@@ -279,7 +284,8 @@ class Referee:
         self._hands = {}
         if self.counter is None:
             return said + [self._count_prompt(again=False)]
-        return said + self._camera_count()
+        self._camera_due = True
+        return said
 
     def _camera_count(self) -> list[str]:
         game = self.game

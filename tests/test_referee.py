@@ -49,10 +49,12 @@ def make(players="Ana Ben Cleo", preset="asmodee", counter=None, **changes):
 
 
 def say(referee, *lines, confidence=None, alternatives=()):
-    out = []
+    """Hear each line as the game loop would; returns everything the referee said."""
+    said = referee.speaker.said
+    before = len(said)
     for line in lines:
-        out.extend(referee.respond(Utterance(line, tuple(alternatives), confidence, "test" if confidence else "text")))
-    return " ".join(out)
+        referee.hear(Utterance(line, tuple(alternatives), confidence, "test" if confidence else "text"))
+    return " ".join(said[before:])
 
 
 def test_bids_are_read_back_with_whose_turn_is_next():
@@ -284,6 +286,18 @@ def test_camera_count_settles_the_challenge():
     assert "I see three." in text and "Ben loses a die" in text
     assert counter.expected == 15
     assert [e for e in journal.events if e.type == "count"][0].source == "camera"
+
+
+def test_the_camera_looks_only_after_the_cups_were_called_up():
+    counter = FakeCounter(FakeOutcome(FakeReading({4: 3})))
+    referee, speaker, _ = make(counter=counter)
+    said_before_looking = []
+    reveal = counter.reveal
+    counter.reveal = lambda *a: (said_before_looking.append(list(speaker.said)), reveal(*a))[1]
+    say(referee, "three fours")
+    say(referee, "dudo")
+    assert "Lift the cups" in said_before_looking[0][-1]
+    assert speaker.said[-1].startswith("I see three.")
 
 
 def test_camera_doubt_falls_back_to_asking():

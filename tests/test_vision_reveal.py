@@ -110,3 +110,50 @@ def test_count_for_aces_wild():
     assert r.count_for(1, aces_wild=True) == 2
     with pytest.raises(ValueError):
         r.count_for(7, aces_wild=True)
+
+
+class _LiveCamera(ArrayFrames):
+    """A camera watching the table: each read is a tenth of a second on the fake clock."""
+
+    live = True
+
+    def __init__(self, clock):
+        super().__init__([np.zeros((40, 40, 3), np.uint8)])
+        self.clock = clock
+
+    def read(self):
+        self.clock.now += 0.1
+        return super().read()
+
+
+class _Clock:
+    now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_live_camera_waits_for_the_cups():
+    clock = _Clock()
+    cups_down = [_reading([])] * 20  # nothing to see while the cups are still over the dice
+    half_lifted = [_reading([2, 3, 3])] * 5  # agreeing frames, but not every die yet
+    table = [_reading([2, 3, 3, 5, 6, 1])]
+    reader = _StubReader(cups_down + half_lifted + table)
+    out = CameraCounter(_LiveCamera(clock), reader, frames_to_agree=3, patience=20.0,
+                        clock=clock).reveal(6)
+    assert out.reading is not None and out.reading.total == 6, out.reason
+    assert reader.i == 28  # three agreeing frames of the whole table
+
+
+def test_a_live_camera_gives_up_after_its_patience_and_says_what_it_saw():
+    clock = _Clock()
+    reader = _StubReader([_reading([2, 3, 3, 5])])  # one cup never comes up
+    out = CameraCounter(_LiveCamera(clock), reader, patience=5.0, clock=clock).reveal(6)
+    assert out.reading is None and out.reason == "I see 4 dice but 6 are in play"
+    assert 49 <= reader.i <= 51  # it kept looking for five seconds, not ten frames
+
+
+def test_recorded_frames_are_not_waited_for():
+    reader = _StubReader([_reading([2, 3, 3, 5])])
+    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(6)
+    assert out.reading is None and "I see 4 dice but 6" in out.reason and reader.i == 3

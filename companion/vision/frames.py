@@ -11,6 +11,10 @@ from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame
 
 
 class FrameSource(Protocol):
+    # A live source shows the table as it is now (the cups still coming up); recorded frames
+    # are what they are, however long one waits for them.
+    live: bool
+
     def read(self) -> np.ndarray:
         """The next BGR frame; raises NoFrame (a CameraUnavailable) when there is none."""
         ...
@@ -53,6 +57,8 @@ def as_bgr(frame: np.ndarray) -> np.ndarray:
 class ImageFrames:
     """Frames from image files, in order; after the last it repeats the last (or cycles)."""
 
+    live = False
+
     def __init__(self, paths: Sequence[str | pathlib.Path], *, cycle: bool = False) -> None:
         if not paths:
             raise NoFrame("no image files given")
@@ -74,6 +80,8 @@ class ImageFrames:
 class ArrayFrames:
     """Frames already in memory (tests, replays); repeats the last one."""
 
+    live = False
+
     def __init__(self, frames: Sequence[np.ndarray]) -> None:
         if not frames:
             raise NoFrame("no frames given")
@@ -88,6 +96,8 @@ class ArrayFrames:
 
 class CameraFrames:
     """Frames from cv2.VideoCapture(index). Opened at construction so a missing camera fails early."""
+
+    live = True
 
     def __init__(self, index: int, *, width: int | None = 1280, height: int | None = 720) -> None:
         self.index = index

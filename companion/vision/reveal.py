@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -38,10 +39,15 @@ def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
 
 
 class CameraCounter:
-    """Reads frames until `frames_to_agree` consecutive ones give the same face counts."""
+    """Reads frames until `frames_to_agree` consecutive ones give the same face counts.
+
+    From a live camera it waits for the cups: it keeps reading until the agreeing frames also
+    show every die in play, or `patience` seconds have passed (then it says what it saw).
+    Recorded frames do not change with waiting, so they get `max_frames` reads at most."""
 
     def __init__(self, frames: FrameSource, reader: DiceReaderLike, *, frames_to_agree: int = 3,
-                 max_frames: int = 10, min_confidence: float = 0.6) -> None:
+                 max_frames: int = 10, min_confidence: float = 0.6, patience: float = 20.0,
+                 clock=time.monotonic) -> None:
         if frames_to_agree < 1 or max_frames < frames_to_agree:
             raise ValueError("need 1 <= frames_to_agree <= max_frames")
         self.frames = frames
@@ -49,24 +55,33 @@ class CameraCounter:
         self.frames_to_agree = frames_to_agree
         self.max_frames = max_frames
         self.min_confidence = min_confidence
+        self.patience = patience
+        self._clock = clock
 
     def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None) -> RevealOutcome:
+        live = getattr(self.frames, "live", False)
+        deadline = self._clock() + self.patience
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
-        for _ in range(self.max_frames):
+        reads = 0
+        while True:
             try:
                 frame = self.frames.read()
                 reading = self.reader.read(frame)
             except VisionError as exc:
                 return self._done(None, f"the camera failed: {exc}", last, save_dir)
+            reads += 1
             last = (frame, reading)
             if run and run[-1][1].counts != reading.counts:
                 run = []
             run.append((frame, reading))
-            if len(run) >= self.frames_to_agree:
+            agreed = len(run) >= self.frames_to_agree
+            if agreed and (reading.total == expected_total or not live):
                 break
-        else:
-            return self._done(None, f"the frames disagree after {self.max_frames} tries", last, save_dir)
+            if (self._clock() >= deadline) if live else (reads >= self.max_frames):
+                if agreed:
+                    break  # the frames agree on a table that is not all there
+                return self._done(None, f"the frames disagree after {reads} tries", last, save_dir)
         # of the agreeing frames, keep the one the reader was surest about
         frame, reading = max(run, key=lambda fr: fr[1].min_confidence)
         if reading.total != expected_total:
