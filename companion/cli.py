@@ -191,17 +191,10 @@ def _build_rules(settings: PlaySettings):
 
 
 def _speaker(settings: PlaySettings):
-    from companion.voice.speakers import PrintSpeaker, Speakers, VoiceSpeaker, VoiceUnavailable, WavRecorder
+    from companion.voice.speakers import announcer
 
-    speakers = [PrintSpeaker()]
-    if not settings.mute:
-        try:
-            speakers.append(VoiceSpeaker())
-        except VoiceUnavailable as error:
-            print(f"companion: warning: {error}; announcements will be printed only.", file=sys.stderr)
-    if settings.wav_out:
-        speakers.append(WavRecorder(settings.wav_out))
-    return Speakers(speakers)
+    return announcer(settings.mute, settings.wav_out,
+                     lambda line: print(f"companion: {line}", file=sys.stderr))
 
 
 def _source(settings: PlaySettings, players: Sequence[str]):

@@ -99,16 +99,78 @@ class _Frames:
         return img
 
 
+class _Person:
+    """Answers the prompts: Enter to each, then yes or no as scripted."""
+
+    def __init__(self, answers=()):
+        self.waited, self.asked = [], []
+        self.answers = list(answers)
+
+    def wait(self, prompt):
+        self.waited.append(prompt)
+
+    def confirm(self, question):
+        self.asked.append(question)
+        return self.answers.pop(0) if self.answers else True
+
+
+def _live_photos(calib_dir):
+    empty = cv2.imread(str(calib_dir / "empty-1.png"))
+    dice_file = next(calib_dir.glob("dice-*.png"))
+    return empty, cv2.imread(str(dice_file)), cv2.imread(str(calib_dir / "paco-1.png")), dice_file.name
+
+
 def test_live_calibration_with_prompts(calib_dir, tmp_path):
     from companion.vision.calibrate import calibrate_live
 
-    empty = cv2.imread(str(calib_dir / "empty-1.png"))
-    dice = cv2.imread(str(next(calib_dir.glob("dice-*.png"))))
-    paco = cv2.imread(str(calib_dir / "paco-1.png"))
-    frames = _Frames([empty] * 5 + [dice, paco])
-    said, waits = [], []
-    prof = calibrate_live(frames, tmp_path / "live", name="bob", say=said.append, wait=waits.append)
+    empty, dice, paco, dice_name = _live_photos(calib_dir)
+    said, person = [], _Person()
+    prof = calibrate_live(_Frames([empty] * 5 + [dice, paco]), tmp_path / "live", name="bob",
+                          say=said.append, prompter=person)
     assert prof.name == "bob" and (tmp_path / "live" / "profile.json").exists()
     assert any("Clear the table" in s for s in said) and any("Paco" in s for s in said)
-    assert len(waits) == 3
-    assert sorted(p.name for p in (tmp_path / "live" / "images").iterdir()) == ["dice.png", "empty.png", "paco.png"]
+    assert len(person.waited) == 3
+    # It says what it read, the person agrees, and the photo's name records those faces.
+    faces = dice_name[len("dice-"):-len(".png")]
+    assert len(person.asked) == 1 and person.asked[0] in said  # asked aloud, not just shown
+    assert person.asked[0].startswith("I see four dice: ") and person.asked[0].endswith("Is that right?")
+    assert sorted(p.name for p in (tmp_path / "live" / "images").iterdir()) == [
+        f"dice-{faces}.png", "empty.png", "paco.png"]
+
+
+def test_live_calibration_retakes_misread_dice_and_gives_up_after_three(calib_dir, tmp_path):
+    from companion.vision.calibrate import calibrate_live
+
+    empty, dice, paco, _ = _live_photos(calib_dir)
+    person = _Person(answers=[False, True])
+    calibrate_live(_Frames([empty] * 5 + [dice, dice, paco]), tmp_path / "again", say=lambda s: None,
+                   prompter=person)
+    assert len(person.asked) == 2 and (tmp_path / "again" / "profile.json").exists()
+    with pytest.raises(CalibrationFailed, match="not read right in 3 tries"):
+        calibrate_live(_Frames([empty] * 5 + [dice]), tmp_path / "never", say=lambda s: None,
+                       prompter=_Person(answers=[False] * 3))
+    assert not (tmp_path / "never" / "profile.json").exists()
+
+
+def test_live_calibration_with_nobody_at_the_keyboard(calib_dir, tmp_path):
+    from companion.vision.calibrate import TerminalPrompter, calibrate_live
+
+    def closed(hint):
+        raise EOFError
+
+    empty, dice, paco, _ = _live_photos(calib_dir)
+    with pytest.raises(CalibrationFailed, match="no answer from the keyboard"):
+        calibrate_live(_Frames([empty] * 5 + [dice, paco]), tmp_path / "x", say=lambda s: None,
+                       prompter=TerminalPrompter(closed))
+    assert TerminalPrompter(lambda hint: "n").confirm("right?") is False
+    assert TerminalPrompter(lambda hint: "").confirm("right?") is True
+
+
+def test_a_profile_folder_that_cannot_be_made_is_a_clear_failure(calib_dir, tmp_path, capsys):
+    (tmp_path / "file").write_text("in the way")
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    code = run_calibrate(p.parse_args(["--images", str(calib_dir), "--out", str(tmp_path / "file" / "x")]),
+                         say=lambda s: None)
+    err = capsys.readouterr().err
+    assert code == 1 and "cannot save the profile in" in err and "Traceback" not in err

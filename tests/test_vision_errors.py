@@ -38,7 +38,9 @@ def test_bad_arrays():
         as_bgr(np.zeros((0, 0, 3), np.uint8))
     with pytest.raises(ImageUnreadable):
         as_bgr(np.zeros((8, 8, 3), np.float32))
-    assert as_bgr(np.zeros((8, 8), np.uint8)).shape == (8, 8, 3)
+    with pytest.raises(ImageUnreadable, match="2000x1 pixels: too small"):
+        as_bgr(np.zeros((1, 2000, 3), np.uint8))  # resizing it for the detector would fail
+    assert as_bgr(np.zeros((32, 32), np.uint8)).shape == (32, 32, 3)
 
 
 def _write_profile(d: pathlib.Path, **over):

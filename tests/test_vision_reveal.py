@@ -157,3 +157,11 @@ def test_recorded_frames_are_not_waited_for():
     reader = _StubReader([_reading([2, 3, 3, 5])])
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(6)
     assert out.reading is None and "I see 4 dice but 6" in out.reason and reader.i == 3
+
+
+def test_a_picture_that_cannot_be_saved_does_not_stop_the_count(tmp_path):
+    (tmp_path / "file").write_text("in the way of the reveals folder")
+    reader = _StubReader([_reading([2, 3])])
+    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(
+        2, save_dir=tmp_path / "file" / "reveals")
+    assert out.reading is not None and out.reading.total == 2 and out.annotated_path is None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pathlib
 import re
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Protocol
 
 import cv2
 import numpy as np
@@ -125,22 +125,139 @@ def _median_frame(frames: FrameSource, n: int) -> np.ndarray:
     return np.median(np.stack(shots), axis=0).astype(np.uint8)
 
 
+class Prompter(Protocol):
+    """How a person answers during live calibration (the questions are also spoken)."""
+
+    def wait(self, prompt: str) -> None:
+        """Return when the person says they are ready; CalibrationFailed if they give up."""
+
+    def confirm(self, question: str) -> bool:
+        """Yes or no from the person."""
+
+
+class TerminalPrompter:
+    """Enter to go on, y or n to answer, at the keyboard."""
+
+    def __init__(self, read: Callable[[str], str] = input) -> None:
+        self._read = read
+
+    def wait(self, prompt: str) -> None:
+        self._answer("(press Enter) ")
+
+    def confirm(self, question: str) -> bool:
+        while True:
+            answer = self._answer("(y/n) ").strip().lower()
+            if answer in ("y", "yes", ""):
+                return True
+            if answer in ("n", "no"):
+                return False
+
+    def _answer(self, hint: str) -> str:
+        try:
+            return self._read(hint)
+        except EOFError:  # stdin closed: nobody is there to answer
+            raise CalibrationFailed("calibration stopped: no answer from the keyboard") from None
+
+
+class WindowPrompter:
+    """A live preview of the camera with the prompt written over it, and what the reader
+    sees, so the person can frame the table; keys answer (Enter or space, y, n; Esc stops)."""
+
+    def __init__(self, frames: FrameSource, reader=None, title: str = "companion calibrate") -> None:
+        self.frames = frames
+        self.reader = reader
+        self.title = title
+
+    def wait(self, prompt: str) -> None:
+        self._keys(prompt + "  [Enter]", {13, 10, 32})
+
+    def confirm(self, question: str) -> bool:
+        return self._keys(question + "  [y/n]", {ord("y"), ord("n")}) == ord("y")
+
+    def _keys(self, text: str, wanted: set[int]) -> int:
+        from companion.vision.annotate import annotate
+
+        try:
+            while True:
+                frame = self.frames.read()
+                shown = annotate(frame, self.reader.read(frame)) if self.reader else frame.copy()
+                cv2.rectangle(shown, (0, 0), (shown.shape[1], 34), (0, 0, 0), -1)
+                cv2.putText(shown, text, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1,
+                            cv2.LINE_AA)
+                cv2.imshow(self.title, shown)
+                key = cv2.waitKey(30) & 0xFF
+                if key == 27:
+                    raise CalibrationFailed("calibration stopped (Esc)")
+                if key in wanted:
+                    return key
+        except cv2.error as exc:  # no display to show a window on
+            raise CalibrationFailed(f"cannot show the camera preview ({exc.msg.strip()}); "
+                                    "use --headless") from None
+
+
+DICE_TRIES = 3
+
+
 def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: str | None = None,
-                   say: Callable[[str], None] = print, wait: Callable[[str], object] = input,
+                   say: Callable[[str], None] = print, prompter: Prompter | None = None,
                    model=None) -> Profile:
-    """Guide a person through calibration with a camera; saves the photos too, for a rerun."""
+    """Guide a person through calibration with a camera; saves the photos too, for a rerun.
+
+    The dice photo is read back at once and the person asked whether the faces are right;
+    its file name then records those faces, so the finished profile must read them again."""
+    from companion.rules.bids import number_words
+    from companion.vision.reader import DiceReader
+
+    prompter = prompter or TerminalPrompter()
     out = pathlib.Path(out_dir)
     shots = out / "images"
-    shots.mkdir(parents=True, exist_ok=True)
-    steps = [("empty", "Clear the table of dice and cups, then press Enter."),
-             ("dice", "Put four or five dice on the table, apart from each other, then press Enter."),
-             ("paco", "Hold one of your dice with its Paco face toward the camera, then press Enter.")]
-    for stem, prompt in steps:
+    try:
+        shots.mkdir(parents=True, exist_ok=True)
+        for old in shots.iterdir():  # an earlier calibration's photos would be read as this one's
+            if old.suffix.lower() in _EXT and old.name.lower().startswith(("empty", "dice", "paco")):
+                old.unlink()
+    except OSError as exc:
+        raise CalibrationFailed(f"cannot use {shots}: {exc.strerror or exc}") from None
+
+    def ask(prompt: str) -> None:
         say(prompt)
-        wait("")
-        img = _median_frame(frames, 5) if stem == "empty" else frames.read()
-        cv2.imwrite(str(shots / f"{stem}.png"), img)  # no digits: "dice-1" would mean "shows a 1"
-        say("Got it.")
+        prompter.wait(prompt)
+
+    ask("Clear the table of dice and cups, then press Enter.")
+    empty = _median_frame(frames, 5)
+    _save(shots / "empty.png", empty)
+    say("Got it.")
+    reader = DiceReader(Profile(name="trial", resolution=empty.shape[:2], die_size=None,
+                                background=empty, paco_patches=np.zeros((0, PATCH, PATCH, 3), np.uint8)),
+                        model)
+    for attempt in range(DICE_TRIES):
+        ask("Put four or five dice on the table, apart from each other, then press Enter."
+            if attempt == 0 else "Spread the dice out a little, then press Enter.")
+        image = frames.read()
+        faces = sorted(d.face for d in reader.read(image).dice)
+        if not faces:
+            say("I see no dice. Check the light and that the camera sees the table.")
+            continue
+        spoken = ", ".join(number_words(f) for f in faces[:-1]) + " and " if len(faces) > 1 else ""
+        question = (f"I see {number_words(len(faces))} {'die' if len(faces) == 1 else 'dice'}: "
+                    f"{spoken}{number_words(faces[-1])}. Is that right?")
+        say(question)
+        if prompter.confirm(question):
+            # No other digits in the name: "dice-2356" means the dice show 2, 3, 5 and 6.
+            _save(shots / f"dice-{''.join(map(str, faces))}.png", image)
+            break
+        say("Then let us try again.")
+    else:
+        raise CalibrationFailed(f"the dice were not read right in {DICE_TRIES} tries: check the "
+                                "light and the camera, then calibrate again")
+    ask("Hold one of your dice with its Paco face toward the camera, then press Enter.")
+    _save(shots / "paco.png", frames.read())
+    say("Got it.")
     prof = calibrate_images(shots, out, name or out.name, model=model)
-    say(f"Calibration saved in {out}. I read the dice you showed me.")
+    say(f"Calibration saved in {out}. I read the dice you showed me and your Paco face.")
     return prof
+
+
+def _save(path: pathlib.Path, image: np.ndarray) -> None:
+    if not cv2.imwrite(str(path), image):
+        raise CalibrationFailed(f"cannot write {path}")

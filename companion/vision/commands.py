@@ -130,22 +130,35 @@ def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="default", help="profile name (default: default)")
     parser.add_argument("--out", type=pathlib.Path, metavar="DIR",
                         help="profile folder (default: calibration/NAME)")
+    parser.add_argument("--mute", action="store_true", help="with --camera: print the prompts only")
+    parser.add_argument("--headless", action="store_true",
+                        help="with --camera: no preview window; answer at the keyboard")
 
 
 def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = None) -> int:
-    from companion.vision.calibrate import calibrate_images, calibrate_live
+    from companion.vision.calibrate import (TerminalPrompter, WindowPrompter, calibrate_images,
+                                            calibrate_live)
     from companion.vision.frames import CameraFrames
+    from companion.vision.reader import DiceReader
+    from companion.voice.speakers import announcer
 
-    say = say or getattr(args, "say", None) or print
     out = args.out or CALIBRATION_ROOT / args.name
     try:
         if args.images is not None:
+            say = say or print
             prof = calibrate_images(args.images, out, args.name)
         else:
             with CameraFrames(args.camera) as cam:
-                prof = calibrate_live(cam, out, name=args.name, say=say)
+                # Spoken too: the person is at the table, not at the screen.
+                say = say or announcer(args.mute, warn=_err).say
+                prompter = TerminalPrompter() if args.headless else \
+                    WindowPrompter(cam, DiceReader())
+                prof = calibrate_live(cam, out, name=args.name, say=say, prompter=prompter)
     except VisionError as exc:
         _err(f"calibration failed: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        _err("calibration stopped; no profile was saved")
         return 1
     size = f"{prof.die_size:.0f} px" if prof.die_size else "unknown"
     say(f"Profile '{prof.name}' saved in {out}: die size {size}, {len(prof.paco_patches)} Paco reference(s).")

@@ -39,12 +39,18 @@ def read_image(path: str | pathlib.Path) -> np.ndarray:
     return img
 
 
+MIN_SIDE = 16  # pixels: anything narrower cannot hold a readable die
+
+
 def as_bgr(frame: np.ndarray) -> np.ndarray:
     """Accept grey, BGR or BGRA uint8 frames; anything else is unreadable."""
     if not isinstance(frame, np.ndarray) or frame.size == 0 or frame.ndim not in (2, 3):
         raise ImageUnreadable("the frame is empty or not an image array")
     if frame.dtype != np.uint8:
         raise ImageUnreadable(f"the frame has pixel type {frame.dtype}, expected 8-bit")
+    if min(frame.shape[:2]) < MIN_SIDE:
+        h, w = frame.shape[:2]
+        raise ImageUnreadable(f"the image is only {w}x{h} pixels: too small to show dice")
     if frame.ndim == 2:
         return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     if frame.shape[2] == 4:

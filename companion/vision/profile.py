@@ -53,21 +53,27 @@ class Profile:
         return self.background
 
     def save(self, directory: pathlib.Path) -> pathlib.Path:
+        """Write the profile; ProfileError if the folder cannot be made or written."""
         directory = pathlib.Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        bg_name = None
+        images = {}
         if self.background is not None:
-            bg_name = "background.png"
-            cv2.imwrite(str(directory / bg_name), self.background)
-        paco = []
-        for i, p in enumerate(self.paco_patches):
-            n = f"paco-{i}.png"
-            cv2.imwrite(str(directory / n), p)
-            paco.append(n)
+            images["background.png"] = self.background
+        paco = [f"paco-{i}.png" for i in range(len(self.paco_patches))]
+        images.update(zip(paco, self.paco_patches))
         data = {"version": VERSION, "name": self.name, "resolution": list(self.resolution),
                 "die_size": None if self.die_size is None else round(float(self.die_size), 2),
-                "background": bg_name, "paco": paco}
-        (directory / "profile.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+                "background": "background.png" if self.background is not None else None,
+                "paco": paco}
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            for name, image in images.items():
+                if not cv2.imwrite(str(directory / name), image):
+                    raise OSError(f"cannot write {name}")
+            # The JSON last: a folder without it is not a profile, so a failed save is never
+            # mistaken for one.
+            (directory / "profile.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ProfileError(f"cannot save the profile in {directory}: {exc.strerror or exc}") from None
         return directory
 
 

@@ -95,7 +95,11 @@ class CameraCounter:
     def _done(self, reading, reason, shot, save_dir) -> RevealOutcome:
         path = None
         if save_dir is not None and shot is not None:
-            path = next_reveal_path(pathlib.Path(save_dir))
             note = "OK" if reading is not None else reason
-            cv2.imwrite(str(path), annotate(shot[0], shot[1], note))
+            try:
+                path = next_reveal_path(pathlib.Path(save_dir))
+                if not cv2.imwrite(str(path), annotate(shot[0], shot[1], note)):
+                    path = None
+            except OSError:  # a full disk or a bad folder loses the picture, not the count
+                path = None
         return RevealOutcome(reading=reading, reason=reason, annotated_path=path)

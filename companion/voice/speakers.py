@@ -14,7 +14,7 @@ import tempfile
 import time
 import wave
 from pathlib import Path
-from typing import Protocol, Sequence, TextIO
+from typing import Callable, Protocol, Sequence, TextIO
 
 from companion.errors import CompanionError
 
@@ -146,3 +146,18 @@ class Speakers:
     def say(self, text: str) -> None:
         for speaker in self._speakers:
             speaker.say(text)
+
+
+def announcer(mute: bool = False, wav_out: Path | None = None,
+              warn: Callable[[str], None] = lambda line: None) -> Speakers:
+    """Printed lines, plus the voice unless muted, plus a WAV file if asked for. Without a
+    working voice the announcements are still printed, with one warning."""
+    speakers: list[Speaker] = [PrintSpeaker()]
+    if not mute:
+        try:
+            speakers.append(VoiceSpeaker())
+        except VoiceUnavailable as error:
+            warn(f"warning: {error}; announcements will be printed only.")
+    if wav_out:
+        speakers.append(WavRecorder(wav_out))
+    return Speakers(speakers)
