@@ -11,6 +11,7 @@ dice on a pale tray) are found as die-sized spots dense with sharp lightness edg
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -197,10 +198,39 @@ def _single_size(blobs: list[Blob], grad: np.ndarray | None = None) -> float | N
     return _size_estimate(blobs, grad)[0]
 
 
-def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None) -> tuple[float | None, float]:
+ROUND_LIMIT = 0.87  # area over the enclosing circle's: squares ~0.64-0.85, discs (glare, feet) ~1
+ROUND_LIMIT_JUDGED = 0.92  # ... with a judge to turn discs away, blurred dice (to ~0.9) count too
+
+# A judge: the probability that each candidate (in working-image pixels) is one whole die.
+Judge = Callable[[list["Candidate"]], np.ndarray]
+
+
+def _mode(sides: np.ndarray) -> tuple[float, float]:
+    """The most common size and its support (the sum of the sides within 20% of it).
+
+    Weighted by side, so a crowd of specks does not outvote a few dice; by area, one square
+    cluster of four dice outvoted a dozen lone ones."""
+    support = np.array([float(np.sum(sides[np.abs(sides - v) <= 0.2 * v])) for v in sides])
+    v = sides[int(np.argmax(support))]
+    return float(np.median(sides[np.abs(sides - v) <= 0.2 * v])), float(support.max())
+
+
+def _rival_size(sides: np.ndarray, side: float) -> bool:
+    """Do lone squares of a clearly other size hold at least half the chosen size's support?"""
+    support = {v: float(np.sum(sides[np.abs(sides - v) <= 0.2 * v])) for v in sides}
+    mine = float(np.sum(sides[np.abs(sides - side) <= 0.2 * side]))
+    return any(abs(np.log(v / side)) > np.log(1.25) and sup >= 0.5 * mine for v, sup in support.items())
+
+
+def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None,
+                   judge: Judge | None = None) -> tuple[float | None, float]:
     """(die side, its support: how many lone squares, in sides, agree with it; 0 when it is only
-    the width of a chain)."""
-    sides = []
+    the width of a chain).
+
+    Lone squares of two sizes (dice, and square clusters of four of them; or blurred dice turned
+    away as discs) are told apart by `judge`, when given: only squares it takes for single dice
+    then count."""
+    squares, rounds = [], []
     for b in blobs:
         (w, h) = b.rect[1]
         if min(w, h) <= 0:
@@ -209,17 +239,21 @@ def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None) -> tuple[f
                 and _sharpness(b, grad) >= SOFT_EDGE:
             # squares fill ~64% of their enclosing circle, discs (glare, tray feet) ~100%
             _, r = cv2.minEnclosingCircle(np.ascontiguousarray(b.points[:: max(1, len(b.points) // 400)]))
-            if b.area / (np.pi * max(r, 1.0) ** 2) < 0.87:  # rounded real dice reach 0.83
-                sides.append(np.sqrt(b.area))
-    if sides:
-        # the most common size wins: lone specks are small, glare patches and square clusters of
-        # dice big, dice agree with each other
-        sides = np.array(sides)
-        # (weighted by side, so a crowd of specks does not outvote a few dice; by area, one square
-        # cluster of four dice outvoted a dozen lone ones)
-        support = [float(np.sum(sides[np.abs(sides - v) <= 0.2 * v])) for v in sides]
-        v = sides[int(np.argmax(support))]
-        return float(np.median(sides[np.abs(sides - v) <= 0.2 * v])), max(support)
+            roundness = b.area / (np.pi * max(r, 1.0) ** 2)
+            if roundness < (ROUND_LIMIT_JUDGED if judge else ROUND_LIMIT):  # rounded real dice reach 0.83
+                squares.append(b)
+                rounds.append(roundness)
+    if squares:
+        sides = np.array([np.sqrt(b.area) for b in squares])
+        strict = np.array(rounds) < ROUND_LIMIT
+        side, support = _mode(sides[strict]) if strict.any() else (None, 0.0)
+        if judge is not None and (side is None or _rival_size(sides, side)):
+            single = judge([Candidate(cx=b.rect[0][0], cy=b.rect[0][1], w=b.rect[1][0], h=b.rect[1][1],
+                                      angle=b.rect[2]) for b in squares]) >= 0.5
+            if single.any():
+                return _mode(sides[single])
+        if side is not None:
+            return side, support
     # no lone die (one cluster of touching dice): a die is about as wide as the thickest part of a chain
     best = 0.0
     big = [b for b in blobs if b.area >= 150]
@@ -246,24 +280,31 @@ def find_candidates(img: np.ndarray, *, background: np.ndarray | None = None,
 
 
 def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_size: float | None = None,
-                 threshold: float | None = None) -> list[list[list[Candidate]]]:
+                 threshold: float | None = None, judge: Judge | None = None) -> list[list[list[Candidate]]]:
     """Per blob, alternative ways to cut it into dice (first = preferred), each a list of Candidates.
 
-    `die_size` (px, full res) comes from calibration when known.
+    `die_size` (px, full res) comes from calibration when known. Without it, `judge` (the
+    probability that each full-resolution candidate is one whole die) settles the die size when
+    lone squares of two sizes compete.
     """
     H, W = img.shape[:2]
     f = min(1.0, WORK / max(H, W))
+    if judge is not None:
+        full_res = judge
+        judge = lambda cands: full_res([Candidate(cx=c.cx / f, cy=c.cy / f, w=c.w / f, h=c.h / f,  # noqa: E731
+                                                  angle=c.angle) for c in cands])
     small = cv2.resize(img, (int(round(W * f)), int(round(H * f))), interpolation=cv2.INTER_AREA) if f < 1 else img
     bg_small = None
     if background is not None:
         bg_small = cv2.resize(background, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
     k_frac = 0.2 if die_size is None else float(np.clip(4.0 * die_size / max(H, W), 0.06, 0.4))
-    mask, blobs, side, support = _segment(small, bg_small, k_frac, die_size * f if die_size else None, threshold)
+    mask, blobs, side, support = _segment(small, bg_small, k_frac, die_size * f if die_size else None, threshold,
+                                          judge)
     if die_size is None and bg_small is None and side is not None:
         # second pass with a median window sized to the dice actually seen
         k2 = float(np.clip(4.0 * side / max(small.shape[:2]), 0.06, 0.4))
         if abs(k2 - k_frac) > 0.03:
-            second = _segment(small, None, k2, None, threshold)
+            second = _segment(small, None, k2, None, threshold, judge)
             if second[2] is not None and (0.75 * side < second[2] < 1.35 * side or second[3] >= support):
                 # (a size far off the first pass's must be backed by more lone dice)
                 mask, blobs, side, support = second
@@ -416,7 +457,7 @@ def _open_pieces(points: np.ndarray, side: float) -> list[np.ndarray]:
     return out
 
 
-def _segment(small, bg_small, k_frac, side_hint, threshold):
+def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
     dist = foreground(small, bg_small, k_frac)
     sample = dist[::3, ::3]  # robust statistics need no more pixels than this
     med = float(np.median(sample))
@@ -445,14 +486,14 @@ def _segment(small, bg_small, k_frac, side_hint, threshold):
     min_area = 40.0 if side_hint is None else 0.25 * side_hint * side_hint
     grad = _gradient(dist)
     blobs = _blobs(mask, min_area)
-    side, support = (side_hint, float("inf")) if side_hint else _size_estimate(blobs, grad)
+    side, support = (side_hint, float("inf")) if side_hint else _size_estimate(blobs, grad, judge)
     if side is not None:
         # strokes much thinner than a die (wood grain, cloth seams) cannot be dice: open them away
         k = int(0.3 * side) | 1
         if k >= 3:
             opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
             if side_hint is None:
-                again, sup2 = _size_estimate(_blobs(opened, min_area), grad)
+                again, sup2 = _size_estimate(_blobs(opened, min_area), grad, judge)
                 if again and (0.75 * side < again < 1.35 * side or (sup2 > support and again < side)):
                     # (more lone squares, once thin strands such as wood grain no longer join
                     # the dice, beat the first guess)

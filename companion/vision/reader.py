@@ -38,9 +38,15 @@ class DiceReader:
         if self.profile is not None:
             size = self.profile.die_size_for(img.shape)
             bg = self.profile.background_for(img.shape)
-        regions = find_regions(img, background=bg, die_size=size)
+        regions = find_regions(img, background=bg, die_size=size, judge=lambda cands: self._one_die(img, cands))
         dice = self._classify(img, regions)
         return DiceReading(dice=tuple(sorted(dice, key=lambda d: (d.box[1], d.box[0]))))
+
+    def _one_die(self, img: np.ndarray, cands: list[Candidate]) -> np.ndarray:
+        """How likely each candidate is one whole die (not table, glare or several dice): how
+        the detector settles the die size when squares of two sizes compete."""
+        p = self.model.predict_sym(np.stack([crop(img, c, PATCH) for c in cands]), (0,))
+        return 1.0 - p[:, NOT_DIE] - p[:, SEVERAL]
 
     def _classify(self, img: np.ndarray, regions: list[list[list[Candidate]]]) -> list[Die]:
         flat = [c for opts in regions for o in opts for c in o]
