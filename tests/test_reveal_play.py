@@ -8,6 +8,7 @@ import pytest
 from companion.journal import load_game
 from companion.rules import count_matching
 from companion.vision.reader import DiceReader
+from companion.vision.reveal import MIN_CONFIDENCE
 from companion.vision.scenes import generate_scene
 from conftest import run_companion
 
@@ -20,7 +21,7 @@ def table_photo(tmp_path_factory):
         scene = generate_scene(seed, size=(480, 640), n_dice=6, angle=0.3, hard=0.3, touching=0.0,
                                paco_fraction=0.3)
         reading = reader.read(scene.image)
-        if reading.counts == scene.counts and reading.min_confidence >= 0.6:
+        if reading.counts == scene.counts and reading.min_confidence >= MIN_CONFIDENCE:
             path = tmp_path_factory.mktemp("reveal") / "table.png"
             cv2.imwrite(str(path), scene.image)
             return path, [d.face for d in scene.dice]

@@ -7,7 +7,7 @@ import pytest
 
 from companion.vision.frames import ArrayFrames, ImageFrames
 from companion.vision.reader import DiceReader
-from companion.vision.reveal import CameraCounter, RevealOutcome
+from companion.vision.reveal import MIN_CONFIDENCE, CameraCounter, RevealOutcome
 from companion.vision.scenes import generate_scene
 from companion.vision.types import DiceReading, Die
 
@@ -32,7 +32,7 @@ def _find_readable(reader, seeds, n=6):
     for s in seeds:
         sc = _easy_scene(s, n)
         r = reader.read(sc.image)
-        if r.counts == sc.counts and r.min_confidence >= 0.6:
+        if r.counts == sc.counts and r.min_confidence >= MIN_CONFIDENCE:
             return sc
     pytest.fail("the reader misread every easy scene tried")
 
@@ -165,3 +165,12 @@ def test_a_picture_that_cannot_be_saved_does_not_stop_the_count(tmp_path):
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(
         2, save_dir=tmp_path / "file" / "reveals")
     assert out.reading is not None and out.reading.total == 2 and out.annotated_path is None
+
+
+def test_a_reveal_accepts_only_every_die_seen_and_surely_read():
+    from companion.vision.reveal import accepts
+
+    sure, unsure = _reading([2, 3, 5]), _reading([2, 3, 5], conf=MIN_CONFIDENCE - 0.01)
+    assert accepts(sure, 3) and not accepts(sure, 4) and not accepts(unsure, 3)
+    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([unsure])).reveal(3)
+    assert out.reading is None and "confidence is low" in out.reason  # the counter keeps the same line
