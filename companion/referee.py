@@ -146,6 +146,9 @@ class Referee:
             self.say(self._camera_count())
 
     def respond(self, utterance: Utterance) -> list[str]:
+        """What to say to one utterance (a challenge it makes leaves the camera due: hear()
+        reads it once this has been said)."""
+        self._camera_due = False
         players = self.game.players
         if utterance.typed:
             try:

@@ -146,6 +146,13 @@ def test_live_calibration_retakes_misread_dice_and_gives_up_after_three(calib_di
     calibrate_live(_Frames([empty] * 5 + [dice, dice, paco]), tmp_path / "again", say=lambda s: None,
                    prompter=person)
     assert len(person.asked) == 2 and (tmp_path / "again" / "profile.json").exists()
+    photos = sorted(p.name for p in (tmp_path / "again" / "images").iterdir())
+    # calibrating again and giving up leaves the earlier profile, photos and all
+    with pytest.raises(CalibrationFailed):
+        calibrate_live(_Frames([empty] * 5 + [dice]), tmp_path / "again", say=lambda s: None,
+                       prompter=_Person(answers=[False] * 3))
+    assert (tmp_path / "again" / "profile.json").exists()
+    assert sorted(p.name for p in (tmp_path / "again" / "images").iterdir()) == photos
     with pytest.raises(CalibrationFailed, match="not read right in 3 tries"):
         calibrate_live(_Frames([empty] * 5 + [dice]), tmp_path / "never", say=lambda s: None,
                        prompter=_Person(answers=[False] * 3))

@@ -174,3 +174,14 @@ def test_a_reveal_accepts_only_every_die_seen_and_surely_read():
     assert accepts(sure, 3) and not accepts(sure, 4) and not accepts(unsure, 3)
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([unsure])).reveal(3)
     assert out.reading is None and "confidence is low" in out.reason  # the counter keeps the same line
+
+
+def test_a_live_camera_keeps_looking_while_unsure():
+    clock = _Clock()
+    hand_over_a_die = [_reading([2, 3, 5], conf=0.5)] * 6  # all seen, one hard to read
+    reader = _StubReader(hand_over_a_die + [_reading([2, 3, 5])])
+    out = CameraCounter(_LiveCamera(clock), reader, patience=20.0, clock=clock).reveal(3)
+    assert out.reading is not None and reader.i == 7, out.reason
+    never_sure = _StubReader([_reading([2, 3, 5], conf=0.5)])
+    out = CameraCounter(_LiveCamera(clock), never_sure, patience=2.0, clock=clock).reveal(3)
+    assert out.reading is None and "confidence is low" in out.reason and never_sure.i >= 19

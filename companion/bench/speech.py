@@ -647,8 +647,10 @@ def _fit_and_show(args) -> int:
 
 
 def _decoder_signature(in_game: bool) -> str:
-    """What decoded a set of rows: the bundled engine's grammars, settings and measurements."""
+    """What decoded a set of rows: the training corpus, the bundled engine (its version,
+    grammars and settings) and the measurements taken."""
     import hashlib
+    from importlib.metadata import version
 
     from companion.listen.sphinx import FEATURES, SphinxSettings
     from companion.listen.vocabulary import jsgf
@@ -656,8 +658,8 @@ def _decoder_signature(in_game: bool) -> str:
 
     settings = SphinxSettings()
     grammars = [jsgf(PLAYERS, settings.leads, settings.hands, what) for what in Expect]
-    text = repr((settings.options, settings.leads, settings.hands, settings.nbest, in_game,
-                 grammars, FEATURES))
+    text = repr((TRAIN, version("pocketsphinx"), settings.options, settings.leads,
+                 settings.hands, settings.nbest, in_game, grammars, FEATURES))
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 

@@ -47,15 +47,24 @@ def run_hear(args: argparse.Namespace) -> int:
         engine.expect(Expect(args.expect))
         for arg in args.files:
             try:
-                for path in expand_paths([arg]):
-                    _hear(engine, path, args)
+                paths = expand_paths([arg])
             except AudioFormatError as err:
-                print(f"error: {err}", file=sys.stderr, flush=True)
-                failed += 1
+                paths = []
+                failed += _report(err)
+            for path in paths:  # a bad file in a folder leaves the rest of the folder heard
+                try:
+                    _hear(engine, path, args)
+                except AudioFormatError as err:
+                    failed += _report(err)
     except CompanionError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 1 if failed else 0
+
+
+def _report(err: AudioFormatError) -> int:
+    print(f"error: {err}", file=sys.stderr, flush=True)
+    return 1
 
 
 def _hear(engine, path: Path, args: argparse.Namespace) -> None:

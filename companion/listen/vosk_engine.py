@@ -103,11 +103,8 @@ class VoskEngine:
         self.phrases, self.substitutions = checked_phrases(self._model, players, words)
         # One grammar per moment of the game (companion.sources.Expect), "[unk]" in each so
         # that speech outside it has somewhere to go.
-        self._grammars = {Expect.ANY: self.phrases}
-        for what in (Expect.CALLS, Expect.COUNT):
-            self._grammars[what] = checked_phrases(self._model, players, words, what)[0]
-        self._grammars = {what: json.dumps(phrases + ["[unk]"])
-                          for what, phrases in self._grammars.items()}
+        self._grammars = {what: json.dumps(checked_phrases(self._model, players, words, what)[0]
+                                           + ["[unk]"]) for what in Expect}
         self._expect = Expect.ANY
         self._vosk = vosk
         self._rec = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import shutil
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
@@ -134,6 +135,9 @@ class Prompter(Protocol):
     def confirm(self, question: str) -> bool:
         """Yes or no from the person."""
 
+    def close(self) -> None:
+        """Calibration is over (a window to put away)."""
+
 
 class TerminalPrompter:
     """Enter to go on, y or n to answer, at the keyboard."""
@@ -152,6 +156,9 @@ class TerminalPrompter:
             if answer in ("n", "no"):
                 return False
 
+    def close(self) -> None:
+        pass
+
     def _answer(self, hint: str) -> str:
         try:
             return self._read(hint)
@@ -169,10 +176,18 @@ class WindowPrompter:
         self.title = title
 
     def wait(self, prompt: str) -> None:
-        self._keys(prompt + "  [Enter]", {13, 10, 32})
+        self._keys(prompt + "  [Enter]", self.ENTER)
 
     def confirm(self, question: str) -> bool:
-        return self._keys(question + "  [y/n]", {ord("y"), ord("n")}) == ord("y")
+        return self._keys(question + "  [y/n]", self.ENTER | {ord("y"), ord("n")}) != ord("n")
+
+    def close(self) -> None:
+        try:
+            cv2.destroyWindow(self.title)
+        except cv2.error:
+            pass
+
+    ENTER = {13, 10, 32}  # Enter (either code) or space
 
     def _keys(self, text: str, wanted: set[int]) -> int:
         from companion.vision.annotate import annotate
@@ -204,18 +219,20 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
     """Guide a person through calibration with a camera; saves the photos too, for a rerun.
 
     The dice photo is read back at once and the person asked whether the faces are right;
-    its file name then records those faces, so the finished profile must read them again."""
+    its file name then records those faces, so the finished profile must read them again.
+    The photos are taken into images.new/ and replace images/ only once the profile is made:
+    a calibration stopped half way leaves the earlier profile as it was, photos and all."""
     from companion.rules.bids import number_words
     from companion.vision.reader import DiceReader
+    from companion.voice.phrases import count_of
 
     prompter = prompter or TerminalPrompter()
     out = pathlib.Path(out_dir)
-    shots = out / "images"
+    shots = out / "images.new"
     try:
-        shots.mkdir(parents=True, exist_ok=True)
-        for old in shots.iterdir():  # an earlier calibration's photos would be read as this one's
-            if old.suffix.lower() in _EXT and old.name.lower().startswith(("empty", "dice", "paco")):
-                old.unlink()
+        if shots.exists():
+            shutil.rmtree(shots)  # photos of a calibration that never finished
+        shots.mkdir(parents=True)
     except OSError as exc:
         raise CalibrationFailed(f"cannot use {shots}: {exc.strerror or exc}") from None
 
@@ -239,8 +256,7 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
             say("I see no dice. Check the light and that the camera sees the table.")
             continue
         spoken = ", ".join(number_words(f) for f in faces[:-1]) + " and " if len(faces) > 1 else ""
-        question = (f"I see {number_words(len(faces))} {'die' if len(faces) == 1 else 'dice'}: "
-                    f"{spoken}{number_words(faces[-1])}. Is that right?")
+        question = f"I see {count_of(len(faces))}: {spoken}{number_words(faces[-1])}. Is that right?"
         say(question)
         if prompter.confirm(question):
             # No other digits in the name: "dice-2356" means the dice show 2, 3, 5 and 6.
@@ -254,6 +270,13 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
     _save(shots / "paco.png", frames.read())
     say("Got it.")
     prof = calibrate_images(shots, out, name or out.name, model=model)
+    try:
+        if (out / "images").exists():
+            shutil.rmtree(out / "images")
+        shots.rename(out / "images")
+    except OSError as exc:
+        raise CalibrationFailed(f"the profile is saved, but its photos could not be moved to "
+                                f"{out / 'images'}: {exc.strerror or exc}") from None
     say(f"Calibration saved in {out}. I read the dice you showed me and your Paco face.")
     return prof
 

@@ -153,7 +153,10 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
                 say = say or announcer(args.mute, warn=_err).say
                 prompter = TerminalPrompter() if args.headless else \
                     WindowPrompter(cam, DiceReader())
-                prof = calibrate_live(cam, out, name=args.name, say=say, prompter=prompter)
+                try:
+                    prof = calibrate_live(cam, out, name=args.name, say=say, prompter=prompter)
+                finally:
+                    prompter.close()
     except VisionError as exc:
         _err(f"calibration failed: {exc}")
         return 1

@@ -201,25 +201,30 @@ def _single_size(blobs: list[Blob], grad: np.ndarray | None = None) -> float | N
 ROUND_LIMIT = 0.87  # area over the enclosing circle's: squares ~0.64-0.85, discs (glare, feet) ~1
 ROUND_LIMIT_JUDGED = 0.92  # ... with a judge to turn discs away, blurred dice (to ~0.9) count too
 
-# A judge: the probability that each candidate (in working-image pixels) is one whole die.
+# A judge: the probability that each candidate is one whole die. find_regions takes one for
+# full-resolution candidates and hands _size_estimate one for the working image's.
 Judge = Callable[[list["Candidate"]], np.ndarray]
 
 
-def _mode(sides: np.ndarray) -> tuple[float, float]:
-    """The most common size and its support (the sum of the sides within 20% of it).
+def _support(sides: np.ndarray, v: float) -> float:
+    """How many lone squares, counted by side, are within 20% of size v.
 
     Weighted by side, so a crowd of specks does not outvote a few dice; by area, one square
     cluster of four dice outvoted a dozen lone ones."""
-    support = np.array([float(np.sum(sides[np.abs(sides - v) <= 0.2 * v])) for v in sides])
+    return float(np.sum(sides[np.abs(sides - v) <= 0.2 * v]))
+
+
+def _mode(sides: np.ndarray) -> tuple[float, float]:
+    """The most common size (the median of the squares near it) and its support."""
+    support = np.array([_support(sides, v) for v in sides])
     v = sides[int(np.argmax(support))]
     return float(np.median(sides[np.abs(sides - v) <= 0.2 * v])), float(support.max())
 
 
 def _rival_size(sides: np.ndarray, side: float) -> bool:
     """Do lone squares of a clearly other size hold at least half the chosen size's support?"""
-    support = {v: float(np.sum(sides[np.abs(sides - v) <= 0.2 * v])) for v in sides}
-    mine = float(np.sum(sides[np.abs(sides - side) <= 0.2 * side]))
-    return any(abs(np.log(v / side)) > np.log(1.25) and sup >= 0.5 * mine for v, sup in support.items())
+    mine = _support(sides, side)
+    return any(abs(np.log(v / side)) > np.log(1.25) and _support(sides, v) >= 0.5 * mine for v in sides)
 
 
 def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None,

@@ -88,21 +88,25 @@ class CameraCounter:
                 run = []
             run.append((frame, reading))
             agreed = len(run) >= self.frames_to_agree
-            if agreed and (reading.total == expected_total or not live):
+            # of the agreeing frames, the one the reader was surest about
+            best = max(run, key=lambda fr: fr[1].min_confidence)
+            # A live camera keeps looking while what it sees would not settle the challenge
+            # (a cup still down, a hand over a die); recorded frames are what they are.
+            if agreed and (not live or accepts(best[1], expected_total, self.min_confidence)):
                 break
             if (self._clock() >= deadline) if live else (reads >= self.max_frames):
                 if agreed:
-                    break  # the frames agree on a table that is not all there
+                    break
                 return self._done(None, f"the frames disagree after {reads} tries", last, save_dir)
-        # of the agreeing frames, keep the one the reader was surest about
-        frame, reading = max(run, key=lambda fr: fr[1].min_confidence)
+        frame, reading = best
+        if accepts(reading, expected_total, self.min_confidence):
+            return self._done(reading, f"I read all {reading.total} {_dice_word(reading.total)}",
+                              best, save_dir)
         if reading.total != expected_total:
             return self._done(None, f"I see {reading.total} {_dice_word(reading.total)} but "
                                     f"{expected_total} {'is' if expected_total == 1 else 'are'} in play",
-                              (frame, reading), save_dir)
-        if reading.min_confidence < self.min_confidence:
-            return self._done(None, "confidence is low: some dice are hard to read", (frame, reading), save_dir)
-        return self._done(reading, f"I read all {reading.total} {_dice_word(reading.total)}", (frame, reading), save_dir)
+                              best, save_dir)
+        return self._done(None, "confidence is low: some dice are hard to read", best, save_dir)
 
     def _done(self, reading, reason, shot, save_dir) -> RevealOutcome:
         path = None
