@@ -130,6 +130,8 @@ FACE_MISHEARINGS: dict[str, int] = {
     "tooth": 2, "packers": ACE, "pakos": ACE, "packos": ACE, "pack": ACE, "aces'": ACE,
     "asses": ACE, "eyeses": ACE, "paco's": ACE, "pahcos": ACE, "pacoes": ACE,
 }
+# A face said in the singular ("nine six") is misheard like the number: "nine sex", "five to".
+FACE_MISHEARINGS.update({w: v for w, v in NUMBER_MISHEARINGS.items() if 1 <= v <= 6})
 
 DUDO_PHRASES = {"dudo", "doodoo", "du do", "do do", "dude oh", "dudu", "doubt", "i doubt it",
                 "i doubt", "doubt it", "liar", "dude o", "dodo", "doodoe", "doo doe"}

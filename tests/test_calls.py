@@ -76,7 +76,10 @@ def test_commands(text, name):
     ("for fives", Bid(4, 5)), ("to sixes", Bid(2, 6)), ("too threes", Bid(2, 3)),
     ("sex fours", Bid(6, 4)), ("five sexes", Bid(5, 6)), ("ate twos", Bid(8, 2)),
     ("won six", Bid(1, 6)), ("tree pacos", Bid(3, 1)), ("three pakos", Bid(3, 1)),
-    ("four paco's", Bid(4, 1)), ("twenty for fives", Bid(24, 5))])
+    ("four paco's", Bid(4, 1)), ("twenty for fives", Bid(24, 5)),
+    # singular faces, misheard as the numbers are
+    ("one sex", Bid(1, 6)), ("nine sex", Bid(9, 6)), ("nine for", Bid(9, 4)),
+    ("five to", Bid(5, 2)), ("seven tree", Bid(7, 3)), ("a sick", Bid(1, 6))])
 def test_deliberate_mishearings(text, bid):
     assert parse_call(text) == BidCall(bid)
 
