@@ -131,6 +131,36 @@ def test_download_offline_is_a_clean_error(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def _model_zip(path, folder):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(f"{folder}/am/final.mdl", b"not really a model")
+        z.writestr(f"{folder}/conf/model.conf", b"--sample-frequency=16000\n")
+    return path.as_uri()
+
+
+def test_download_unpacks_the_model_folder_with_progress(tmp_path):
+    url = _model_zip(tmp_path / "m.zip", "vosk-model-tiny")
+    seen = []
+    path = vosk_engine.download("vosk-model-tiny", tmp_path / "models", url=url,
+                                progress=lambda done, total: seen.append(done))
+    assert path == tmp_path / "models" / "vosk-model-tiny" and (path / "am" / "final.mdl").is_file()
+    assert seen and seen[-1] == (tmp_path / "m.zip").stat().st_size
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["vosk-model-tiny"]  # no leftovers
+    assert find_model(tmp_path / "models") == path
+
+
+def test_download_of_the_wrong_archive_installs_nothing(tmp_path):
+    url = _model_zip(tmp_path / "m.zip", "some-other-model")
+    with pytest.raises(ModelError, match="does not hold the model folder vosk-model-tiny/ .*some-other-model"):
+        vosk_engine.download("vosk-model-tiny", tmp_path / "models", url=url)
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    with pytest.raises(ModelError, match="not a usable zip"):
+        vosk_engine.download("vosk-model-tiny", tmp_path / "models", url=(tmp_path / "junk.zip").as_uri())
+    assert not any((tmp_path / "models").iterdir()) and find_model(tmp_path / "models") is None
+
+
 def test_models_download_command_offline(capsys):
     parser = argparse.ArgumentParser()
     add_models_arguments(parser)

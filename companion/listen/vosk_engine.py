@@ -153,8 +153,13 @@ def vosk_result(result: dict) -> tuple[str, float]:
 
 def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str | None = None,
              progress=None) -> Path:
-    """Fetch and unzip a Vosk model into models/; ModelError with a plain reason offline."""
-    import io
+    """Fetch and unzip a Vosk model into models/; ModelError with a plain reason offline.
+
+    The archive is streamed to a file (the large English model is 1.8 GB: too much to hold in
+    a Raspberry Pi's memory) and unpacked into a hidden folder that becomes models/NAME only
+    once it holds the model, so an interrupted download never looks like an installed model."""
+    import shutil
+    import tempfile
     import urllib.error
     import urllib.request
     import zipfile
@@ -164,25 +169,37 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str 
     if target.is_dir():
         return target
     try:
-        with urllib.request.urlopen(url, timeout=20) as response:
-            total = int(response.headers.get("Content-Length") or 0)
-            buf = io.BytesIO()
-            while True:
-                chunk = response.read(1 << 16)
-                if not chunk:
-                    break
-                buf.write(chunk)
-                if progress:
-                    progress(buf.tell(), total)
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        reason = getattr(err, "reason", err)
-        raise ModelError(f"cannot download {name} from {url}: {reason}. Without internet, "
-                         f"copy an unzipped Vosk model folder into {models_dir}/ by hand "
-                         "(the bundled pocketsphinx engine works without one)") from None
-    try:
         models_dir.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(buf) as archive:
-            archive.extractall(models_dir)
-    except zipfile.BadZipFile:
-        raise ModelError(f"the download from {url} is not a zip archive") from None
+        work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=models_dir))
+    except OSError as err:
+        raise ModelError(f"cannot write to {models_dir}: {err.strerror or err}") from None
+    try:
+        archive = work / "model.zip"
+        try:
+            with urllib.request.urlopen(url, timeout=20) as response, open(archive, "wb") as out:
+                total = int(response.headers.get("Content-Length") or 0)
+                done = 0
+                while chunk := response.read(1 << 16):
+                    out.write(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress(done, total)
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            reason = getattr(err, "reason", err)
+            raise ModelError(f"cannot download {name} from {url}: {reason}. Without internet, "
+                             f"copy an unzipped Vosk model folder into {models_dir}/ by hand "
+                             "(the bundled pocketsphinx engine works without one)") from None
+        try:
+            with zipfile.ZipFile(archive) as zipped:
+                zipped.extractall(work / "unpacked")
+        except (zipfile.BadZipFile, OSError) as err:
+            raise ModelError(f"the download from {url} is not a usable zip archive ({err})") from None
+        unpacked = work / "unpacked" / name
+        if find_model(work / "unpacked") != unpacked:
+            found = sorted(p.name for p in (work / "unpacked").iterdir())
+            raise ModelError(f"the archive from {url} does not hold the model folder {name}/ "
+                             f"(it holds: {', '.join(found) or 'nothing'})")
+        unpacked.rename(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return target
