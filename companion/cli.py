@@ -258,10 +258,24 @@ def run_play(settings: PlaySettings) -> int:
                                        confirm_below=ENGINE_CONFIRM)
         referee = Referee(game, speaker, journal, counter, referee_settings,
                           log=lambda text: print(text, file=sys.stderr))
-        referee.run(source, resumed=settings.resuming)
+        try:
+            referee.run(source, resumed=settings.resuming)
+        except CompanionError as error:
+            # A device lost mid-game (the microphone unplugged): the journal has every call so far.
+            print(f"companion: {error}", file=sys.stderr)
+            _paused(path)
+            return 2
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
     finally:
         if journal is not None:
             journal.close()
     if game.winner is None:
-        print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)
+        _paused(path)
     return 0
+
+
+def _paused(path) -> None:
+    print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)

@@ -228,15 +228,20 @@ class MicSource:
     tail after, audio is thrown away so the companion never hears itself."""
 
     def __init__(self, engine: Engine, device: int | str | None = None,
-                 tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings()):
+                 tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
+                 stalled_after: float = 5.0):
         self.engine = engine
         self.device = device
         self.tail_seconds = tail_seconds
+        # PortAudio sends a block every 0.1 s while the device is there, quiet room or not;
+        # none for this long means the microphone went away (unplugged, taken by another app).
+        self.stalled_after = stalled_after
         self.listener = Listener(engine, settings)
         self._queue: queue.Queue = queue.Queue()
         self._muted = False
         self._deaf_until = 0.0
         self._stream = None
+        self._last_block = time.monotonic()
         self.last_latency: float | None = None
 
     def open(self) -> None:
@@ -259,11 +264,17 @@ class MicSource:
 
     def next_utterance(self) -> Utterance | None:
         self.open()
+        self._last_block = max(self._last_block, time.monotonic() - 0.5)
         while True:
             try:
                 arrived, block = self._queue.get(timeout=0.5)
             except queue.Empty:
+                if time.monotonic() - self._last_block > self.stalled_after:
+                    raise MicrophoneError(
+                        f"the microphone {self.device or '(default)'} stopped sending sound for "
+                        f"{self.stalled_after:.0f} s: is it still plugged in?") from None
                 continue
+            self._last_block = arrived
             if self._muted or arrived < self._deaf_until:
                 continue
             for heard in self.listener.feed(block):

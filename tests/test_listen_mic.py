@@ -1,0 +1,85 @@
+"""The microphone source with a stand-in stream: half-duplex and a microphone that goes away."""
+
+import time
+
+import numpy as np
+import pytest
+
+from companion.listen.engine import Recognition
+from companion.listen.errors import MicrophoneError
+from companion.listen.sources import CHUNK, MicSource
+
+
+class HeardEngine:
+    """Stands in for a recogniser: hears whatever it was fed as the loudest block's label."""
+
+    name = "fake"
+
+    def __init__(self):
+        self.fed = []
+
+    def expect(self, what):
+        pass
+
+    def start(self):
+        self.fed = []
+
+    def feed(self, samples):
+        self.fed.append(np.asarray(samples))
+
+    def finish(self):
+        audio = np.concatenate(self.fed) if self.fed else np.zeros(0)
+        loudest = int(np.abs(audio).max()) if len(audio) else 0
+        return Recognition(f"level {loudest}", confidence=0.9)
+
+
+class Stream:
+    def stop(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def blocks(level, seconds, rng):
+    """0.1 s blocks of a room (level 0) or a call (a tone of that level)."""
+    out = []
+    for _ in range(int(seconds * 10)):
+        room = rng.normal(0, 20, CHUNK)
+        tone = level * np.sin(np.arange(CHUNK) * 2 * np.pi * 300 / 16000)
+        out.append(np.clip(room + tone, -32768, 32767).astype(np.int16))
+    return out
+
+
+def mic(engine, **kw):
+    source = MicSource(engine, **kw)
+    source._stream = Stream()  # no PortAudio: blocks are put on its queue by the test
+    return source
+
+
+def put(source, audio, start):
+    for i, block in enumerate(audio):
+        source._queue.put((start + 0.1 * i, block))
+
+
+def test_what_is_heard_while_speaking_and_just_after_is_thrown_away():
+    rng = np.random.default_rng(0)
+    source = mic(HeardEngine())
+    source.mute()  # the companion speaks; its own voice reaches the microphone
+    put(source, blocks(0, 1.0, rng) + blocks(9000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+    source.unmute()  # ... and what queued meanwhile is dropped, with a tail of 0.3 s
+    now = time.monotonic()
+    put(source, blocks(7000, 0.2, rng), now)  # the echo, inside the tail
+    put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), now + 0.4)
+    heard = source.next_utterance()
+    # Only the player's call (level 3000) was heard: neither the voice nor its echo.
+    assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200
+    assert heard.origin == "mic"
+
+
+def test_a_microphone_that_stops_sending_sound_is_a_clear_error():
+    source = mic(HeardEngine(), stalled_after=0.6)
+    start = time.monotonic()
+    with pytest.raises(MicrophoneError, match="stopped sending sound .*still plugged in"):
+        source.next_utterance()
+    assert time.monotonic() - start < 3.0
