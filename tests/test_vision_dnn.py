@@ -1,0 +1,32 @@
+"""The face model run by OpenCV's DNN module must give what the numpy reference gives."""
+from dataclasses import replace
+
+import numpy as np
+
+from companion.vision.detect import crop, find_candidates
+from companion.vision.dnn import DnnForward, onnx_bytes
+from companion.vision.model import CHANNELS, PATCH, features, load_model
+from companion.vision.scenes import generate_scene
+
+
+def test_opencv_and_numpy_give_the_same_probabilities():
+    model = load_model()
+    assert model.use_dnn
+    sc = generate_scene(7400, size=(540, 960))
+    patches = np.stack([crop(sc.image, c, PATCH) for c in find_candidates(sc.image)])
+    assert len(patches) >= 5
+    fast = model.predict(patches)
+    assert model._dnn and model._dnn[0] is not None  # OpenCV did load the network
+    slow = replace(model, use_dnn=False).predict(patches)
+    np.testing.assert_allclose(fast, slow, atol=1e-4)
+    f = features(patches)
+    np.testing.assert_allclose(model._dnn[0](f), model.logits_from_features(f), atol=1e-3)
+
+
+def test_the_onnx_bytes_are_one_model_with_every_weight():
+    model = load_model()
+    data = onnx_bytes(model.weights, CHANNELS, PATCH)
+    assert data.startswith(b"\x08\x07")  # ir_version 7
+    assert len(data) > sum(w.nbytes for w in model.weights)
+    broken = (model.weights[0][:5],) + model.weights[1:]  # a first layer of the wrong shape
+    assert DnnForward.build(broken, CHANNELS, PATCH) is None
