@@ -143,6 +143,8 @@ def _model_zip(path, folder):
 def test_download_unpacks_the_model_folder_with_progress(tmp_path):
     url = _model_zip(tmp_path / "m.zip", "vosk-model-tiny")
     seen = []
+    killed = tmp_path / "models" / ".vosk-model-tiny-ab12"  # a download killed half-way
+    (killed / "unpacked").mkdir(parents=True)
     path = vosk_engine.download("vosk-model-tiny", tmp_path / "models", url=url,
                                 progress=lambda done, total: seen.append(done))
     assert path == tmp_path / "models" / "vosk-model-tiny" and (path / "am" / "final.mdl").is_file()

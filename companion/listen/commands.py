@@ -106,7 +106,7 @@ def run_models(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
             print(f"installed {path}")
             return 0
-        found = sorted(p for p in MODELS_DIR.iterdir() if p.is_dir()) if MODELS_DIR.is_dir() else []
+        found = sorted(p for p in MODELS_DIR.iterdir() if p.is_dir() and not p.name.startswith(".")) if MODELS_DIR.is_dir() else []
         active = find_model()
         for path in found:
             print(f"{path.name}{'   (used by --engine auto)' if path == active else ''}")

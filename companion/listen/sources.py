@@ -259,7 +259,7 @@ class MicSource:
                                           blocksize=CHUNK, device=self.device, callback=callback)
             self._stream.start()
         except Exception as err:
-            raise MicrophoneError(f"cannot open the microphone {self.device or '(default)'}: "
+            raise MicrophoneError(f"cannot open the microphone {self._name()}: "
                                   f"{err}") from None
 
     def next_utterance(self) -> Utterance | None:
@@ -271,7 +271,7 @@ class MicSource:
             except queue.Empty:
                 if time.monotonic() - self._last_block > self.stalled_after:
                     raise MicrophoneError(
-                        f"the microphone {self.device or '(default)'} stopped sending sound for "
+                        f"the microphone {self._name()} stopped sending sound for "
                         f"{self.stalled_after:.0f} s: is it still plugged in?") from None
                 continue
             self._last_block = arrived
@@ -281,6 +281,9 @@ class MicSource:
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
                     return to_utterance(heard.result, "mic")
+
+    def _name(self) -> str:
+        return "(default)" if self.device is None else str(self.device)  # device 0 is a real one
 
     def expect(self, what: Expect) -> None:
         self.engine.expect(what)
@@ -296,10 +299,13 @@ class MicSource:
             self._queue.get_nowait()
 
     def close(self) -> None:
-        if self._stream is not None:
-            self._stream.stop()
-            self._stream.close()
-            self._stream = None
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:  # an unplugged device can refuse even this; the game is already journalled
+                stream.abort()
+                stream.close()
+            except Exception:  # PortAudio errors are plain Exceptions
+                pass
 
 
 def open_source(kind: str, *, paths: Sequence[str | Path] = (), device=None,

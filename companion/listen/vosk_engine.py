@@ -170,6 +170,8 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str 
         return target
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
+        for stale in models_dir.glob(f".{name}-*"):  # left by a download that was killed
+            shutil.rmtree(stale, ignore_errors=True)
         work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=models_dir))
     except OSError as err:
         raise ModelError(f"cannot write to {models_dir}: {err.strerror or err}") from None
@@ -199,7 +201,10 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str 
             found = sorted(p.name for p in (work / "unpacked").iterdir())
             raise ModelError(f"the archive from {url} does not hold the model folder {name}/ "
                              f"(it holds: {', '.join(found) or 'nothing'})")
-        unpacked.rename(target)
+        try:
+            unpacked.rename(target)
+        except OSError as err:
+            raise ModelError(f"cannot install the model as {target}: {err.strerror or err}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
