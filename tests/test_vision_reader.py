@@ -24,8 +24,8 @@ def test_reads_generated_scenes(reader):
         sc = generate_scene(seed, size=(540, 960))
         score(t, reader.read(sc.image), [(d.face, d.box, d.paco) for d in sc.dice])
     assert t.gt > 300
-    # measured with the shipped model: per-die 0.994, recall 0.994, FP 0.0/image, exact 0.90,
-    # Paco 1.0; a reveal would settle 26 of the 30 and none wrongly
+    # measured with the shipped model: per-die 0.994, recall 0.994, FP 0.03/image, exact 0.87,
+    # Paco 1.0; a reveal would settle 25 of the 30 and none wrongly
     assert t.right / t.gt >= 0.96, f"per-die accuracy {t.right / t.gt:.3f}"
     assert t.found / t.gt >= 0.965, f"recall {t.found / t.gt:.3f}"
     assert t.fp / t.images <= 0.4

@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenes", type=int, default=300, help="synthetic scenes to learn from")
     ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos (training split only)")
     ap.add_argument("--no-real", action="store_true", help="synthetic data only")
-    ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--chans", type=str, default="16,32,48", help="conv channels per stage")
     ap.add_argument("--dense", type=int, default=128)
     ap.add_argument("--real-jitter", type=int, default=6, help="jittered, camera-augmented copies per real die crop")
