@@ -73,6 +73,13 @@ def test_illegal_bid_gets_the_reason_and_the_smallest_raises():
     assert len(journal.events) == before and referee.game.turn == "B"
 
 
+def test_at_the_most_dice_in_play_only_higher_faces_are_offered():
+    referee, _, _ = make()  # fifteen dice: sixteen of anything is out of reach
+    say(referee, "fifteen fours")
+    assert say(referee, "fifteen threes").endswith(
+        "After fifteen fours: fifteen fives, fifteen sixes, or eight pacos.")
+
+
 def test_unparsable_and_out_of_turn_calls_change_nothing():
     referee, _, journal = make()
     assert "did not understand" in say(referee, "banana split")

@@ -63,6 +63,7 @@ def test_print_speaker():
      "three fives, three sixes, four of any face, or two pacos"),
     ([Bid(4, 2), Bid(4, 3), Bid(4, 4), Bid(4, 5), Bid(4, 6), Bid(2, 1)], "four of any face, or two pacos"),
     ([Bid(5, 3)], "five threes"),
+    ([Bid(15, 5), Bid(15, 6), Bid(8, 1)], "fifteen fives, fifteen sixes, or eight pacos"),  # at the top
     ([], ""),
 ])
 def test_smallest_raises_in_words(raises, said):

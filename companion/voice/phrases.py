@@ -43,8 +43,9 @@ def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
     """
     plain = [b for b in raises if not b.is_aces]
     aces = [b for b in raises if b.is_aces]
-    # The lowest face's smallest raise is the "raise the count, any face" level.
-    any_count = min(plain, key=lambda b: b.face).count if plain else None
+    # Twos' smallest raise is the "raise the count, any face" level. Without twos (the count
+    # cannot go up: it would pass the dice in play) no count holds for any face.
+    any_count = next((b.count for b in plain if b.face == 2), None)
     any_face = [b for b in plain if b.count == any_count]
     parts = []
     for bid in plain:
