@@ -54,6 +54,18 @@ def test_see_bad_file_is_a_clear_error(tmp_path, capsys, scene_file):
     assert len(cap.out.strip().splitlines()) == 1  # the good image is still read
 
 
+def test_see_annotate_where_no_picture_can_go(tmp_path, capsys, scene_file):
+    assert _see("--annotate", tmp_path / "out.txt", scene_file[0]) == 2  # refused before reading
+    cap = capsys.readouterr()
+    assert "not a picture file name" in cap.err and cap.out == ""
+    blocker = tmp_path / "ann.png"
+    blocker.write_text("a file, not a folder")
+    assert _see("--json", "--annotate", blocker / "x.png", scene_file[0]) == 1
+    cap = capsys.readouterr()
+    assert "cannot write" in cap.err and "Traceback" not in cap.err
+    assert len(cap.out.strip().splitlines()) == 1  # the reading itself is still printed
+
+
 def test_see_bad_profile(tmp_path, capsys, scene_file):
     code = _see("--json", "--profile", tmp_path / "nope", scene_file[0])
     cap = capsys.readouterr()

@@ -22,7 +22,7 @@ import numpy as np
 
 from companion.vision.detect import crop, find_candidates
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
-from companion.vision.frames import FrameSource, read_image
+from companion.vision.frames import FrameSource, read_image, write_image
 from companion.vision.model import PATCH
 from companion.vision.profile import Profile
 
@@ -282,5 +282,7 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
 
 
 def _save(path: pathlib.Path, image: np.ndarray) -> None:
-    if not cv2.imwrite(str(path), image):
-        raise CalibrationFailed(f"cannot write {path}")
+    try:
+        write_image(path, image)
+    except OSError as exc:
+        raise CalibrationFailed(str(exc)) from None

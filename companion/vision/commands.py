@@ -49,10 +49,13 @@ def run_see(args: argparse.Namespace) -> int:
     import cv2
 
     from companion.vision.annotate import annotate
-    from companion.vision.frames import read_image
+    from companion.vision.frames import read_image, write_image
 
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
+        return 2
+    if args.annotate is not None and not cv2.haveImageWriter(str(args.annotate)):
+        _err(f"see: --annotate {args.annotate}: not a picture file name (end it in .png or .jpg)")
         return 2
     try:
         reader = _reader(getattr(args, "profile", None))
@@ -77,9 +80,11 @@ def run_see(args: argparse.Namespace) -> int:
             print(f"{path}: {reading.total} dice  {counts}", flush=True)
         if args.annotate is not None:
             out = _annotate_path(args.annotate, i, len(args.images))
-            out.parent.mkdir(parents=True, exist_ok=True)
-            if not cv2.imwrite(str(out), annotate(img, reading)):
-                _err(f"cannot write {out}")
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                write_image(out, annotate(img, reading))
+            except OSError as exc:
+                _err(f"cannot write {out}: {exc.strerror or exc}" if exc.strerror else str(exc))
                 status = 1
     return status
 

@@ -39,6 +39,14 @@ def read_image(path: str | pathlib.Path) -> np.ndarray:
     return img
 
 
+def write_image(path: str | pathlib.Path, image: np.ndarray) -> None:
+    """Write a picture, or raise OSError with a sentence a person understands."""
+    if not cv2.haveImageWriter(str(path)):  # cv2.imwrite would raise cv2.error on it
+        raise OSError(f"{path}: not a picture file name (end it in .png or .jpg)")
+    if not cv2.imwrite(str(path), image):
+        raise OSError(f"cannot write {path}")
+
+
 MIN_SIDE = 16  # pixels: anything narrower cannot hold a readable die
 
 

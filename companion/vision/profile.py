@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from companion.vision.errors import ProfileError
+from companion.vision.frames import write_image
 from companion.vision.model import PATCH, dihedral, features
 
 VERSION = 1
@@ -67,8 +68,7 @@ class Profile:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             for name, image in images.items():
-                if not cv2.imwrite(str(directory / name), image):
-                    raise OSError(f"cannot write {name}")
+                write_image(directory / name, image)
             # The JSON last: a folder without it is not a profile, so a failed save is never
             # mistaken for one.
             (directory / "profile.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -7,12 +7,11 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-import cv2
 import numpy as np
 
 from companion.vision.annotate import annotate
 from companion.vision.errors import VisionError
-from companion.vision.frames import CameraFrames, FrameSource, ImageFrames  # noqa: F401 - re-exported
+from companion.vision.frames import CameraFrames, FrameSource, ImageFrames, write_image  # noqa: F401 - re-exported
 from companion.vision.types import DiceReading
 
 
@@ -116,8 +115,7 @@ class CameraCounter:
             note = "OK" if reading is not None else reason
             try:
                 path = next_reveal_path(pathlib.Path(save_dir))
-                if not cv2.imwrite(str(path), annotate(shot[0], shot[1], note)):
-                    path = None
+                write_image(path, annotate(shot[0], shot[1], note))
             except OSError:  # a full disk or a bad folder loses the picture, not the count
                 path = None
         return RevealOutcome(reading=reading, reason=reason, annotated_path=path)
