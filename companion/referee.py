@@ -107,13 +107,14 @@ class Referee:
     # --- the loop ------------------------------------------------------------------------
 
     def run(self, source: CallSource, resumed: bool = False) -> Game:
-        """Run until the game is over or the input ends; returns the game as it stands."""
+        """Run until the input ends; returns the game as it stands. A won game still
+        listens, so a misheard final count can be undone."""
         self._source = source
         if resumed:
             self.say([f"Resuming the game. {self.status_sentence()}"])
         else:
             self.say(describe_events(self.game.events, self.game.rules))
-        while self.game.phase is not Phase.OVER:
+        while True:
             source.expect(self.expecting())
             utterance = source.next_utterance()
             if utterance is None:

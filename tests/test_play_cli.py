@@ -74,6 +74,18 @@ def test_game_to_the_winner(tmp_path):
     assert game.winner == "Ana" and game.active_players == ("Ana",)
 
 
+def test_a_won_game_resumed_can_undo_its_last_count(tmp_path):
+    result, journal = play(tmp_path, "one three\ndudo\n0\n", "--dice", "1", players=("Ana", "Ben"))
+    assert result.stdout.strip().endswith("Ben wins the game!")
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="undo\n")
+    assert result.returncode == 0, result.stderr
+    assert "Resuming the game. The game is over: Ben won." in result.stdout
+    assert "Undone: the count of zero." in result.stdout
+    assert "continue it with: companion play --resume" in result.stderr  # a game again, paused
+    game = load_game(journal)
+    assert game.winner is None and game.dice == {"Ana": 1, "Ben": 1}
+
+
 def test_rules_preset_changes_the_announcements(tmp_path):
     result, _ = play(tmp_path, "three fours\nfour aces\n", "--rules", "pressman")
     assert "four aces" in result.stdout and "in play" not in result.stdout

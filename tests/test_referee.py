@@ -171,6 +171,18 @@ def test_the_whole_game_to_a_winner_with_palifico_and_elimination():
     assert journal.events[-1].to_dict() == {"type": "game_over", "winner": "Ben"}
 
 
+def test_a_misheard_final_count_can_be_undone():
+    referee, speaker, journal = make("Ana Ben", starting_dice=1, max_dice=1)
+    referee.run(TextSource(["one three", "dudo", "zero", "undo", "two"]))
+    # "zero" (misheard) ended the game; the referee kept listening, so undo took it back
+    assert speaker.said[3].endswith("Ana is out of the game. Ben wins the game!")
+    assert speaker.said[4].startswith("Undone: the count of zero. Ben called dudo on Ana's one three.")
+    assert speaker.said[5].endswith("Ben is out of the game. Ana wins the game!")
+    assert referee.game.winner == "Ana"
+    assert [e.type for e in journal.events][5:] == ["game_over", "undo", "count", "die_lost", "eliminated",
+                                                    "game_over"]
+
+
 def test_palifico_round_is_announced():
     referee, speaker, _ = make(starting_dice=2, max_dice=2)
     referee.run(TextSource(["two threes", "dudo", "0"]))
