@@ -227,9 +227,10 @@ def run_play(settings: PlaySettings) -> int:
     from companion.rules import Game
 
     journal = None
+    hands: dict = {}  # dice said so far at a reveal the resumed game was in
     if settings.resuming:
         path = settings.journal or journals.find_session(settings.resume or None)
-        game, journal, notes = journals.resume(path)
+        game, journal, notes, hands = journals.resume(path)
         for note in notes:
             print(f"companion: {note}", file=sys.stderr)
     else:
@@ -256,7 +257,7 @@ def run_play(settings: PlaySettings) -> int:
 
             referee_settings = replace(referee_settings, reject_below=ENGINE_THRESHOLD,
                                        confirm_below=ENGINE_CONFIRM)
-        referee = Referee(game, speaker, journal, counter, referee_settings,
+        referee = Referee(game, speaker, journal, counter, referee_settings, hands=hands,
                           log=lambda text: print(text, file=sys.stderr))
         try:
             referee.run(source, resumed=settings.resuming)

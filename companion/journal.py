@@ -12,10 +12,10 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from companion.errors import CompanionError
-from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Rules, RulesError
+from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError
 from companion.rules.events import (
     ACTION_TYPES,
     BidMade,
@@ -24,6 +24,7 @@ from companion.rules.events import (
     Event,
     EventFormatError,
     GameStarted,
+    HandShown,
     Undone,
 )
 
@@ -165,6 +166,16 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
             kept.append(event)
             i += 1
             continue
+        if isinstance(event, HandShown):
+            try:
+                if game.phase is not Phase.REVEAL:
+                    raise RulesError("nobody had challenged")
+                game.check_hands({event.player: event.dice})
+            except RulesError as exc:
+                raise JournalError(f"{path}: event {i + 1} shows dice that cannot be shown: {exc}") from None
+            kept.append(event)
+            i += 1
+            continue
         if event.type not in ACTION_TYPES:
             raise JournalError(f"{path}: event {i + 1} ({event.type}) does not follow from the game so far")
         try:
@@ -181,8 +192,25 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
     return game, kept
 
 
-def resume(path: Path) -> tuple[Game, Journal, list[str]]:
-    """Open a journal to continue its game; repairs a cut-off tail. Returns notes to show."""
+def hands_so_far(events: Sequence[Event]) -> dict[str, tuple[int, ...]]:
+    """The dice said at the reveal in progress: the hands journalled since the last action."""
+    hands: dict[str, tuple[int, ...]] = {}
+    for event in reversed(events):
+        if not isinstance(event, HandShown):
+            break
+        hands.setdefault(event.player, event.dice)  # a hand said again replaces the first
+    return hands
+
+
+class Resumed(NamedTuple):
+    game: Game
+    journal: Journal
+    notes: list[str]  # what to tell the players about the journal itself
+    hands: dict[str, tuple[int, ...]]  # dice already said at the reveal in progress
+
+
+def resume(path: Path) -> Resumed:
+    """Open a journal to continue its game; repairs a cut-off tail."""
     events, truncated = read_events(path)
     game, kept = replay(events, path)
     notes = []
@@ -193,7 +221,7 @@ def resume(path: Path) -> tuple[Game, Journal, list[str]]:
                        encoding="utf-8")
         os.replace(tmp, path)
         notes.append("the journal's last line had been cut off mid-write; it was repaired")
-    return game, Journal(path), notes
+    return Resumed(game, Journal(path), notes, hands_so_far(kept))
 
 
 def load_game(path: Path) -> Game:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
     BidCall,
@@ -41,7 +41,7 @@ from companion.rules import (
     count_matching,
     number_words,
 )
-from companion.rules.events import ChallengeCalled, Event, Undone
+from companion.rules.events import ChallengeCalled, Event, HandShown, Undone
 from companion.sources import CallSource, Expect, Utterance
 from companion.voice.phrases import count_of, describe_events, face_to_count, smallest_raises_phrase
 from companion.voice.speakers import Speaker
@@ -91,6 +91,7 @@ class Referee:
         counter: CountSource | None = None,
         settings: RefereeSettings = RefereeSettings(),
         log: Callable[[str], None] | None = None,
+        hands: Mapping[str, tuple[int, ...]] | None = None,
     ) -> None:
         self.game = game
         self.speaker = speaker
@@ -99,7 +100,7 @@ class Referee:
         self.settings = settings
         self._log = log or (lambda text: None)
         self._last_said: list[str] = []
-        self._hands: dict[str, tuple[int, ...]] = {}
+        self._hands: dict[str, tuple[int, ...]] = dict(hands or {})  # said so far at a reveal
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._camera_due = False  # a challenge was announced: the camera reads the reveal next
         self._source: CallSource | None = None
@@ -312,7 +313,7 @@ class Referee:
         assert challenge is not None
         what = face_to_count(challenge.face, challenge.aces_wild, self.game.rules.ace_word)
         first = self.game.active_players[0]
-        example = " ".join(str(face) for face in (1, 5, 5, 3, 2, 6)[: self.game.dice[first]])
+        example = " ".join(str(face) for face in ((1, 5, 5, 3, 2, 6) * 3)[: self.game.dice[first]])
         ask = f"How many {what}? Say the number" if again else "Say the count"
         return f"{ask}, or each player's dice, like {first} {example}."
 
@@ -327,8 +328,9 @@ class Referee:
         if game.phase is not Phase.REVEAL:
             return ["Nobody has challenged yet: keep your dice hidden!"]
         checked = game.check_hands({call.player: call.dice})
+        self._record([HandShown(player, dice) for player, dice in checked.items()])
         self._hands.update(checked)
-        missing = [p for p in game.active_players if p not in self._hands]
+        missing = self._hands_missing()
         if missing:
             return [f"Got {call.player}'s dice. Still need {', '.join(missing)}."]
         challenge = game.challenge
@@ -336,6 +338,9 @@ class Referee:
         count = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in self._hands.values())
         hands, self._hands = self._hands, {}
         return [f"That makes {number_words(count)}."] + self._apply(CountAction(count, hands))
+
+    def _hands_missing(self) -> list[str]:
+        return [p for p in self.game.active_players if p not in self._hands]
 
     def _command(self, call: CommandCall) -> list[str]:
         name = call.name
@@ -374,6 +379,8 @@ class Referee:
             assert challenge is not None
             parts.append(f"{challenge.player} called {challenge.kind} on {challenge.bidder}'s "
                          f"{Bid(challenge.count, challenge.face).spoken(ace)}. {self._count_prompt()}")
+            if self._hands:
+                parts.append(f"Got {', '.join(self._hands)}'s dice. Still need {', '.join(self._hands_missing())}.")
         else:
             if game.last_bid is None:
                 parts.append(f"Round {number_words(game.round_number)}, no bid yet. {game.turn} opens.")

@@ -6,7 +6,7 @@ import pytest
 
 from companion.journal import Journal, JournalError, load_game, read_events, resume
 from companion.rules import Bid, Game, get_preset
-from companion.rules.events import EVENT_TYPES, Event, GameOver, PlayerEliminated, Undone
+from companion.rules.events import EVENT_TYPES, Event, GameOver, HandShown, PlayerEliminated, Undone
 
 
 def started(tmp_path, players=("Ana", "Ben", "Cleo"), preset="asmodee"):
@@ -31,8 +31,9 @@ def test_every_event_type_round_trips_through_plain_data():
     game.bid("Ben", Bid(2, 2))
     game.calza("Cleo")
     game.reveal(2)
-    seen = {e.type for e in game.events} | {Undone.type}
-    extra = [Undone({"kind": "bid", "player": "Ana", "count": 1, "face": 2}), PlayerEliminated("Ana"), GameOver("Ben")]
+    seen = {e.type for e in game.events} | {Undone.type, HandShown.type}
+    extra = [Undone({"kind": "bid", "player": "Ana", "count": 1, "face": 2}), HandShown("Ana", (1, 6)),
+             PlayerEliminated("Ana"), GameOver("Ben")]
     for event in [*game.events, *extra]:
         data = json.loads(json.dumps(event.to_dict()))
         assert Event.from_dict(data) == event
@@ -69,7 +70,7 @@ def test_a_line_cut_off_by_a_kill_is_dropped_and_repaired(tmp_path):
     journal.close()
     with open(path, "a") as f:
         f.write('{"type":"bid","player":"Ben","cou')  # killed mid-write
-    again, journal2, notes = resume(path)
+    again, journal2, notes, _ = resume(path)
     journal2.close()
     assert again.bids == [("Ana", Bid(3, 4))] and notes
     assert read_events(path)[1] is False  # the file is whole again
@@ -89,7 +90,7 @@ def test_missing_derived_events_after_a_kill_are_rederived(tmp_path):
     path = one_round_journal(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-2]))  # the count line survived, its consequences did not
-    again, journal2, _ = resume(path)
+    again, journal2, _, _ = resume(path)
     journal2.close()
     assert again.dice["Ana"] == 4 and again.round_number == 2
     assert len(path.read_text().splitlines()) == len(lines)

@@ -145,6 +145,27 @@ def test_resume_after_a_kill_loses_nothing(tmp_path):
     assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
 
 
+def test_dice_said_before_a_pause_are_kept(tmp_path):
+    script = "three fours\ndudo\nAna 4 4 1 2 3\n"  # then the game stops: only Ana's dice said
+    result, journal = play(tmp_path, script)
+    assert result.stdout.strip().endswith("Got Ana's dice. Still need Ben, Cleo.")
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute",
+                           input_text="Ben 4 4 4 5 6\nCleo 1 2 2 2 2\n")
+    assert result.returncode == 0, result.stderr
+    assert "Got Ana's dice. Still need Ben, Cleo." in result.stdout  # said when resuming
+    assert "That makes seven." in result.stdout  # Ana's 4 4 1, Ben's 4 4 4 and Cleo's 1
+    game = load_game(journal)
+    assert game.dice["Ben"] == 4 and game.round_number == 2  # Ben doubted a right bid
+
+
+def test_a_journalled_hand_outside_a_reveal_is_refused(tmp_path):
+    result, journal = play(tmp_path, "three fours\n")
+    with open(journal, "a") as f:
+        f.write('{"type":"hand","player":"Ana","dice":[1,2,3,4,5]}\n')
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert result.returncode == 2 and "shows dice that cannot be shown: nobody had challenged" in result.stderr
+
+
 def test_resume_refuses_a_corrupt_journal(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("this is not a journal\n")

@@ -336,3 +336,9 @@ def test_a_doubtful_yes_confirms_nothing():
     assert say(referee, "yes", confidence=0.3) == "Sorry, say again?"
     assert referee.game.actions == ()
     assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
+
+
+def test_the_dice_example_has_as_many_dice_as_the_player_holds():
+    referee, _, _ = make("Ana Ben", starting_dice=7, max_dice=7)
+    say(referee, "three fours")
+    assert say(referee, "dudo").endswith("like Ana 1 5 5 3 2 6 1.")

@@ -149,9 +149,19 @@ class Undone(Event):
     action: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class HandShown(Event):
+    """One player's dice said at a reveal before everyone's are in. The game takes the count
+    only once every hand is known; this record keeps the hands said so far across a crash."""
+
+    type: ClassVar[str] = "hand"
+    player: str
+    dice: tuple[int, ...] = ()
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (GameStarted, RoundStarted, PalificoDeclared, BidMade, ChallengeCalled, DiceCounted,
-                DieLost, DieRegained, PlayerEliminated, GameOver, Undone)
+                DieLost, DieRegained, PlayerEliminated, GameOver, Undone, HandShown)
 }
 ACTION_TYPES = {BidMade.type, ChallengeCalled.type, DiceCounted.type}
