@@ -249,6 +249,21 @@ def test_doubtful_speech_asks_for_confirmation():
     assert referee.game.last_bid == Bid(3, 4)
 
 
+def test_a_faintly_heard_challenge_is_asked_about_not_dropped():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    # A bid this unsure would be passed over or asked again; a dudo is asked about.
+    assert say(referee, "four fours", confidence=0.15) == ""
+    assert say(referee, "dudo", confidence=0.15) == "Did you say dudo?"
+    assert referee.game.phase is Phase.BIDDING
+    assert say(referee, "yes", confidence=0.9).startswith("Dudo from Ben on Ana's three fours!")
+    referee, _, _ = make()
+    say(referee, "three fours")
+    assert say(referee, "dudo", confidence=0.05) == ""  # below every line: chatter
+    assert say(referee, "Cleo calza", confidence=0.3) == "Did you say Cleo: calza?"
+    assert "Ignored" in say(referee, "no", confidence=0.9) and referee.game.phase is Phase.BIDDING
+
+
 def test_alternatives_that_make_sense_are_preferred_when_unsure():
     referee, _, _ = make()
     say(referee, "three fours")

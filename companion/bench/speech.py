@@ -479,9 +479,19 @@ def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, workers:
 
 
 # The referee applies calls between the threshold and CONFIRM only after a "yes", and
-# passes over anything below IGNORE in silence.
+# passes over anything below IGNORE in silence; a dudo or calza it asks about from a lower line.
 CONFIRM = ENGINE_CONFIRM
 IGNORE = RefereeSettings().ignore_below
+ASK_CHALLENGES = RefereeSettings().ask_challenges_from
+
+
+def acted_on(row: dict, threshold: float) -> bool:
+    """Would the referee act on this heard call (at once, or after a "yes")?"""
+    call = row["call"]
+    if call is None:
+        return False
+    line = min(threshold, ASK_CHALLENGES) if call["kind"] in ("dudo", "calza") else threshold
+    return row["confidence"] >= line
 
 
 def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
@@ -490,7 +500,7 @@ def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
         mine = [r for r in rows if r["condition"] == condition]
         calls = [r for r in mine if r["truth"] is not None]
         chatter = [r for r in mine if r["truth"] is None]
-        sure = lambda r: r["call"] is not None and r["confidence"] >= threshold  # noqa: E731
+        sure = lambda r: acted_on(r, threshold)  # noqa: E731
         latencies = [r["endpoint_delay"] + r["finish"] for r in calls
                      if r["endpoint_delay"] is not None]
         out[condition] = {
@@ -504,7 +514,7 @@ def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
             "say_again": sum(r["call"] is not None and not sure(r) for r in calls) / max(1, len(calls)),
             "chatter_accepted": sum(sure(r) for r in chatter) / max(1, len(chatter)),
             # Chatter the referee would interrupt with "say again" rather than pass over.
-            "chatter_answered": sum(r["call"] is not None and IGNORE <= r["confidence"] < threshold
+            "chatter_answered": sum(r["call"] is not None and not sure(r) and r["confidence"] >= IGNORE
                                     for r in chatter) / max(1, len(chatter)),
             "rtf": sum(r["cpu"] for r in mine) / max(1e-9, sum(r["audio"] for r in mine)),
             "latency_median": float(np.median(latencies)) if latencies else float("nan"),
