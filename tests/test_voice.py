@@ -1,6 +1,7 @@
 """Speakers and announcements: real synthesis, and a clear fallback when there is no voice."""
 
 import io
+import sys
 import wave
 
 import numpy as np
@@ -11,7 +12,7 @@ from companion.referee import check_player_names
 from companion.rules import BadSetup, Bid, get_preset
 from companion.rules.events import BidMade, ChallengeCalled, DieLost, RoundStarted
 from companion.voice.phrases import describe_event, smallest_raises_phrase
-from companion.voice.speakers import PrintSpeaker, VoiceUnavailable, WavRecorder
+from companion.voice.speakers import PrintSpeaker, VoiceSpeaker, VoiceUnavailable, WavRecorder, announcer
 
 
 def test_wav_recorder_writes_each_announcement_as_real_speech(tmp_path):
@@ -41,6 +42,19 @@ def test_no_voice_gives_one_warning_and_printing(monkeypatch, capsys):
     assert err.count("warning") == 1 and "no text-to-speech voice" in err and "espeak-ng" in err
     speaker.say("Ana: three fours.")
     assert capsys.readouterr().out == "Ana: three fours.\n"
+
+
+@pytest.mark.parametrize("outputs, voiced", [(0, False), (2, True)])
+def test_without_a_speaker_the_voice_is_left_out_with_one_warning(monkeypatch, capsys, outputs, voiced):
+    import sounddevice
+
+    monkeypatch.setattr(sounddevice, "query_devices",
+                        lambda: [{"name": "mic", "max_input_channels": 1, "max_output_channels": outputs}])
+    speakers = announcer(mute=False, warn=lambda line: print(line, file=sys.stderr))
+    err = capsys.readouterr().err
+    assert any(isinstance(s, VoiceSpeaker) for s in speakers._speakers) is voiced
+    if not voiced:
+        assert err.count("warning") == 1 and "no audio output (speaker or sound card)" in err
 
 
 def test_unwritable_wav_path_is_a_clear_error(tmp_path):

@@ -51,11 +51,30 @@ def _start_pyttsx3(rate: int | None):
     return engine
 
 
+def no_audio_output() -> str | None:
+    """Why nothing said aloud could be heard (no speaker or sound card), or None when there
+    is an output or it cannot be told. PortAudio lists the same ALSA, PulseAudio or PipeWire
+    outputs that the voice plays on."""
+    try:
+        import sounddevice
+
+        devices = sounddevice.query_devices()
+    except Exception:  # no PortAudio (OSError) or it failed: cannot tell, so try the voice
+        return None
+    if any(d.get("max_output_channels", 0) > 0 for d in devices):
+        return None
+    return "no audio output (speaker or sound card) was found"
+
+
 class VoiceSpeaker:
     """Speaks aloud through pyttsx3 on the default audio output."""
 
     def __init__(self, rate: int | None = None) -> None:
         self._engine = _start_pyttsx3(rate)
+        # Without an output the voice's player fails on every sentence, loudly, on stderr.
+        missing = no_audio_output()
+        if missing:
+            raise VoiceUnavailable(missing)
 
     def say(self, text: str) -> None:
         # pyttsx3 shares one engine per process and its espeak driver keeps the last
