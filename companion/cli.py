@@ -46,6 +46,12 @@ class PlaySettings:
                                  f"with --input {self.input})")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
+        if self.resuming:
+            given = [flag for flag, value in (("--players", self.players), ("--first", self.first),
+                                              ("--dice", self.starting_dice), ("--house-rules", self.house_rules))
+                     if value]
+            if given:
+                raise CompanionError(f"a resumed game keeps its own players and rules: leave out {', '.join(given)}")
 
     @property
     def resuming(self) -> bool:

@@ -106,6 +106,7 @@ def test_house_rules_from_toml(tmp_path):
     (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
+    (["--resume", "--players", "Dan", "Eve", "--input", "text"], "keeps its own players and rules: leave out --players"),
 ])
 def test_bad_setups_get_a_clear_message(tmp_path, args, message):
     result = run_companion("play", *args, "--mute", "--journal", tmp_path / "j.jsonl", input_text="")

@@ -80,6 +80,13 @@ def test_at_the_most_dice_in_play_only_higher_faces_are_offered():
         "After fifteen fours: fifteen fives, fifteen sixes, or eight pacos.")
 
 
+def test_a_challenge_before_any_bid_says_what_is_missing():
+    referee, _, journal = make()
+    assert say(referee, "dudo") == "There is no bid yet to doubt."
+    assert say(referee, "calza") == "There is no bid yet to call calza on."
+    assert journal.events == []
+
+
 def test_unparsable_and_out_of_turn_calls_change_nothing():
     referee, _, journal = make()
     assert "did not understand" in say(referee, "banana split")

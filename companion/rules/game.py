@@ -232,7 +232,7 @@ class Game:
         if self.dice.get(player, 0) == 0:
             return CallNotAllowed(f"{player} is out of the game")
         if self.last_bid is None:
-            return CallNotAllowed(f"there is no bid yet to {'doubt' if kind == DUDO else 'call exact'}")
+            return CallNotAllowed(f"there is no bid yet to {'doubt' if kind == DUDO else 'call calza on'}")
         bidder = self.last_bidder
         if player == bidder:
             return CallNotAllowed(f"{player} cannot challenge their own bid")

@@ -53,9 +53,9 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     pick = lambda prefix: [p for p in files if p.name.lower().startswith(prefix)]  # noqa: E731
     empty, dice, paco = pick("empty"), pick("dice"), pick("paco")
     if not empty:
-        raise CalibrationFailed(f"{d}: no empty*.png photo of the table without dice")
+        raise CalibrationFailed(f"{d}: no empty*.png (or .jpg) photo of the table without dice")
     if not paco:
-        raise CalibrationFailed(f"{d}: no paco*.png photo of the Paco face held to the camera")
+        raise CalibrationFailed(f"{d}: no paco*.png (or .jpg) photo of the Paco face held to the camera")
     try:
         return CalibrationImages(empty=tuple(read_image(p) for p in empty),
                                  dice=tuple((read_image(p), expected_faces(p.name)) for p in dice),
