@@ -387,7 +387,8 @@ class Referee:
             parts.append(f"{challenge.player} called {challenge.kind} on {challenge.bidder}'s "
                          f"{Bid(challenge.count, challenge.face).spoken(ace)}. {self._count_prompt()}")
             if self._hands:
-                parts.append(f"Got {', '.join(self._hands)}'s dice. Still need {', '.join(self._hands_missing())}.")
+                got = " and ".join(f"{player}'s" for player in self._hands)
+                parts.append(f"Got {got} dice. Still need {', '.join(self._hands_missing())}.")
         else:
             if game.last_bid is None:
                 parts.append(f"Round {number_words(game.round_number)}, no bid yet. {game.turn} opens.")
