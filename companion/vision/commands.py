@@ -46,17 +46,18 @@ def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
 
 
 def run_see(args: argparse.Namespace) -> int:
-    import cv2
-
     from companion.vision.annotate import annotate
-    from companion.vision.frames import read_image, write_image
+    from companion.vision.frames import check_picture_name, read_image, write_image
 
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
         return 2
-    if args.annotate is not None and not cv2.haveImageWriter(str(args.annotate)):
-        _err(f"see: --annotate {args.annotate}: not a picture file name (end it in .png or .jpg)")
-        return 2
+    if args.annotate is not None:
+        try:
+            check_picture_name(args.annotate)  # before any image is read
+        except OSError as exc:
+            _err(f"see: --annotate {exc}")
+            return 2
     try:
         reader = _reader(getattr(args, "profile", None))
     except VisionError as exc:
@@ -84,7 +85,7 @@ def run_see(args: argparse.Namespace) -> int:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 write_image(out, annotate(img, reading))
             except OSError as exc:
-                _err(f"cannot write {out}: {exc.strerror or exc}" if exc.strerror else str(exc))
+                _err(f"cannot write {out}: {exc.strerror}" if exc.strerror else str(exc))
                 status = 1
     return status
 

@@ -39,10 +39,16 @@ def read_image(path: str | pathlib.Path) -> np.ndarray:
     return img
 
 
+def check_picture_name(path: str | pathlib.Path) -> None:
+    """OSError unless OpenCV can write a picture under this name (cv2.imwrite would raise
+    cv2.error on it)."""
+    if not cv2.haveImageWriter(str(path)):
+        raise OSError(f"{path}: not a picture file name (end it in .png or .jpg)")
+
+
 def write_image(path: str | pathlib.Path, image: np.ndarray) -> None:
     """Write a picture, or raise OSError with a sentence a person understands."""
-    if not cv2.haveImageWriter(str(path)):  # cv2.imwrite would raise cv2.error on it
-        raise OSError(f"{path}: not a picture file name (end it in .png or .jpg)")
+    check_picture_name(path)
     if not cv2.imwrite(str(path), image):
         raise OSError(f"cannot write {path}")
 
