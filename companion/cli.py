@@ -63,14 +63,15 @@ class PlaySettings:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "PlaySettings":
+        players, files = names_and_files(args.players, args.files)
         return cls(
-            players=tuple(args.players or ()),
+            players=tuple(players),
             preset=args.rules,
             house_rules=args.house_rules,
             starting_dice=args.dice,
             first=args.first,
             input=args.input,
-            paths=tuple(args.files),
+            paths=tuple(Path(f) for f in files),
             mute=args.mute,
             wav_out=args.wav_out,
             journal=args.journal,
@@ -82,6 +83,20 @@ class PlaySettings:
             model=args.model,
             mic=args.mic,
         )
+
+
+def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
+                    ) -> tuple[list[str], list[str | Path]]:
+    """Give back the recordings that argparse took for player names.
+
+    `--players Ana Ben game.wav` reads every word up to the next option as a name, but a
+    name is letters only, so a trailing WAV file or an existing path is one of the files.
+    """
+    names = list(names or ())
+    taken: list[str | Path] = []
+    while names and (names[-1].lower().endswith(".wav") or Path(names[-1]).exists()):
+        taken.insert(0, names.pop())
+    return names, taken + list(files)
 
 
 def _play_parser(sub) -> None:

@@ -157,7 +157,8 @@ def test_wav_source_listens_for_what_the_referee_expects_next(engine, speech_dir
 def test_hear_json(speech_dir, capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
-    args = parser.parse_args(["--json", "--engine", "pocketsphinx", "--players", *PLAYERS, "--",
+    # Files after --players: argparse takes them for names, and hear gives them back.
+    args = parser.parse_args(["--json", "--engine", "pocketsphinx", "--players", *PLAYERS,
                               str(speech_dir / "call-0-01.wav"), str(speech_dir / "chat-0-02.wav")])
     assert run_hear(args) == 0
     out, err = capsys.readouterr()
@@ -168,6 +169,13 @@ def test_hear_json(speech_dir, capsys):
     assert set(lines[0]) == {"file", "text", "call"}
     assert lines[1]["call"] is None  # chatter: no call (below the confidence line)
     assert "speech engine: pocketsphinx" in err
+
+
+def test_hear_without_files_says_so(capsys):
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    assert run_hear(parser.parse_args(["--players", "Ana", "Ben"])) == 2
+    assert "name the WAV files" in capsys.readouterr().err
 
 
 def test_hear_readable(speech_dir, capsys):

@@ -196,6 +196,22 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
     assert rms > 300 and np.abs(samples).max() > 5000
 
 
+def test_recordings_after_the_player_names_are_recordings(tmp_path):
+    from companion.cli import names_and_files
+
+    (tmp_path / "round-two").mkdir()
+    names, files = names_and_files(["Ana", "Ben", "round-one.WAV", str(tmp_path / "round-two")], ["x.wav"])
+    assert names == ["Ana", "Ben"] and files == ["round-one.WAV", str(tmp_path / "round-two"), "x.wav"]
+    assert names_and_files(["Ana", "Ben"], []) == (["Ana", "Ben"], [])
+    # Through the command line: the recording is read (and refused for its rate), not named.
+    from companion.listen.audio import write_wav
+
+    write_wav(tmp_path / "phone.wav", np.zeros(8000, np.int16), rate=8000)
+    result = run_companion("play", "--mute", "--journal", tmp_path / "j.jsonl", "--input", "wav",
+                           "--players", "Ana", "Ben", tmp_path / "phone.wav", input_text="")
+    assert result.returncode == 2 and "found 8000 Hz" in result.stderr, result.stderr
+
+
 def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
     from companion.listen.sources import list_microphones
 

@@ -28,7 +28,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", help="16 kHz mono 16-bit WAV files or folders")
+    parser.add_argument("files", nargs="*", help="16 kHz mono 16-bit WAV files or folders")
     parser.add_argument("--json", action="store_true", help="one JSON line per file")
     parser.add_argument("--players", nargs="*", default=[], help="player names to listen for")
     parser.add_argument("--expect", choices=[e.value for e in Expect], default=Expect.ANY.value,
@@ -40,7 +40,13 @@ def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
 def run_hear(args: argparse.Namespace) -> int:
     """One line per file; a file or folder that cannot be read is reported and the rest
     still heard (exit 1), while a missing engine or model stops everything (exit 2)."""
+    from companion.cli import names_and_files
+
     failed = 0
+    args.players, args.files = names_and_files(args.players, args.files)
+    if not args.files:
+        print("error: name the WAV files or folders to hear: companion hear FILE...", file=sys.stderr)
+        return 2
     try:
         engine = make_engine(args.engine, args.model, args.players,
                              lambda line: print(line, file=sys.stderr))
