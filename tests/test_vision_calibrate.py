@@ -62,7 +62,7 @@ def test_calibrate_then_read_paco(calib_dir, tmp_path, capsys):
         assert sum(d.paco for d in r.dice) == sum(d.paco for d in sc.dice)
 
 
-def test_calibration_refuses_wrong_dice_names(calib_dir, tmp_path):
+def test_calibration_refuses_wrong_dice_names(calib_dir, tmp_path, capsys):
     bad = tmp_path / "bad"
     bad.mkdir()
     for f in calib_dir.iterdir():
@@ -72,6 +72,8 @@ def test_calibration_refuses_wrong_dice_names(calib_dir, tmp_path):
     add_calibrate_arguments(p)
     assert run_calibrate(p.parse_args(["--images", str(bad), "--out", str(tmp_path / "x")]), say=lambda s: None) == 1
     assert not (tmp_path / "x" / "profile.json").exists()
+    # The refusal names the photo to retake.
+    assert "dice-1111.png: read faces" in capsys.readouterr().err
 
 
 def test_calibration_needs_empty_and_paco(tmp_path, calib_dir):

@@ -34,6 +34,14 @@ class CalibrationImages:
     empty: tuple[np.ndarray, ...]
     dice: tuple[tuple[np.ndarray, tuple[int, ...] | None], ...]  # image, faces named in the file name
     paco: tuple[np.ndarray, ...]
+    # Where each dice and paco photo came from, so a refusal names the file to retake.
+    dice_names: tuple[str, ...] = ()
+    paco_names: tuple[str, ...] = ()
+
+    def label(self, kind: str, i: int) -> str:
+        """'dice-2356.png', or 'dice photo 2' for a photo taken by the camera."""
+        names = self.dice_names if kind == "dice" else self.paco_names
+        return names[i] if i < len(names) else f"{kind} photo {i + 1}"
 
 
 def expected_faces(name: str) -> tuple[int, ...] | None:
@@ -59,7 +67,9 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     try:
         return CalibrationImages(empty=tuple(read_image(p) for p in empty),
                                  dice=tuple((read_image(p), expected_faces(p.name)) for p in dice),
-                                 paco=tuple(read_image(p) for p in paco))
+                                 paco=tuple(read_image(p) for p in paco),
+                                 dice_names=tuple(p.name for p in dice),
+                                 paco_names=tuple(p.name for p in paco))
     except ImageUnreadable as exc:
         raise CalibrationFailed(f"calibration image unreadable: {exc}") from None
 
@@ -72,17 +82,19 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
     same = [im for im in images.empty if im.shape == shape]
     background = np.median(np.stack(same), axis=0).astype(np.uint8) if len(same) > 1 else same[0]
     sizes = []
-    for im, _ in images.dice:
+    for i, (im, _) in enumerate(images.dice):
         if im.shape[:2] != shape[:2]:
-            raise CalibrationFailed("dice photos must have the same size as the empty-table photo")
+            raise CalibrationFailed(f"{images.label('dice', i)}: dice photos must have the same size "
+                                    "as the empty-table photo")
         for c in find_candidates(im, background=background):
             sizes.append(min(c.w, c.h))
     die_size = float(np.median(sizes)) if sizes else None
     patches = []
-    for im in images.paco:
+    for i, im in enumerate(images.paco):
         cands = find_candidates(im)
         if not cands:
-            raise CalibrationFailed("no die found in a paco photo: hold the Paco face closer and well lit")
+            raise CalibrationFailed(f"{images.label('paco', i)}: no die found; hold the Paco face "
+                                    "closer and well lit")
         big = max(max(c.w, c.h) for c in cands)
         for c in cands:
             if max(c.w, c.h) >= 0.6 * big:
@@ -102,15 +114,15 @@ def check_profile(profile: Profile, images: CalibrationImages, reader) -> None:
     for i, im in enumerate(images.paco):
         r = held.read(im)
         if r.total == 0 or r.counts[1] == 0:
-            raise CalibrationFailed(f"paco photo {i + 1}: the Paco face was not read as a 1; retake it")
+            raise CalibrationFailed(f"{images.label('paco', i)}: the Paco face was not read as a 1; retake it")
     for i, (im, want) in enumerate(images.dice):
         r = reader.read(im)
         if r.total == 0:
-            raise CalibrationFailed(f"dice photo {i + 1}: no dice found; check the light and the framing")
+            raise CalibrationFailed(f"{images.label('dice', i)}: no dice found; check the light and the framing")
         if want is not None:
             got = tuple(sorted(d.face for d in r.dice))
             if got != want:
-                raise CalibrationFailed(f"dice photo {i + 1}: read faces {got}, the file name says {want}")
+                raise CalibrationFailed(f"{images.label('dice', i)}: read faces {got}, the file name says {want}")
 
 
 def calibrate_images(folder: str | pathlib.Path, out_dir: str | pathlib.Path, name: str | None = None,
