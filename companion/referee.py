@@ -8,6 +8,7 @@ journals the events first (so a crash loses nothing) and then announces them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -69,6 +70,15 @@ class CountSource(Protocol):
     def reveal(self, expected_total: int, save_dir: Path | None = None) -> Any: ...
 
 
+class Hearing(Enum):
+    """What the referee does with a heard call, by how sure the recogniser is of it."""
+
+    IGNORE = "ignore"  # passed over in silence: chatter forced into the grammar
+    SAY_AGAIN = "say again"  # never applied
+    ASK = "ask"  # "Did you say ...?", applied after a "yes"
+    APPLY = "apply"
+
+
 @dataclass(frozen=True)
 class RefereeSettings:
     # Speech below `ignore_below` confidence is table chatter forced into the grammar and is
@@ -86,6 +96,16 @@ class RefereeSettings:
     # challenges are asked, 1 wrong call and none of 1350 chatter lines.
     ask_challenges_from: float = 0.1
     reveal_dir: Path | None = None  # where annotated reveal pictures are kept
+
+    def hearing(self, confidence: float, challenge: bool) -> Hearing:
+        """The one rule for a heard call (the speech benchmark scores it too); `challenge`
+        is a dudo or calza."""
+        asked = challenge and confidence >= self.ask_challenges_from
+        if confidence < self.ignore_below and not asked:
+            return Hearing.IGNORE
+        if confidence < self.reject_below and not asked:
+            return Hearing.SAY_AGAIN
+        return Hearing.ASK if confidence < self.confirm_below else Hearing.APPLY
 
 
 class Referee:
@@ -173,15 +193,15 @@ class Referee:
             self._log(f"(not a call: {utterance.text!r})")
             return []
         confidence = utterance.confidence if utterance.confidence is not None else 1.0
-        asked = self.settings.ask_challenges_from <= confidence and isinstance(call, (DudoCall, CalzaCall))
-        if confidence < self.settings.ignore_below and not asked:
+        hearing = self.settings.hearing(confidence, isinstance(call, (DudoCall, CalzaCall)))
+        if hearing is Hearing.IGNORE:
             self._log(f"(too unsure to be a call: {utterance.text!r}, confidence {confidence:.2f})")
             return []
-        if confidence < self.settings.reject_below and not asked:
+        if hearing is Hearing.SAY_AGAIN:
             return ["Sorry, say again?"]
         if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
             return self.handle(call)  # a confirmation is itself never confirmed
-        if confidence < self.settings.confirm_below:
+        if hearing is Hearing.ASK:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
         return self.handle(call)

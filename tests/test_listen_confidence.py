@@ -103,3 +103,26 @@ def test_word_measurements_skip_the_lattices_empty_nodes():
     without = _agreement_features([words[0], words[2]], phones, lookup)
     assert with_null == without
     assert with_null["word_prob_min"] == 0.8
+
+
+def test_the_benchmark_scores_a_call_by_the_referees_own_rule():
+    from companion.bench.speech import acted_on, summarise
+    from companion.referee import Hearing, RefereeSettings
+
+    rule = RefereeSettings()
+    assert [rule.hearing(c, challenge=False) for c in (0.1, 0.3, 0.6, 0.8)] == [
+        Hearing.IGNORE, Hearing.SAY_AGAIN, Hearing.ASK, Hearing.APPLY]
+    assert rule.hearing(0.15, challenge=True) is Hearing.ASK  # a faint dudo is asked about
+    assert rule.hearing(0.05, challenge=True) is Hearing.IGNORE
+    bid, dudo = {"kind": "bid", "count": 3, "face": 4}, {"kind": "dudo"}
+    row = lambda call, truth, conf: {  # noqa: E731
+        "condition": "clean", "call": call, "truth": truth, "confidence": conf,
+        "cpu": 0.1, "audio": 1.0, "endpoint_delay": 0.1, "finish": 0.01}
+    assert not acted_on(row(bid, bid, 0.15), 0.5) and acted_on(row(dudo, dudo, 0.15), 0.5)
+    assert acted_on(row(bid, bid, 0.45), 0.4)  # the benchmark's own "say again" line
+    rows = [row(bid, bid, 0.9), row(dudo, dudo, 0.15), row(bid, bid, 0.3),
+            row(dudo, bid, 0.8), row(bid, None, 0.3), row(None, None, 0.0)]
+    s = summarise(rows, 0.5)["clean"]
+    assert s["accuracy"] == 2 / 4 and s["raw_accuracy"] == 3 / 4
+    assert s["silent_errors"] == s["silent_unconfirmed"] == 1 / 4
+    assert s["say_again"] == 1 / 4 and s["chatter_accepted"] == 0 and s["chatter_answered"] == 1 / 2

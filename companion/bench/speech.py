@@ -28,7 +28,7 @@ import numpy as np
 
 from companion.listen.audio import SAMPLE_RATE, read_wav, write_wav
 from companion.listen.engine import ENGINE_CONFIRM
-from companion.referee import RefereeSettings
+from companion.referee import Hearing, RefereeSettings
 
 PLAYERS = ("Ana", "Ben", "Cleo")
 # espeak-ng's Klatt variants: its default formant voices are so unlike natural speech that
@@ -478,20 +478,21 @@ def evaluate(items: list[Item], folder: Path, engine: str, quick: bool, workers:
     return rows
 
 
-# The referee applies calls between the threshold and CONFIRM only after a "yes", and
-# passes over anything below IGNORE in silence; a dudo or calza it asks about from a lower line.
+# The referee's own rule (RefereeSettings.hearing) decides, with the benchmark's threshold as
+# its "say again" line: calls are applied at once from CONFIRM, after a "yes" from the
+# threshold, a dudo or calza is asked about from a lower line, and anything below the
+# ignore line is passed over in silence.
 CONFIRM = ENGINE_CONFIRM
-IGNORE = RefereeSettings().ignore_below
-ASK_CHALLENGES = RefereeSettings().ask_challenges_from
+
+
+def hearing(row: dict, threshold: float) -> Hearing:
+    settings = replace(RefereeSettings(), reject_below=threshold)
+    return settings.hearing(row["confidence"], row["call"]["kind"] in ("dudo", "calza"))
 
 
 def acted_on(row: dict, threshold: float) -> bool:
     """Would the referee act on this heard call (at once, or after a "yes")?"""
-    call = row["call"]
-    if call is None:
-        return False
-    line = min(threshold, ASK_CHALLENGES) if call["kind"] in ("dudo", "calza") else threshold
-    return row["confidence"] >= line
+    return row["call"] is not None and hearing(row, threshold) in (Hearing.ASK, Hearing.APPLY)
 
 
 def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
@@ -509,12 +510,12 @@ def summarise(rows: list[dict], threshold: float) -> dict[str, dict]:
             "raw_accuracy": sum(r["call"] == r["truth"] for r in calls) / max(1, len(calls)),
             "silent_errors": sum(sure(r) and r["call"] != r["truth"] for r in calls) / max(1, len(calls)),
             # Wrong calls applied without even a "Did you say ...?" first.
-            "silent_unconfirmed": sum(r["call"] is not None and r["confidence"] >= CONFIRM
+            "silent_unconfirmed": sum(r["call"] is not None and hearing(r, threshold) is Hearing.APPLY
                                       and r["call"] != r["truth"] for r in calls) / max(1, len(calls)),
             "say_again": sum(r["call"] is not None and not sure(r) for r in calls) / max(1, len(calls)),
             "chatter_accepted": sum(sure(r) for r in chatter) / max(1, len(chatter)),
             # Chatter the referee would interrupt with "say again" rather than pass over.
-            "chatter_answered": sum(r["call"] is not None and not sure(r) and r["confidence"] >= IGNORE
+            "chatter_answered": sum(r["call"] is not None and hearing(r, threshold) is Hearing.SAY_AGAIN
                                     for r in chatter) / max(1, len(chatter)),
             "rtf": sum(r["cpu"] for r in mine) / max(1e-9, sum(r["audio"] for r in mine)),
             "latency_median": float(np.median(latencies)) if latencies else float("nan"),
