@@ -107,21 +107,28 @@ def test_word_measurements_skip_the_lattices_empty_nodes():
 
 def test_the_benchmark_scores_a_call_by_the_referees_own_rule():
     from companion.bench.speech import acted_on, summarise
+    from companion.calls import parse_call
     from companion.referee import Hearing, RefereeSettings
 
     rule = RefereeSettings()
-    assert [rule.hearing(c, challenge=False) for c in (0.1, 0.3, 0.6, 0.8)] == [
+    bid, dudo, status = parse_call("three fours"), parse_call("dudo"), parse_call("status")
+    assert [rule.hearing(bid, c) for c in (0.1, 0.3, 0.6, 0.8)] == [
         Hearing.IGNORE, Hearing.SAY_AGAIN, Hearing.ASK, Hearing.APPLY]
-    assert rule.hearing(0.15, challenge=True) is Hearing.ASK  # a faint dudo is asked about
-    assert rule.hearing(0.05, challenge=True) is Hearing.IGNORE
-    bid, dudo = {"kind": "bid", "count": 3, "face": 4}, {"kind": "dudo"}
-    row = lambda call, truth, conf: {  # noqa: E731
-        "condition": "clean", "call": call, "truth": truth, "confidence": conf,
-        "cpu": 0.1, "audio": 1.0, "endpoint_delay": 0.1, "finish": 0.01}
-    assert not acted_on(row(bid, bid, 0.15), 0.5) and acted_on(row(dudo, dudo, 0.15), 0.5)
-    assert acted_on(row(bid, bid, 0.45), 0.4)  # the benchmark's own "say again" line
-    rows = [row(bid, bid, 0.9), row(dudo, dudo, 0.15), row(bid, bid, 0.3),
-            row(dudo, bid, 0.8), row(bid, None, 0.3), row(None, None, 0.0)]
+    assert rule.hearing(dudo, 0.15) is Hearing.ASK  # a faint dudo is asked about
+    assert rule.hearing(status, 0.15) is Hearing.APPLY  # a question is simply answered
+    assert rule.hearing(dudo, 0.05) is rule.hearing(status, 0.05) is Hearing.IGNORE
+    texts = {"three fours": bid.to_json(), "dudo": dudo.to_json(), "status": status.to_json(), "": None}
+
+    def row(text, truth, conf):
+        return {"condition": "clean", "text": text, "call": texts[text], "truth": texts[truth],
+                "confidence": conf, "cpu": 0.1, "audio": 1.0, "endpoint_delay": 0.1, "finish": 0.01}
+
+    assert not acted_on(row("three fours", "three fours", 0.15), 0.5)
+    assert acted_on(row("dudo", "dudo", 0.15), 0.5) and acted_on(row("status", "status", 0.15), 0.5)
+    assert acted_on(row("three fours", "three fours", 0.45), 0.4)  # the benchmark's own line
+    rows = [row("three fours", "three fours", 0.9), row("dudo", "dudo", 0.15),
+            row("three fours", "three fours", 0.3), row("dudo", "three fours", 0.8),
+            row("three fours", "", 0.3), row("", "", 0.0)]
     s = summarise(rows, 0.5)["clean"]
     assert s["accuracy"] == 2 / 4 and s["raw_accuracy"] == 3 / 4
     assert s["silent_errors"] == s["silent_unconfirmed"] == 1 / 4

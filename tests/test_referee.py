@@ -271,6 +271,18 @@ def test_a_faintly_heard_challenge_is_asked_about_not_dropped():
     assert "Ignored" in say(referee, "no", confidence=0.9) and referee.game.phase is Phase.BIDDING
 
 
+def test_a_faintly_heard_question_is_answered():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    # A question changes nothing, so it is answered where a bid would be passed over.
+    assert say(referee, "four fours", confidence=0.15) == ""
+    answer = say(referee, "status", confidence=0.15)
+    assert "three fours" in answer and "Did you say" not in answer
+    assert say(referee, "palifico", confidence=0.6) == say(referee, "palifico")
+    assert say(referee, "status", confidence=0.05) == ""  # below every line: chatter
+    assert referee.game.last_bid == Bid(3, 4)
+
+
 def test_alternatives_that_make_sense_are_preferred_when_unsure():
     referee, _, _ = make()
     say(referee, "three fours")

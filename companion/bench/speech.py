@@ -28,6 +28,7 @@ import numpy as np
 
 from companion.listen.audio import SAMPLE_RATE, read_wav, write_wav
 from companion.listen.engine import ENGINE_CONFIRM
+from companion.calls import parse_call
 from companion.referee import Hearing, RefereeSettings
 
 PLAYERS = ("Ana", "Ben", "Cleo")
@@ -487,7 +488,7 @@ CONFIRM = ENGINE_CONFIRM
 
 def hearing(row: dict, threshold: float) -> Hearing:
     settings = replace(RefereeSettings(), reject_below=threshold)
-    return settings.hearing(row["confidence"], row["call"]["kind"] in ("dudo", "calza"))
+    return settings.hearing(parse_call(row["text"], PLAYERS), row["confidence"])
 
 
 def acted_on(row: dict, threshold: float) -> bool:
