@@ -357,7 +357,23 @@ class Referee:
         if self.game.phase is not Phase.REVEAL:
             return [f"{number_words(value).capitalize()} is not a call. "
                     f"{self.game.turn}, bid or call dudo."]
+        if self._hands:  # dice already said bound the count: refuse one they rule out
+            low, high = self._count_bounds()
+            if not low <= value <= high:
+                shown = " and ".join(self._hands)
+                return [f"{shown} already {'shows' if len(self._hands) == 1 else 'show'} "
+                        f"{number_words(low)}, so the count is {number_words(low)} to "
+                        f"{number_words(high)}, not {number_words(value)}. Say the count again, "
+                        f"or the dice of {', '.join(self._hands_missing())}."]
         return self._apply(CountAction(value))
+
+    def _count_bounds(self) -> tuple[int, int]:
+        """The counts the dice said so far allow: what they show, up to every other die
+        matching."""
+        challenge = self.game.challenge
+        assert challenge is not None
+        shown = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in self._hands.values())
+        return shown, shown + sum(self.game.dice[p] for p in self._hands_missing())
 
     def _hand(self, call: HandCall) -> list[str]:
         game = self.game

@@ -120,6 +120,19 @@ def test_count_from_every_players_dice():
     assert referee.game.dice["Ben"] == 4
 
 
+def test_a_count_the_dice_already_said_rule_out_is_refused():
+    referee, _, journal = make()
+    say(referee, "three fives", "dudo", "Ana 1 1 1 1 1", "Ben 5 5 5 2 2")
+    before = len(journal.events)
+    text = say(referee, "two")
+    assert text.startswith("Ana and Ben already show eight, so the count is eight to thirteen, not two.")
+    assert "the dice of Cleo" in text
+    assert "Ana and Ben already show" in say(referee, "fourteen")
+    assert len(journal.events) == before and referee.game.phase is Phase.REVEAL
+    # A count inside the bounds settles it, as before.
+    assert "Nine counted: the bid was right" in say(referee, "nine")
+
+
 def test_count_too_large_is_refused():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")

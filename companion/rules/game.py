@@ -337,7 +337,8 @@ class Game:
             if self.dice[player] == 0:
                 raise BadCount(f"{player} is out of the game and has no dice")
             if len(dice) != self.dice[player]:
-                raise BadCount(f"{player} has {number_words(self.dice[player])} dice, "
+                held = self.dice[player]
+                raise BadCount(f"{player} has {number_words(held)} {'die' if held == 1 else 'dice'}, "
                                f"not {number_words(len(dice))}")
             if any(d not in FACES for d in dice):
                 raise BadCount(f"a die shows 1 to 6; {player}'s dice were given as {list(dice)}")
