@@ -105,8 +105,8 @@ Call = Union[BidCall, DudoCall, CalzaCall, PalificoCall, NumberCall, HandCall, C
 
 # --- vocabulary -----------------------------------------------------------------------------
 
-NUMBER_WORDS: dict[str, int] = {number_words(n): n for n in range(1, 20)}
-NUMBER_WORDS.update({"twenty": 20, "thirty": 30, "a": 1, "an": 1, "zero": 0, "none": 0, "no": 0})
+NUMBER_WORDS: dict[str, int] = {number_words(n): n for n in (*range(1, 20), 20, 30, 40, 50, 60)}
+NUMBER_WORDS.update({"a": 1, "an": 1, "zero": 0, "none": 0, "no": 0})
 # Sound-alikes a recogniser (or a hurried typist) produces for numbers; each is deliberate
 # and tested. "to"/"too" -> two, "for"/"fore" -> four, "won" -> one, "ate" -> eight...
 NUMBER_MISHEARINGS: dict[str, int] = {
@@ -174,7 +174,7 @@ def _number(words: list[str], i: int) -> tuple[int, int] | None:
     value = NUMBER_WORDS.get(word, NUMBER_MISHEARINGS.get(word))
     if value is None:
         return None
-    if value in (20, 30, 40) and i + 1 < len(words):
+    if value >= 20 and value % 10 == 0 and i + 1 < len(words):
         unit = NUMBER_WORDS.get(words[i + 1], NUMBER_MISHEARINGS.get(words[i + 1]))
         if unit is not None and 1 <= unit <= 9 and words[i + 1] not in ("a", "an"):
             return value + unit, 2
@@ -200,6 +200,8 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
     `players` lets a leading (or trailing) name be read as the speaker ("Ben calza") and a
     name followed by die faces as a revealed hand ("Ana 1 5 5 3 2").
     """
+    if re.search(r"(^|[^\w])-\s*\d", text):  # "-3 fives": the minus would go with the punctuation
+        raise UnparsableCall(text, "a count cannot be negative")
     words = _normalise(text)
     if not words:
         raise UnparsableCall(text, "nothing was said")

@@ -190,8 +190,8 @@ class Referee:
         if utterance.typed:
             try:
                 call = parse_call(utterance.text, players)
-            except UnparsableCall:
-                return [f"Sorry, I did not understand {utterance.text!r}. Say it again?"]
+            except UnparsableCall as err:
+                return [self._not_understood(utterance.text, err)]
             return self.handle(call)
 
         if not utterance.text.strip():
@@ -214,6 +214,16 @@ class Referee:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
         return self.handle(call)
+
+    def _not_understood(self, text: str, err: UnparsableCall) -> str:
+        """Why a typed line is not a call, as precisely as can be told."""
+        first, _, rest = text.strip().partition(" ")
+        if (first.isalpha() and first.lower() not in {p.lower() for p in self.game.players}
+                and parse_call_or_none(f"{self.game.players[0]} {rest}", self.game.players) is not None):
+            return (f"There is no player called {first}; the players are "
+                    f"{', '.join(self.game.players[:-1])} and {self.game.players[-1]}.")
+        why = "" if err.why == UnparsableCall(text).why else f" ({err.why})"
+        return f"Sorry, I did not understand {text!r}{why}. Say it again?"
 
     def choose(self, utterance: Utterance) -> Call | None:
         """Pick the call among the recogniser's guesses: the best one, unless it makes no

@@ -15,9 +15,10 @@ SINGULAR = {1: ["ace", "paco", "one"], 2: ["two"], 3: ["three"], 4: ["four"], 5:
             6: ["six"]}
 
 
-@pytest.mark.parametrize("count", range(1, 31))
+@pytest.mark.parametrize("count", [*range(1, 31), 40, 45, 50, 59, 60, 69])
 @pytest.mark.parametrize("face", range(1, 7))
 def test_every_bid_in_words_and_digits(count, face):
+    # Past 30 too: the referee itself says "forty five dice in play" in a big game.
     words = PLURAL[face] if count > 1 else SINGULAR[face]
     for word in words:
         assert parse_call(f"{number_words(count)} {word}") == BidCall(Bid(count, face))
@@ -105,6 +106,13 @@ def test_chatter_is_not_a_call(text):
     with pytest.raises(UnparsableCall):
         parse_call(text, PLAYERS)
     assert parse_call_or_none(text, PLAYERS) is None
+
+
+@pytest.mark.parametrize("text", ["-3 fives", "-1", "three - 1", "Ana -1 2 3"])
+def test_a_minus_sign_is_not_dropped(text):
+    with pytest.raises(UnparsableCall, match="negative"):
+        parse_call(text, PLAYERS)
+    assert parse_call("twenty-one fives") == BidCall(Bid(21, 5))  # a hyphen between words is fine
 
 
 def test_json_and_description():

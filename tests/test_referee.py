@@ -133,6 +133,14 @@ def test_a_count_the_dice_already_said_rule_out_is_refused():
     assert "Nine counted: the bid was right" in say(referee, "nine")
 
 
+def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
+    referee, _, _ = make()
+    assert say(referee, "Dave calza") == "There is no player called Dave; the players are Ana, Ben and Cleo."
+    assert "(a count cannot be negative)" in say(referee, "-3 fives")
+    assert say(referee, "hello there") == "Sorry, I did not understand 'hello there'. Say it again?"
+    assert referee.game.last_bid is None
+
+
 def test_count_too_large_is_refused():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")
