@@ -290,9 +290,10 @@ class Referee:
         return []
 
     def _apply(self, action) -> list[str]:
+        challenge = self.game.challenge  # what a count settles: said as a dudo's or a calza's
         events = self.game.apply(action)
         self._record(events)
-        return describe_events(events, self.game.rules)
+        return describe_events(events, self.game.rules, calza=challenge is not None and challenge.kind == CALZA)
 
     def _record(self, events: Sequence[Event]) -> None:
         if self.journal is not None:

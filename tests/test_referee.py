@@ -155,6 +155,18 @@ def test_calza_needs_a_name_when_several_may_call_it():
     assert "Calza from Cleo" in say(referee, "Cleo calza")
 
 
+def test_a_calza_count_is_said_as_exact_or_not_never_as_a_wrong_bid():
+    referee, _, _ = make()
+    say(referee, "three fives", "Ben calza")
+    text = say(referee, "four")
+    assert text.startswith("Four counted: not exactly the bid. Ben loses a die")
+    say(referee, "undo")
+    assert say(referee, "three").startswith("Three counted: exactly the bid. Ben is right")
+    referee, _, _ = make()
+    say(referee, "three fives", "dudo")
+    assert say(referee, "four").startswith("Four counted: the bid was right.")
+
+
 def test_calza_where_the_rules_forbid_it():
     referee, _, _ = make("Ana Ben")
     say(referee, "two fives")

@@ -67,8 +67,9 @@ def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
     return f"{face_words(face)} only, {ace_word} are not wild"
 
 
-def describe_event(event: Event, rules: Rules) -> str | None:
-    """One sentence per event; None for events that need no words of their own."""
+def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | None:
+    """One sentence per event; None for events that need no words of their own. `calza`:
+    the count settles a calza (exactly the bid), not a dudo."""
     ace = rules.ace_word
     if isinstance(event, GameStarted):
         return (f"New game: {', '.join(event.players)}. {count_of(rules.starting_dice).capitalize()} each, "
@@ -89,7 +90,10 @@ def describe_event(event: Event, rules: Rules) -> str | None:
         return (f"{what} from {event.player} on {event.bidder}'s {bid}! Lift the cups and count the "
                 f"{face_to_count(event.face, event.aces_wild, ace)}.")
     if isinstance(event, DiceCounted):
-        return f"{number_words(event.count).capitalize()} counted: the bid was {'right' if event.correct else 'wrong'}."
+        counted = f"{number_words(event.count).capitalize()} counted"
+        if calza:
+            return f"{counted}: {'exactly the bid' if event.correct else 'not exactly the bid'}."
+        return f"{counted}: the bid was {'right' if event.correct else 'wrong'}."
     if isinstance(event, DieLost):
         left = f"{count_of(event.remaining)} left" if event.remaining else "no dice left"
         lost = "a die" if event.lost == 1 else count_of(event.lost)
@@ -107,5 +111,13 @@ def describe_event(event: Event, rules: Rules) -> str | None:
     return None
 
 
-def describe_events(events: Sequence[Event], rules: Rules) -> list[str]:
-    return [text for text in (describe_event(e, rules) for e in events) if text]
+def describe_events(events: Sequence[Event], rules: Rules, calza: bool = False) -> list[str]:
+    """Sentences for events in order; `calza` says what an earlier batch challenged with."""
+    texts = []
+    for event in events:
+        if isinstance(event, ChallengeCalled):
+            calza = event.kind == "calza"
+        text = describe_event(event, rules, calza)
+        if text:
+            texts.append(text)
+    return texts
