@@ -305,7 +305,7 @@ def test_who_may_change_the_face_in_a_palifico_round(preset, ben_may_change):
             g.bid("Cleo", Bid(2, 3))  # the others follow the new face
         g.bid("Cleo", Bid(2, 4))
     else:
-        with pytest.raises(IllegalBid, match="face stays"):
+        with pytest.raises(IllegalBid, match="face stays threes"):
             g.bid("Ben", Bid(1, 4))
 
 

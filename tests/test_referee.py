@@ -228,7 +228,8 @@ def test_palifico_round_is_announced():
     referee.run(TextSource(["two threes", "dudo", "0"]))
     spoken = " ".join(speaker.said)
     assert "Ana is down to one die: palifico!" in spoken
-    assert "Palifico round for Ana: pacos are not wild and the face stays." in spoken
+    assert ("Palifico round for Ana: pacos are not wild and the face stays, except for a player "
+            "who has been palifico before.") in spoken
 
 
 def test_referee_mutes_its_source_while_speaking():

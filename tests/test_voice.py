@@ -91,7 +91,11 @@ def test_event_sentences_use_the_presets_words():
     assert "count the threes only, pacos are not wild" in describe_event(challenge, asmodee)
     start = RoundStarted(2, "Ana", {"Ana": 1, "Ben": 3}, "Ana")
     assert describe_event(start, pressman) == ("Round two. Ana opens. Palifico round for Ana: "
-                                               "aces are not wild and the face stays.")
+                                               "aces are not wild and the face stays, except for "
+                                               "a player on one die who has been palifico before.")
+    # Each preset's own rule for who may change the face is said, never a blanket "stays".
+    assert describe_event(start, get_preset("leaflet")).endswith("jokers are not wild and the face stays.")
+    assert describe_event(start, get_preset("wikipedia")).endswith("the face stays, except for a player on one die.")
     assert "Four dice in play" in describe_event(start, asmodee)
     assert describe_event(DieLost("Ben", 2, 0), asmodee) == "Ben loses two dice and has no dice left."
 

@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
-from companion.rules.bids import ACE, FACES, Bid, bid_key, number_words, smallest_count_above
+from companion.rules.bids import ACE, FACES, Bid, bid_key, face_words, number_words, smallest_count_above
 from companion.rules.errors import (
     BadCount,
     BadSetup,
@@ -193,7 +193,7 @@ class Game:
                 return IllegalBid(reason, self.smallest_raises(player))
             return None
         if bid.face != last.face and not self.may_change_face(player):
-            return IllegalBid(f"in a palifico round the face stays {last.spoken(ace_word).split()[-1]}",
+            return IllegalBid(f"in a palifico round the face stays {face_words(last.face, 2, ace_word)}",
                               self.smallest_raises(player))
         if bid_key(bid, self.aces_wild) <= bid_key(last, self.aces_wild):
             return IllegalBid(f"{bid.spoken(ace_word)} does not raise {last.spoken(ace_word)}",

@@ -22,7 +22,7 @@ from companion.rules.events import (
     PlayerEliminated,
     RoundStarted,
 )
-from companion.rules.presets import Rules
+from companion.rules.presets import FaceChange, Rules
 
 
 def count_of(n: int, noun: str = "die", plural: str = "dice") -> str:
@@ -67,6 +67,15 @@ def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
     return f"{face_words(face)} only, {ace_word} are not wild"
 
 
+# Who may still change the face in a palifico round, as said after "the face stays".
+FACE_CHANGERS = {
+    FaceChange.NOBODY: "",
+    FaceChange.WAS_PALIFICO: ", except for a player who has been palifico before",
+    FaceChange.WAS_PALIFICO_ON_ONE_DIE: ", except for a player on one die who has been palifico before",
+    FaceChange.ON_ONE_DIE: ", except for a player on one die",
+}
+
+
 def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | None:
     """One sentence per event; None for events that need no words of their own. `calza`:
     the count settles a calza (exactly the bid), not a dudo."""
@@ -80,7 +89,7 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
         if rules.announce_dice_in_play:
             text += f" {count_of(total).capitalize()} in play."
         if event.palifico:
-            text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays."
+            text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{FACE_CHANGERS[rules.palifico_face_change]}."
         return text
     if isinstance(event, BidMade):
         return f"{event.player}: {Bid(event.count, event.face).spoken(ace)}. {event.next_player}, your call."
