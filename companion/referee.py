@@ -460,8 +460,14 @@ class Referee:
 
     def _palifico_sentence(self) -> str:
         game = self.game
+        rules = game.rules
         if game.is_palifico_round:
             return f"Yes: this is {game.palifico_player}'s palifico round."
+        if not rules.palifico:
+            return f"There are no palifico rounds under the {rules.name} rules."
+        if len(game.active_players) < rules.palifico_min_players:
+            return (f"This is not a palifico round: there are none with fewer than "
+                    f"{number_words(rules.palifico_min_players)} players left.")
         return "This is not a palifico round; palifico comes when a player first drops to one die."
 
 

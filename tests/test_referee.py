@@ -410,3 +410,14 @@ def test_the_dice_example_has_as_many_dice_as_the_player_holds():
     referee, _, _ = make("Ana Ben", starting_dice=7, max_dice=7)
     say(referee, "three fours")
     assert say(referee, "dudo").endswith("like Ana 1 5 5 3 2 6 1.")
+
+
+def test_asking_palifico_says_why_there_is_none():
+    referee, _, _ = make("Ana Ben", starting_dice=2, max_dice=2)
+    say(referee, "two threes", "dudo", "one")  # Ana drops to one die, but only two play
+    assert say(referee, "palifico") == ("This is not a palifico round: there are none with "
+                                        "fewer than three players left.")
+    referee, _, _ = make(palifico=False)
+    assert say(referee, "palifico") == "There are no palifico rounds under the asmodee rules."
+    referee, _, _ = make()
+    assert "first drops to one die" in say(referee, "palifico")
