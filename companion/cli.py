@@ -19,7 +19,7 @@ from companion.errors import CompanionError
 @dataclass(frozen=True)
 class PlaySettings:
     players: tuple[str, ...]
-    preset: str
+    preset: str | None  # None: the default preset (or, resuming, the game's own)
     house_rules: Path | None
     starting_dice: int | None
     first: str | None
@@ -47,11 +47,15 @@ class PlaySettings:
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
         if self.resuming:
-            given = [flag for flag, value in (("--players", self.players), ("--first", self.first),
-                                              ("--dice", self.starting_dice), ("--house-rules", self.house_rules))
+            given = [flag for flag, value in (("--players", self.players), ("--rules", self.preset),
+                                              ("--first", self.first), ("--dice", self.starting_dice),
+                                              ("--house-rules", self.house_rules))
                      if value]
             if given:
                 raise CompanionError(f"a resumed game keeps its own players and rules: leave out {', '.join(given)}")
+            if self.resume and self.journal is not None:
+                raise CompanionError(f"use either --resume {self.resume} or --journal {self.journal} "
+                                     "(--resume --journal PATH resumes that journal)")
 
     @property
     def resuming(self) -> bool:
@@ -102,7 +106,7 @@ def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
 def _play_parser(sub) -> None:
     p = sub.add_parser("play", help="referee a game", description="Referee a game of Perudo.")
     p.add_argument("--players", nargs="+", metavar="NAME", help="players in seating order")
-    p.add_argument("--rules", default="asmodee", metavar="PRESET", help="rules preset (see `companion rules`)")
+    p.add_argument("--rules", metavar="PRESET", help="rules preset (see `companion rules`; default asmodee)")
     p.add_argument("--house-rules", type=Path, metavar="TOML", help="TOML file of rule fields to override")
     p.add_argument("--dice", type=int, metavar="N", help="starting dice per player (default 5)")
     p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
@@ -201,9 +205,9 @@ def run_rules(name: str | None) -> int:
 
 
 def _build_rules(settings: PlaySettings):
-    from companion.rules.presets import get_preset, load_house_rules
+    from companion.rules.presets import DEFAULT_PRESET, get_preset, load_house_rules
 
-    rules = get_preset(settings.preset)
+    rules = get_preset(settings.preset or DEFAULT_PRESET)
     if settings.house_rules:
         rules = load_house_rules(settings.house_rules, rules)
     if settings.starting_dice is not None:

@@ -107,6 +107,8 @@ def test_house_rules_from_toml(tmp_path):
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
     (["--resume", "--players", "Dan", "Eve", "--input", "text"], "keeps its own players and rules: leave out --players"),
+    (["--resume", "--rules", "pressman", "--dice", "3", "--input", "text"], "leave out --rules, --dice"),
+    (["--resume", "old.jsonl", "--input", "text"], "use either --resume old.jsonl or --journal"),
 ])
 def test_bad_setups_get_a_clear_message(tmp_path, args, message):
     result = run_companion("play", *args, "--mute", "--journal", tmp_path / "j.jsonl", input_text="")
