@@ -7,7 +7,9 @@ command that needs them runs, so `companion play --input text` starts in a blink
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -181,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"companion: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\ncompanion: stopped; the game so far is saved in its journal.", file=sys.stderr)
+        print("\ncompanion: stopped.", file=sys.stderr)
         return 130
     return 2
 
@@ -285,7 +287,12 @@ def run_play(settings: PlaySettings) -> int:
         referee = Referee(game, speaker, journal, counter, referee_settings, hands=hands,
                           log=lambda text: print(text, file=sys.stderr))
         try:
-            referee.run(source, resumed=settings.resuming)
+            with _stopped_by_sigterm():
+                referee.run(source, resumed=settings.resuming)
+        except KeyboardInterrupt:  # Ctrl-C, or a service manager stopping the game
+            print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
+            _paused(path)
+            return 130
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
@@ -301,6 +308,24 @@ def run_play(settings: PlaySettings) -> int:
     if game.winner is None:
         _paused(path)
     return 0
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm():
+    """While the game runs, SIGTERM stops it the way Ctrl-C does: the pause line is printed
+    instead of the process vanishing ("Terminated")."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _paused(path) -> None:

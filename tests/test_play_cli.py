@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from companion.journal import load_game
+from companion.rules import Bid
 from conftest import ROOT, run_companion
 
 # A three-player game to the end, with an illegal bid, an undo, a hand count and a calza.
@@ -146,6 +147,25 @@ def test_resume_after_a_kill_loses_nothing(tmp_path):
     assert "Resuming the game. The bid is five sixes by Ben. Cleo, your call." in result.stdout
     game = load_game(journal)
     assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_game_says_how_to_resume_it(tmp_path, stop):
+    journal = tmp_path / "game.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben",
+                             "--input", "text", "--mute", "--journal", str(journal)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc.stdin.write("three fours\n")
+    proc.stdin.flush()  # stdin stays open: the game waits for the next call
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
+        time.sleep(0.05)
+    proc.send_signal(stop)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"continue it with: companion play --resume {journal}" in err and "Traceback" not in err
+    assert load_game(journal).last_bid == Bid(3, 4)
 
 
 def test_dice_said_before_a_pause_are_kept(tmp_path):
