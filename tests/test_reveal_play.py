@@ -73,7 +73,7 @@ def test_the_camera_settles_a_dudo(tmp_path, table_photo):
 def test_a_mismatch_with_the_dice_in_play_falls_back_to_asking(tmp_path, table_photo):
     path, _ = table_photo
     result, journal, counts = play_with_camera(tmp_path, path, 4, "two fours\ndudo\n1\n")
-    assert "I cannot count this one: I see 6 dice but 8 are in play." in result.stdout
+    assert "I cannot count this one: I see six dice but eight are in play." in result.stdout
     assert "How many fours, pacos included?" in result.stdout
     game = load_game(journal)
     assert game.dice["Ana"] == 3  # the players' count of one decided it

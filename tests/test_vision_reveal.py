@@ -5,6 +5,8 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.rules.bids import number_words
+
 from companion.vision.frames import ArrayFrames, ImageFrames
 from companion.vision.reader import DiceReader
 from companion.vision.reveal import MIN_CONFIDENCE, CameraCounter, RevealOutcome
@@ -53,7 +55,8 @@ def test_count_mismatch_returns_none_with_reason(tmp_path, reader):
     sc = _find_readable(reader, range(520, 530))
     out = CameraCounter(ArrayFrames([sc.image]), reader).reveal(len(sc.dice) + 1, save_dir=tmp_path)
     assert out.reading is None
-    assert out.reason == f"I see {len(sc.dice)} dice but {len(sc.dice) + 1} are in play"
+    assert out.reason == (f"I see {number_words(len(sc.dice))} dice but "
+                          f"{number_words(len(sc.dice) + 1)} are in play")
     assert out.annotated_path is not None and out.annotated_path.exists()
 
 
@@ -149,14 +152,14 @@ def test_a_live_camera_gives_up_after_its_patience_and_says_what_it_saw():
     clock = _Clock()
     reader = _StubReader([_reading([2, 3, 3, 5])])  # one cup never comes up
     out = CameraCounter(_LiveCamera(clock), reader, patience=5.0, clock=clock).reveal(6)
-    assert out.reading is None and out.reason == "I see 4 dice but 6 are in play"
+    assert out.reading is None and out.reason == "I see four dice but six are in play"
     assert 49 <= reader.i <= 51  # it kept looking for five seconds, not ten frames
 
 
 def test_recorded_frames_are_not_waited_for():
     reader = _StubReader([_reading([2, 3, 3, 5])])
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(6)
-    assert out.reading is None and "I see 4 dice but 6" in out.reason and reader.i == 3
+    assert out.reading is None and "I see four dice but six" in out.reason and reader.i == 3
 
 
 def test_a_picture_that_cannot_be_saved_does_not_stop_the_count(tmp_path):

@@ -9,6 +9,7 @@ from typing import Protocol
 
 import numpy as np
 
+from companion.rules.bids import number_words
 from companion.vision.annotate import annotate
 from companion.vision.errors import VisionError
 from companion.vision.frames import CameraFrames, FrameSource, ImageFrames, write_image  # noqa: F401 - re-exported
@@ -22,7 +23,7 @@ class DiceReaderLike(Protocol):
 @dataclass(frozen=True)
 class RevealOutcome:
     reading: DiceReading | None  # None => the referee must ask players for the count
-    reason: str  # a sentence for people, e.g. "I see 14 dice but 15 are in play"
+    reason: str  # a sentence for people, e.g. "I see fourteen dice but fifteen are in play"
     annotated_path: pathlib.Path | None
 
 
@@ -98,14 +99,14 @@ class CameraCounter:
             if (self._clock() >= deadline) if live else (reads >= self.max_frames):
                 if agreed:
                     break
-                return self._done(None, f"the frames disagree after {reads} tries", last, save_dir)
+                return self._done(None, f"the frames disagree after {number_words(reads)} tries", last, save_dir)
         frame, reading = best
         if accepts(reading, expected_total, self.min_confidence):
-            return self._done(reading, f"I read all {reading.total} {_dice_word(reading.total)}",
+            return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
                               best, save_dir)
         if reading.total != expected_total:
-            return self._done(None, f"I see {reading.total} {_dice_word(reading.total)} but "
-                                    f"{expected_total} {'is' if expected_total == 1 else 'are'} in play",
+            return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
+                                    f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play",
                               best, save_dir)
         return self._done(None, "confidence is low: some dice are hard to read", best, save_dir)
 
