@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from companion.rules.bids import number_words
-
 from companion.vision.frames import ArrayFrames, ImageFrames
 from companion.vision.reader import DiceReader
 from companion.vision.reveal import MIN_CONFIDENCE, CameraCounter, RevealOutcome
