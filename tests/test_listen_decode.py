@@ -128,6 +128,21 @@ def test_long_recording_is_split_into_utterances(engine, speech_dir, tmp_path):
         CALLS["five fives"], {"kind": "dudo"}]
 
 
+def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, speech_dir, tmp_path):
+    a = read_wav(speech_dir / "call-1-00.wav")
+    b = read_wav(speech_dir / "call-1-06.wav")
+    pause = np.random.default_rng(0).normal(0, 3, int(16000 * 0.6)).astype(np.int16)
+    write_wav(tmp_path / "two.wav", np.concatenate([a, pause, b]))
+    assert len(read_wav(tmp_path / "two.wav")) < 8 * 16000  # short: once decoded as one
+    source = WavSource([tmp_path / "two.wav"], engine)
+    texts = [u.text for u in iter(source.next_utterance, None)]
+    assert [parse_call_or_none(t, PLAYERS).to_json() for t in texts] == [
+        CALLS["five fives"], {"kind": "dudo"}]
+    # A single call keeps its one utterance, pauses inside it included.
+    (whole,) = WavSource([speech_dir / "call-0-01.wav"], engine).results(speech_dir / "call-0-01.wav")
+    assert whole.text == "twenty one threes"
+
+
 def test_a_count_is_heard_only_when_a_count_is_expected(engine, speech_dir):
     twelve = read_wav(speech_dir / "call-0-08.wav")
     engine.expect(Expect.COUNT)

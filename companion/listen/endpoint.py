@@ -138,3 +138,21 @@ class Endpointer:
 def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings()) -> list[Segment]:
     ep = Endpointer(settings)
     return ep.feed(samples) + ep.flush()
+
+
+def utterance_spans(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
+                    gap: float = 0.5) -> list[tuple[int, int]]:
+    """(start, end) sample spans of the separate utterances in a short recording: bursts of
+    speech go together unless `gap` seconds of quiet part them. Looser than the live
+    hangover, so a recorded call with a short pause inside stays whole, while calls said
+    one after another in one file are each heard."""
+    preroll = int(settings.preroll * 16000)
+    spans: list[tuple[int, int]] = []
+    last_end = None
+    for seg in split(samples, settings):
+        if spans and last_end is not None and seg.start + preroll - last_end < gap * 16000:
+            spans[-1] = (spans[-1][0], seg.detected_at)
+        else:
+            spans.append((seg.start, seg.detected_at))
+        last_end = seg.end
+    return spans

@@ -138,9 +138,11 @@ def decode_span(engine: Engine, samples: np.ndarray,
 class WavSource:
     """Utterances from WAV files or folders of them (sorted by name).
 
-    A short file (up to `whole_file_seconds`) is one utterance decoded whole; a longer one
-    is split by the endpointer, like the microphone stream. Either way each utterance is
-    decoded only when it is asked for, after the referee has said what it expects next.
+    A short file (up to `whole_file_seconds`) is decoded as whole utterances, parted only
+    by half a second of quiet (calls said one after another in one file are each heard); a
+    longer one is split by the endpointer, like the microphone stream. Either way each
+    utterance is decoded only when it is asked for, after the referee has said what it
+    expects next.
     """
 
     def __init__(self, paths: Sequence[str | Path], engine: Engine,
@@ -158,7 +160,14 @@ class WavSource:
         """What was heard in one file, utterance by utterance (chatter included)."""
         samples = read_wav(path)
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
-            yield decode_span(self.engine, samples)
+            from companion.listen.endpoint import utterance_spans
+
+            spans = utterance_spans(samples)
+            if len(spans) <= 1:
+                yield decode_span(self.engine, samples)
+                return
+            for start, end in spans:
+                yield decode_in_chunks(self.engine, samples[start:end], CHUNK)
             return
         listener = Listener(self.engine)
         for i in range(0, len(samples), CHUNK):
