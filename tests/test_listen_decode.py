@@ -242,6 +242,18 @@ def test_unreadable_and_missing_wavs(tmp_path):
         w.setnchannels(1), w.setsampwidth(1), w.setframerate(16000), w.writeframes(b"\x80" * 800)
     with pytest.raises(AudioFormatError, match="8-bit"):
         read_wav(tmp_path / "8bit.wav")
+    (tmp_path / "empty.wav").write_bytes(b"")
+    with pytest.raises(AudioFormatError, match="empty.wav: the file is empty"):
+        read_wav(tmp_path / "empty.wav")
+    subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "32", str(tmp_path / "b32.wav"),
+                    "synth", "0.2", "sine", "440"], check=True)
+    with pytest.raises(AudioFormatError, match="32-bit, float or multichannel.*sox"):
+        read_wav(tmp_path / "b32.wav")
+    # Every bad recording of a game is named at once, not one per try.
+    with pytest.raises(AudioFormatError) as err:
+        open_source("wav", paths=[tmp_path / "junk.wav", tmp_path / "empty.wav", tmp_path / "8bit.wav"],
+                    engine="pocketsphinx")
+    assert all(name in str(err.value) for name in ("junk.wav", "empty.wav", "8bit.wav"))
 
 
 def test_auto_engine_without_a_model_is_pocketsphinx(monkeypatch):

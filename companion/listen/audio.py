@@ -31,8 +31,14 @@ def _open_wav(path: str | Path, read: bool) -> np.ndarray:
     except FileNotFoundError:
         raise AudioFormatError(f"{path}: no such file") from None
     except (wave.Error, EOFError, OSError) as err:
+        if path.is_file() and path.stat().st_size == 0:
+            raise AudioFormatError(f"{path}: the file is empty") from None
+        why = str(err) or "its header is cut short"
+        if "unknown format" in why:  # WAVE_FORMAT_EXTENSIBLE, float: 24/32-bit or multichannel
+            why = f"{why}: a 24- or 32-bit, float or multichannel encoding"
         raise AudioFormatError(
-            f"{path}: not a readable WAV file ({err}); a 16 kHz mono 16-bit PCM WAV is needed"
+            f"{path}: not a readable WAV file ({why}); a 16 kHz mono 16-bit PCM WAV is needed. "
+            f"If it is audio in another format, convert it with: sox '{path}' -r 16000 -c 1 -b 16 out.wav"
         ) from None
     if (rate, channels, width) != (SAMPLE_RATE, 1, 2):
         found = f"{rate} Hz, {channels} channel{'s' if channels != 1 else ''}, {8 * width}-bit"

@@ -149,8 +149,14 @@ class WavSource:
                  whole_file_seconds: float = 8.0) -> None:
         self.engine = engine
         self.files = expand_paths(paths)
-        for path in self.files:  # a bad file is reported before the game, not halfway
-            check_wav(path)
+        problems = []
+        for path in self.files:  # bad files are reported before the game, not halfway
+            try:
+                check_wav(path)
+            except AudioFormatError as err:
+                problems.append(str(err))
+        if problems:
+            raise AudioFormatError("\n".join(problems))
         self.whole_file_seconds = whole_file_seconds
         self._pending: Iterator[Recognition] = iter(())
         self._origin = ""
