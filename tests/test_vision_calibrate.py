@@ -5,7 +5,7 @@ import json
 import cv2
 import pytest
 
-from companion.vision.calibrate import expected_faces, load_calibration_images
+from companion.vision.calibrate import build_profile, expected_faces, load_calibration_images
 from companion.vision.commands import add_calibrate_arguments, run_calibrate
 from companion.vision.errors import CalibrationFailed
 from companion.vision.profile import load_profile
@@ -86,6 +86,22 @@ def test_calibration_needs_empty_and_paco(tmp_path, calib_dir):
     (d / "paco-1.png").unlink()
     with pytest.raises(CalibrationFailed, match="paco"):
         load_calibration_images(d)
+    # Every problem at once: the missing Paco photo and a broken dice photo.
+    (d / "dice-23.png").write_bytes(b"not a png")
+    with pytest.raises(CalibrationFailed) as err:
+        load_calibration_images(d)
+    assert "no paco" in str(err.value) and "dice-23.png" in str(err.value)
+
+
+def test_dice_in_the_empty_table_photo_are_named_as_the_likely_cause(calib_dir, tmp_path):
+    d = tmp_path / "busy"
+    d.mkdir()
+    for f in calib_dir.glob("*.png"):
+        (d / f.name).write_bytes(f.read_bytes())
+    busy = generate_scene(5, n_dice=12, paco_fraction=0.0, **KW).image
+    _write(d, "empty-1.png", busy)  # dice left on the "empty" table
+    with pytest.raises(CalibrationFailed, match="empty-table photo really without dice"):
+        build_profile(load_calibration_images(d), "busy")
 
 
 class _Frames:

@@ -60,18 +60,25 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     files = sorted(p for p in d.iterdir() if p.suffix.lower() in _EXT and p.is_file())
     pick = lambda prefix: [p for p in files if p.name.lower().startswith(prefix)]  # noqa: E731
     empty, dice, paco = pick("empty"), pick("dice"), pick("paco")
+    # Every problem with the folder at once, so it can be put right in one go.
+    problems = []
     if not empty:
-        raise CalibrationFailed(f"{d}: no empty*.png (or .jpg) photo of the table without dice")
+        problems.append(f"{d}: no empty*.png (or .jpg) photo of the table without dice")
     if not paco:
-        raise CalibrationFailed(f"{d}: no paco*.png (or .jpg) photo of the Paco face held to the camera")
-    try:
-        return CalibrationImages(empty=tuple(read_image(p) for p in empty),
-                                 dice=tuple((read_image(p), expected_faces(p.name)) for p in dice),
-                                 paco=tuple(read_image(p) for p in paco),
-                                 dice_names=tuple(p.name for p in dice),
-                                 paco_names=tuple(p.name for p in paco))
-    except ImageUnreadable as exc:
-        raise CalibrationFailed(f"calibration image unreadable: {exc}") from None
+        problems.append(f"{d}: no paco*.png (or .jpg) photo of the Paco face held to the camera")
+    images: dict[pathlib.Path, np.ndarray] = {}
+    for p in empty + dice + paco:
+        try:
+            images[p] = read_image(p)
+        except ImageUnreadable as exc:
+            problems.append(f"calibration image unreadable: {exc}")
+    if problems:
+        raise CalibrationFailed("\n".join(problems))
+    return CalibrationImages(empty=tuple(images[p] for p in empty),
+                             dice=tuple((images[p], expected_faces(p.name)) for p in dice),
+                             paco=tuple(images[p] for p in paco),
+                             dice_names=tuple(p.name for p in dice),
+                             paco_names=tuple(p.name for p in paco))
 
 
 def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profile:
@@ -121,6 +128,10 @@ def check_profile(profile: Profile, images: CalibrationImages, reader) -> None:
             raise CalibrationFailed(f"{images.label('dice', i)}: no dice found; check the light and the framing")
         if want is not None:
             got = tuple(sorted(d.face for d in r.dice))
+            if len(got) > 2 * len(want):  # dice everywhere: likely in the "empty" photo too
+                raise CalibrationFailed(
+                    f"{images.label('dice', i)}: read {len(got)} dice where the file name says "
+                    f"{len(want)}; is the empty-table photo really without dice?")
             if got != want:
                 raise CalibrationFailed(f"{images.label('dice', i)}: read faces {got}, the file name says {want}")
 
