@@ -44,8 +44,12 @@ class PlaySettings:
             raise CompanionError("name the recordings to play from: "
                                  "companion play --input wav FILE_OR_FOLDER...")
         if self.input != "wav" and self.paths:
+            hint = (f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}"
+                    if self.input == "text" else "")
             raise CompanionError(f"files are only read with --input wav (got {self.paths[0]} "
-                                 f"with --input {self.input})")
+                                 f"with --input {self.input}){hint}")
+        if self.starting_dice is not None and self.starting_dice < 1:
+            raise CompanionError(f"--dice must be at least 1, not {self.starting_dice}")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
         if self.resuming:
@@ -113,7 +117,8 @@ def _play_parser(sub) -> None:
     p.add_argument("--dice", type=int, metavar="N", help="starting dice per player (default 5)")
     p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
     p.add_argument("--input", choices=("text", "wav", "mic"), default="mic",
-                   help="where calls come from: typed or piped text, WAV files, or the microphone")
+                   help="where calls come from: typed or piped text (--input text < script.txt), "
+                        "WAV files, or the microphone")
     p.add_argument("files", nargs="*", type=Path, metavar="FILE", help="WAV files or folders for --input wav")
     p.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
     p.add_argument("--wav-out", type=Path, metavar="WAV", help="also write every announcement into this WAV file")

@@ -162,7 +162,7 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
             try:
                 game.undo()
             except RulesError as exc:
-                raise JournalError(f"{path}: event {i + 1} undoes nothing: {exc}") from None
+                raise JournalError(f"{path}: line {i + 1} undoes nothing: {exc}") from None
             kept.append(event)
             i += 1
             continue
@@ -172,21 +172,21 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
                     raise RulesError("nobody had challenged")
                 game.check_hands({event.player: event.dice})
             except RulesError as exc:
-                raise JournalError(f"{path}: event {i + 1} shows dice that cannot be shown: {exc}") from None
+                raise JournalError(f"{path}: line {i + 1} shows dice that cannot be shown: {exc}") from None
             kept.append(event)
             i += 1
             continue
         if event.type not in ACTION_TYPES:
-            raise JournalError(f"{path}: event {i + 1} ({event.type}) does not follow from the game so far")
+            raise JournalError(f"{path}: line {i + 1} ({event.type}) does not follow from the game so far")
         try:
             produced = game.apply(_action(event))
         except RulesError as exc:
-            raise JournalError(f"{path}: event {i + 1} is not allowed by the rules: {exc}") from None
+            raise JournalError(f"{path}: line {i + 1} is not allowed by the rules: {exc}") from None
         written = events[i: i + len(produced)]
         complete = i + len(produced) <= len(events)
         compared = produced if complete else produced[: len(written)]
         if [e.to_dict() for e in compared] != [e.to_dict() for e in written]:
-            raise JournalError(f"{path}: events from {i + 1} do not match the rules engine's replay")
+            raise JournalError(f"{path}: the events from line {i + 1} on do not match the rules engine's replay")
         kept.extend(produced)
         i += len(produced)
     return game, kept

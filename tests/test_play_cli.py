@@ -103,10 +103,11 @@ def test_house_rules_from_toml(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--players", "Ana", "ana", "--input", "text"], "different name"),
+    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case): 'Ana' and 'ana'"),
     (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
+    (["--players", "Ana", "Ben", "--dice", "0", "--input", "text"], "--dice must be at least 1, not 0"),
     (["--resume", "--players", "Dan", "Eve", "--input", "text"], "keeps its own players and rules: leave out --players"),
     (["--resume", "--rules", "pressman", "--dice", "3", "--input", "text"], "leave out --rules, --dice"),
     (["--resume", "old.jsonl", "--input", "text"], "use either --resume old.jsonl or --journal"),
@@ -121,7 +122,10 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     toml = tmp_path / "house.toml"
     toml.write_text('starting_dice = "lots"\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
-    assert result.returncode == 2 and "bad value 'lots' for rules field 'starting_dice'" in result.stderr
+    assert result.returncode == 2 and "bad value 'lots' for rules field 'starting_dice' (a whole number)" in result.stderr
+    toml.write_text('calza = "yes"\n')
+    result, _ = play(tmp_path, "", "--house-rules", toml)
+    assert "bad value 'yes' for rules field 'calza' (true or false, without quotes)" in result.stderr
     toml.write_text('wild_sixes = true\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert "unknown rules field 'wild_sixes'" in result.stderr
@@ -250,7 +254,7 @@ def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
               # a bad recording anywhere in the list is found before the game starts
               (["--input", "wav", tmp_path / "fine.wav", tmp_path / "phone.wav"], "found 8000 Hz"),
               (["--input", "wav"], "name the recordings"),
-              (["--input", "text", tmp_path / "fine.wav"], "only read with --input wav"),
+              (["--input", "text", tmp_path / "fine.wav"], "pipe it in: companion play --input text <"),
               (["--input", "text", "--camera-images", tmp_path / "nothing.png"], "nothing.png: no such file"),
               (["--input", "text", "--camera", "0", "--camera-images", tmp_path / "x.png"], "not both")]
     try:

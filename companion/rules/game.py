@@ -84,9 +84,11 @@ class Game:
         if any(not n for n in names):
             raise BadSetup("a player's name cannot be empty")
         lowered = [n.lower() for n in names]
-        duplicates = sorted({n for n in names if lowered.count(n.lower()) > 1})
-        if duplicates:
-            raise BadSetup(f"each player needs a different name; {', '.join(duplicates)} appears twice")
+        twice = sorted({n for n in lowered if lowered.count(n) > 1})
+        if twice:
+            # Names are heard without case, so "Ana" and "ana" are one name said twice.
+            said = "; ".join(" and ".join(repr(n) for n in names if n.lower() == low) for low in twice)
+            raise BadSetup(f"each player needs a different name (names are heard without case): {said}")
         self.players: tuple[str, ...] = tuple(names)
         if first is None:
             first = self.players[0]

@@ -107,6 +107,10 @@ class Rules:
                 choices = ""
                 if isinstance(current, enum.Enum):
                     choices = " (one of: " + ", ".join(m.value for m in type(current)) + ")"
+                elif isinstance(current, bool):
+                    choices = " (true or false, without quotes)"
+                elif isinstance(current, int):
+                    choices = " (a whole number)"
                 raise RulesFileError(f"bad value {value!r} for rules field {key!r}{choices}") from None
             changes[key] = value
         return dataclasses.replace(base, **changes)
