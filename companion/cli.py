@@ -229,15 +229,20 @@ def _speaker(settings: PlaySettings):
                      lambda line: print(f"companion: {line}", file=sys.stderr))
 
 
-def _source(settings: PlaySettings, players: Sequence[str]):
+def _source(settings: PlaySettings, game):
     from companion.sources import TextSource
 
     if settings.input == "text":
         return TextSource()
     from companion.listen.commands import open_source
+    from companion.listen.vocabulary import LARGEST_COUNT, MAX_COUNT
 
+    # Listen for counts up to the most dice this table can hold (a bigger table than the
+    # rulebooks' six players needs "forty"), without widening the grammar for the rest.
+    most_dice = len(game.players) * game.rules.max_dice
     return open_source(settings.input, paths=settings.paths, device=settings.mic,
-                       engine=settings.engine, model=settings.model, players=players)
+                       engine=settings.engine, model=settings.model, players=game.players,
+                       max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)))
 
 
 def _counter(settings: PlaySettings):
@@ -275,7 +280,7 @@ def run_play(settings: PlaySettings) -> int:
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind.
-        source = _source(settings, game.players)
+        source = _source(settings, game)
         counter = _counter(settings)
         speaker = _speaker(settings)
         if journal is None:

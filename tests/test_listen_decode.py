@@ -143,6 +143,12 @@ def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, spe
     assert whole.text == "twenty one threes"
 
 
+def test_a_big_tables_counts_are_heard(tmp_path):
+    big = make_engine("pocketsphinx", None, PLAYERS, max_count=45)
+    speak("forty two fives", VOICES[0], tmp_path / "forty.wav")
+    assert big.decode(read_wav(tmp_path / "forty.wav")).text == "forty two fives"
+
+
 def test_a_count_is_heard_only_when_a_count_is_expected(engine, speech_dir):
     twelve = read_wav(speech_dir / "call-0-08.wav")
     engine.expect(Expect.COUNT)

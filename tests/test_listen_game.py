@@ -36,3 +36,17 @@ def test_recorded_game_to_the_winner(tmp_path):
     events = [json.loads(line) for line in journal.read_text().splitlines()]
     assert events[-1] == {"type": "game_over", "winner": "Ana"}, result.stdout
     assert "Ana wins the game!" in result.stdout
+
+
+def test_a_table_of_nine_can_bid_forty(tmp_path):
+    # Nine players hold 45 dice: the grammar listens for counts that far, which the
+    # rulebooks' six players (30 dice) never need.
+    folder = tmp_path / "big"
+    folder.mkdir()
+    for n, text in enumerate(["forty two fives", "yes"]):
+        speak(text, "en-us+klatt", folder / f"{n:02d}.wav")
+    players = ["Ana", "Ben", "Cleo", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy"]
+    result = run_companion("play", "--players", *players, "--input", "wav", folder, "--mute",
+                           "--journal", tmp_path / "big.jsonl", "--engine", "pocketsphinx")
+    assert result.returncode == 0, result.stderr
+    assert "Ana: forty two fives. Ben, your call." in result.stdout, result.stdout

@@ -35,6 +35,20 @@ def test_every_grammar_phrase_parses_to_a_call():
         parse_call(phrase, players)  # raises if the grammar could say a non-call
 
 
+def test_a_bigger_table_is_listened_to_up_to_its_most_dice():
+    players = ("Ana", "Ben", "Cleo")
+    assert "forty" not in jsgf(players) and "thirty [<unit>]" not in jsgf(players)
+    big = jsgf(players, max_count=45)
+    assert "thirty [<unit>] | forty [<unit>];" in big
+    assert {"forty", "forty five"} <= set(phrase_list(players, Expect.COUNT, max_count=45))
+    assert "forty two fives" in phrase_list(players, Expect.CALLS, max_count=45)
+    assert "forty" in grammar_words(players, max_count=45)
+    for phrase in phrase_list(players, max_count=69):
+        parse_call(phrase, players)  # the text parser reads every count the grammar says
+    with pytest.raises(VocabularyError, match="at most 69"):
+        jsgf(players, max_count=70)
+
+
 # What each moment of the game can hear: the parsed kinds of every phrase of its grammar.
 MOMENTS = {Expect.CALLS: {"bid", "dudo", "calza", "palifico", "command"},
            Expect.COUNT: {"number", "hand", "command"},

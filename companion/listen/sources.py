@@ -25,8 +25,12 @@ CHUNK = 1600  # 0.1 s
 
 
 def make_engine(engine: str = "auto", model: str | Path | None = None,
-                players: Sequence[str] = (), announce=None) -> Engine:
-    """Pick and load an engine: Vosk when a model is given or installed, else pocketsphinx."""
+                players: Sequence[str] = (), announce=None, max_count: int | None = None) -> Engine:
+    """Pick and load an engine: Vosk when a model is given or installed, else pocketsphinx.
+    `max_count`: the largest count to listen for (default: thirty, six players' dice)."""
+    from companion.listen.vocabulary import MAX_COUNT
+
+    max_count = max_count or MAX_COUNT
     from companion.listen.vosk_engine import VoskEngine, find_model
 
     if engine not in ("auto", "vosk", "pocketsphinx"):
@@ -37,12 +41,12 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         if model_dir is None:
             raise ModelError("no Vosk model under models/: run 'companion models download' "
                              "or pass --model PATH (or use --engine pocketsphinx)")
-        chosen: Engine = VoskEngine(model_dir, players)
+        chosen: Engine = VoskEngine(model_dir, players, max_count)
         what = f"vosk ({model_dir})"
     else:
-        from companion.listen.sphinx import SphinxEngine
+        from companion.listen.sphinx import SphinxEngine, SphinxSettings
 
-        chosen = SphinxEngine(players)
+        chosen = SphinxEngine(players, SphinxSettings(max_count=max_count))
         what = "pocketsphinx (bundled en-us model)"
     if announce:
         announce(f"speech engine: {what}")
@@ -325,17 +329,17 @@ class MicSource:
 
 def open_source(kind: str, *, paths: Sequence[str | Path] = (), device=None,
                 engine: str = "auto", model: str | Path | None = None,
-                players: Sequence[str] = ()):
+                players: Sequence[str] = (), max_count: int | None = None):
     """A CallSource for `play --input wav|mic`; says on stderr which engine it uses."""
     if kind not in ("wav", "mic"):
         raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
     if kind == "wav":
         files = expand_paths(paths)  # fail on a bad path before loading a model
-        source = WavSource(files, make_engine(engine, model, players, _stderr))
+        source = WavSource(files, make_engine(engine, model, players, _stderr, max_count))
         return source
     if isinstance(device, str) and device.isdigit():
         device = int(device)  # `--mic 2` is a device index; other text matches a name
-    source = MicSource(make_engine(engine, model, players, _stderr), device)
+    source = MicSource(make_engine(engine, model, players, _stderr, max_count), device)
     source.open()  # a missing microphone is reported before the game starts, not mid-game
     return source
 

@@ -26,7 +26,7 @@ from companion.listen.confidence import ConfidenceModel, ConfidenceModelError
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import (
-    SPANISH_PRONUNCIATIONS, VocabularyError, grammar_words, jsgf, letter_to_sound,
+    MAX_COUNT, SPANISH_PRONUNCIATIONS, VocabularyError, grammar_words, jsgf, letter_to_sound,
     normalise_name)
 from companion.sources import Expect
 
@@ -62,6 +62,7 @@ class SphinxSettings:
     nbest: int = 0  # n-best paths as alternatives; costly (A* over the lattice), rarely new
     leads: tuple[str, ...] = ("i bid", "um")  # optional words before a call
     hands: bool = True  # "Ana one five five three two"
+    max_count: int = MAX_COUNT  # the largest count listened for: the most dice at the table
     # Noise and silence fillers must be cheap, or babble between words becomes words. A
     # wider word beam than pocketsphinx's 7e-29 keeps the right word alive in noise (raw
     # accuracy on a quarter of the training corpus: babble 12 dB 41 -> 44 of 87 calls, at
@@ -140,13 +141,14 @@ class SphinxEngine:
             word = normalise_name(player)
             if self._decoder.lookup_word(word) is None:
                 self._add(word, letter_to_sound(word))
-        missing = sorted(w for w in grammar_words(self.players)
+        missing = sorted(w for w in grammar_words(self.players, self.settings.max_count)
                          if self._decoder.lookup_word(w) is None)
         if missing:
             raise VocabularyError(f"no pronunciation for: {', '.join(missing)}")
 
     def grammar(self, expect: Expect = Expect.ANY) -> str:
-        return jsgf(self.players, self.settings.leads, self.settings.hands, expect)
+        return jsgf(self.players, self.settings.leads, self.settings.hands, expect,
+                    self.settings.max_count)
 
     # --- decoding ----------------------------------------------------------------------
     def expect(self, what: Expect) -> None:

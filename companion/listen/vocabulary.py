@@ -22,8 +22,16 @@ class VocabularyError(CompanionError):
 
 
 # Counts and bare numbers the grammar allows: a game of six players has at most 30 dice.
+# A bigger table passes its own most dice (up to LARGEST_COUNT, the last number spelt).
 MAX_COUNT = 30
-COUNT_WORDS = [number_words(n) for n in range(1, MAX_COUNT + 1)]
+LARGEST_COUNT = 69
+
+
+def count_words(max_count: int = MAX_COUNT) -> list[str]:
+    if not 1 <= max_count <= LARGEST_COUNT:
+        raise VocabularyError(f"counts up to {max_count} cannot be listened for "
+                              f"(at most {LARGEST_COUNT} dice)")
+    return [number_words(n) for n in range(1, max_count + 1)]
 FACE_TERMS = ["ones", "aces", "pacos", "twos", "threes", "fours", "fives", "sixes",
               "one", "ace", "paco", "two", "three", "four", "five", "six"]
 DIE_WORDS = ["one", "two", "three", "four", "five", "six"]
@@ -72,10 +80,13 @@ def _alts(words: Iterable[str]) -> str:
 
 
 def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool = True,
-         expect: Expect = Expect.ANY) -> str:
+         expect: Expect = Expect.ANY, max_count: int = MAX_COUNT) -> str:
     """The call grammar in JSGF, for pocketsphinx: every call, or only those that can be
-    said at this point of the game (`expect`)."""
+    said at this point of the game (`expect`), with counts up to `max_count`."""
     names = [normalise_name(p) for p in players]
+    count_words(max_count)  # refuses a count it cannot spell
+    tens = [f"{number_words(t)} [<unit>]" if t < max_count else number_words(t)
+            for t in range(20, max_count + 1, 10)]
     units = [number_words(n) for n in range(1, 10)]
     teens = [number_words(n) for n in range(1, 20)]
     bidding, counting = expect is not Expect.COUNT, expect is not Expect.CALLS
@@ -88,7 +99,7 @@ def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool 
     lines = [
         "#JSGF V1.0;",
         "grammar perudo;",
-        "<number> = " + _alts(teens) + " | twenty [<unit>] | thirty;",
+        "<number> = " + " | ".join([_alts(teens[:max_count])] + tens) + ";",
         "<unit> = " + _alts(units) + ";",
         "<face> = " + _alts(FACE_TERMS) + ";",
         "<bid> = (/0.9/ <number> | /0.05/ a | /0.05/ an) <face>;",
@@ -118,29 +129,31 @@ def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool 
     return "\n".join(lines) + "\n"
 
 
-def grammar_words(players: Sequence[str] = ()) -> set[str]:
+def grammar_words(players: Sequence[str] = (), max_count: int = MAX_COUNT) -> set[str]:
     words: set[str] = set()
-    for group in (COUNT_WORDS, FACE_TERMS, CHALLENGES, COMMANDS, LEADS, ["a", "an", "please", "zero"]):
+    for group in (count_words(max_count), FACE_TERMS, CHALLENGES, COMMANDS, LEADS, ["a", "an", "please", "zero"]):
         for phrase in group:
             words.update(phrase.split())
     words.update(normalise_name(p) for p in players)
     return words
 
 
-def phrase_list(players: Sequence[str] = (), expect: Expect = Expect.ANY) -> list[str]:
+def phrase_list(players: Sequence[str] = (), expect: Expect = Expect.ANY,
+                max_count: int = MAX_COUNT) -> list[str]:
     """Every call (or those that can be said now) as a whole phrase, for Vosk's
     list-of-phrases grammar."""
     names = [normalise_name(p) for p in players]
+    counts = count_words(max_count)
     phrases = list(COMMANDS)
     if expect is not Expect.COUNT:
         # Not "twenty one" and the like: said alone they are the number, not twenty ones.
-        bids = [b for b in (f"{c} {f}" for c in COUNT_WORDS + ["a"] for f in FACE_TERMS)
+        bids = [b for b in (f"{c} {f}" for c in counts + ["a"] for f in FACE_TERMS)
                 if isinstance(parse_call_or_none(b, ()), BidCall)]
         phrases += bids + [f"i bid {b}" for b in bids] + CHALLENGES
         for name in names:
             phrases += [f"{name} {c}" for c in CHALLENGES] + [f"{c} {name}" for c in CHALLENGES]
     if expect is not Expect.CALLS:
-        phrases += COUNT_WORDS + ["zero"]
+        phrases += counts + ["zero"]
         # Hands ("ana one five five three two") are too many as whole phrases: a name and
         # its first die, then dice words in short runs, which Vosk strings together.
         phrases += [f"{name} {d}" for name in names for d in DIE_WORDS]

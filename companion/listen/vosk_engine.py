@@ -16,7 +16,7 @@ import numpy as np
 
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
-from companion.listen.vocabulary import SOUND_ALIKES, VocabularyError, phrase_list
+from companion.listen.vocabulary import MAX_COUNT, SOUND_ALIKES, VocabularyError, phrase_list
 from companion.sources import Expect
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
@@ -50,7 +50,8 @@ def knows(model, words: set[str] | None, word: str) -> bool:
 
 
 def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None = None,
-                    expect: Expect = Expect.ANY) -> tuple[list[str], dict[str, str]]:
+                    expect: Expect = Expect.ANY, max_count: int = MAX_COUNT
+                    ) -> tuple[list[str], dict[str, str]]:
     """The grammar phrases (for what is expected) with every word known to the model.
 
     Returns (phrases, substitutions): Spanish words swapped for sound-alikes the model has;
@@ -65,7 +66,7 @@ def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None =
                 substitutions[word] = option
                 break
     phrases, dropped = [], set()
-    for phrase in phrase_list(players, expect):
+    for phrase in phrase_list(players, expect, max_count):
         out = " ".join(substitutions.get(w, w) for w in phrase.split())
         missing = [w for w in out.split() if not knows(model, words, w)]
         if missing:
@@ -83,7 +84,8 @@ def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None =
 class VoskEngine:
     name = "vosk"
 
-    def __init__(self, model_dir: str | Path, players: Sequence[str] = ()) -> None:
+    def __init__(self, model_dir: str | Path, players: Sequence[str] = (),
+                 max_count: int = MAX_COUNT) -> None:
         try:
             import vosk
         except ImportError as err:
@@ -100,11 +102,13 @@ class VoskEngine:
                              "download it again") from None
         self.players = tuple(players)
         words = model_words(model_dir)
-        self.phrases, self.substitutions = checked_phrases(self._model, players, words)
+        self.phrases, self.substitutions = checked_phrases(self._model, players, words,
+                                                           max_count=max_count)
         # One grammar per moment of the game (companion.sources.Expect), "[unk]" in each so
         # that speech outside it has somewhere to go.
-        self._grammars = {what: json.dumps(checked_phrases(self._model, players, words, what)[0]
-                                           + ["[unk]"]) for what in Expect}
+        self._grammars = {what: json.dumps(checked_phrases(self._model, players, words, what,
+                                                           max_count)[0] + ["[unk]"])
+                          for what in Expect}
         self._expect = Expect.ANY
         self._vosk = vosk
         self._rec = None
