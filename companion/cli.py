@@ -73,6 +73,8 @@ class PlaySettings:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "PlaySettings":
+        from companion.sources import names_and_files
+
         players, files = names_and_files(args.players, args.files)
         return cls(
             players=tuple(players),
@@ -93,20 +95,6 @@ class PlaySettings:
             model=args.model,
             mic=args.mic,
         )
-
-
-def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
-                    ) -> tuple[list[str], list[str | Path]]:
-    """Give back the recordings that argparse took for player names.
-
-    `--players Ana Ben game.wav` reads every word up to the next option as a name, but a
-    name is letters only, so a trailing WAV file or an existing path is one of the files.
-    """
-    names = list(names or ())
-    taken: list[str | Path] = []
-    while names and (names[-1].lower().endswith(".wav") or Path(names[-1]).exists()):
-        taken.insert(0, names.pop())
-    return names, taken + list(files)
 
 
 def _play_parser(sub) -> None:
@@ -240,6 +228,9 @@ def _source(settings: PlaySettings, game):
     # Listen for counts up to the most dice this table can hold (a bigger table than the
     # rulebooks' six players needs "forty"), without widening the grammar for the rest.
     most_dice = len(game.players) * game.rules.max_dice
+    if most_dice > LARGEST_COUNT:
+        print(f"companion: counts above {LARGEST_COUNT} cannot be heard; type them instead",
+              file=sys.stderr)
     return open_source(settings.input, paths=settings.paths, device=settings.mic,
                        engine=settings.engine, model=settings.model, players=game.players,
                        max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)))
@@ -299,10 +290,11 @@ def run_play(settings: PlaySettings) -> int:
         try:
             with _stopped_by_sigterm():
                 referee.run(source, resumed=settings.resuming)
-        except KeyboardInterrupt:  # Ctrl-C, or a service manager stopping the game
+        except KeyboardInterrupt as stop:  # Ctrl-C, or a service manager stopping the game
             print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
-            _paused(path)
-            return 130
+            if game.winner is None:
+                _paused(path)
+            return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
@@ -325,7 +317,9 @@ def _stopped_by_sigterm():
     """While the game runs, SIGTERM stops it the way Ctrl-C does: the pause line is printed
     instead of the process vanishing ("Terminated")."""
     def stop(signum, frame):
-        raise KeyboardInterrupt
+        stopped = KeyboardInterrupt()
+        stopped.signal = signum  # the exit status says which: 128 + 15
+        raise stopped
 
     try:
         previous = signal.signal(signal.SIGTERM, stop)

@@ -18,6 +18,7 @@ from companion.calls import (
     Call,
     Command,
     CommandCall,
+    FILLERS,
     DudoCall,
     HandCall,
     NumberCall,
@@ -44,7 +45,8 @@ from companion.rules import (
 )
 from companion.rules.events import ChallengeCalled, Event, HandShown, Undone
 from companion.sources import CallSource, Expect, Utterance
-from companion.voice.phrases import count_of, describe_events, face_to_count, smallest_raises_phrase
+from companion.voice.phrases import (
+    count_of, describe_events, face_to_count, join_and, smallest_raises_phrase)
 from companion.voice.speakers import Speaker
 
 
@@ -109,6 +111,10 @@ class RefereeSettings:
         """The one rule for a heard call (the speech benchmark scores it too)."""
         if confidence >= self.short_calls_from and changes_nothing(call):
             return Hearing.APPLY  # a wrong answer costs a sentence, a question a round trip
+        if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
+            # An answer to "Did you say ...?" is never itself asked about.
+            return Hearing.APPLY if confidence >= self.reject_below else (
+                Hearing.IGNORE if confidence < self.ignore_below else Hearing.SAY_AGAIN)
         short = confidence >= self.short_calls_from and isinstance(call, (DudoCall, CalzaCall))
         if confidence < self.ignore_below and not short:
             return Hearing.IGNORE
@@ -208,8 +214,6 @@ class Referee:
             return []
         if hearing is Hearing.SAY_AGAIN:
             return ["Sorry, say again?"]
-        if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
-            return self.handle(call)  # a confirmation is itself never confirmed
         if hearing is Hearing.ASK:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
@@ -217,11 +221,21 @@ class Referee:
 
     def _not_understood(self, text: str, err: UnparsableCall) -> str:
         """Why a typed line is not a call, as precisely as can be told."""
-        first, _, rest = text.strip().partition(" ")
-        if (first.isalpha() and first.lower() not in {p.lower() for p in self.game.players}
-                and parse_call_or_none(f"{self.game.players[0]} {rest}", self.game.players) is not None):
-            return (f"There is no player called {first}; the players are "
-                    f"{', '.join(self.game.players[:-1])} and {self.game.players[-1]}.")
+        players = self.game.players
+        words = text.strip().split()
+        known = {p.lower() for p in players}
+        # A capitalised word the referee does not know, where a player's name would make
+        # the line a call ("Dave calza", "calza Dave", "Dave 1 2 3 4 5"), is a wrong name.
+        for i in (0, len(words) - 1) if len(words) > 1 else ():
+            word = words[i].strip(".,!?")
+            rest = words[1:] if i == 0 else words[:-1]
+            if (word[:1].isupper() and word.isalpha() and word.lower() not in known
+                    and parse_call_or_none(word) is None and word.lower() not in FILLERS
+                    and parse_call_or_none(" ".join([players[0], *rest] if i == 0 else [*rest, players[0]]),
+                                           players) is not None):
+                return f"There is no player called {word}; the players are {join_and(players)}."
+        if words and err.why == "nothing was said":  # a name alone
+            return f"Say the call after the name, like {players[0]} calza."
         why = "" if err.why == UnparsableCall(text).why else f" ({err.why})"
         return f"Sorry, I did not understand {text!r}{why}. Say it again?"
 
@@ -258,7 +272,8 @@ class Referee:
             return False
         if game.phase is Phase.REVEAL:
             if isinstance(call, NumberCall):
-                return call.value <= game.dice_in_play
+                low, high = self._count_bounds() if self._hands else (0, game.dice_in_play)
+                return low <= call.value <= high
             return isinstance(call, HandCall)
         return False
 
@@ -269,9 +284,11 @@ class Referee:
         game = self.game
         if isinstance(call, CommandCall):
             return self._command(call)
+        if isinstance(call, PalificoCall):  # a question: a call waiting for "yes" still waits
+            return [self._palifico_sentence()]
         self._pending = None
         if game.phase is Phase.OVER:
-            return [f"The game is over: {game.winner} won. Say undo to take back the last count."]
+            return [f"The game is over: {game.winner} won. Say 'take it back' to undo the last count."]
         try:
             if isinstance(call, BidCall):
                 return self._bid(call)
@@ -283,8 +300,6 @@ class Referee:
                 return self._count(call.value)
             if isinstance(call, HandCall):
                 return self._hand(call)
-            if isinstance(call, PalificoCall):
-                return [self._palifico_sentence()]
         except RulesError as error:
             return [_sentence(str(error))]
         return []
@@ -371,11 +386,11 @@ class Referee:
         if self._hands:  # dice already said bound the count: refuse one they rule out
             low, high = self._count_bounds()
             if not low <= value <= high:
-                shown = " and ".join(self._hands)
+                shown = join_and(list(self._hands))
                 return [f"{shown} already {'shows' if len(self._hands) == 1 else 'show'} "
                         f"{number_words(low)}, so the count is {number_words(low)} to "
                         f"{number_words(high)}, not {number_words(value)}. Say the count again, "
-                        f"or the dice of {', '.join(self._hands_missing())}."]
+                        f"or the dice of {join_and(self._hands_missing())}."]
         return self._apply(CountAction(value))
 
     def _count_bounds(self) -> tuple[int, int]:
@@ -395,7 +410,7 @@ class Referee:
         self._hands.update(checked)
         missing = self._hands_missing()
         if missing:
-            return [f"Got {call.player}'s dice. Still need {', '.join(missing)}."]
+            return [f"Got {call.player}'s dice. Still need {join_and(missing)}."]
         challenge = game.challenge
         assert challenge is not None
         count = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in self._hands.values())
@@ -443,8 +458,8 @@ class Referee:
             parts.append(f"{challenge.player} called {challenge.kind} on {challenge.bidder}'s "
                          f"{Bid(challenge.count, challenge.face).spoken(ace)}. {self._count_prompt()}")
             if self._hands:
-                got = " and ".join(f"{player}'s" for player in self._hands)
-                parts.append(f"Got {got} dice. Still need {', '.join(self._hands_missing())}.")
+                got = join_and([f"{player}'s" for player in self._hands])
+                parts.append(f"Got {got} dice. Still need {join_and(self._hands_missing())}.")
         else:
             if game.last_bid is None:
                 parts.append(f"Round {number_words(game.round_number)}, no bid yet. {game.turn} opens.")

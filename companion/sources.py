@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable, Iterator, Protocol, TextIO
+from pathlib import Path
+from typing import Iterable, Iterator, Protocol, Sequence, TextIO
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,24 @@ class TextSource:
 
     def unmute(self) -> None:
         pass
+
+
+def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
+                    ) -> tuple[list[str], list[str | Path]]:
+    """Give back the recordings that argparse took for player names.
+
+    `--players Ana Ben game.wav` reads every word up to the next option as a name. A name
+    is letters only, so a trailing word ending in .wav, or holding a path separator, is a
+    recording; so is a folder of WAV files (a folder "Ana" of recordings would be odd).
+    """
+    names = list(names or ())
+    taken: list[str | Path] = []
+    while names and _is_recording(names[-1]):
+        taken.insert(0, names.pop())
+    return names, taken + list(files)
+
+
+def _is_recording(word: str) -> bool:
+    path = Path(word)
+    return (word.lower().endswith(".wav") or "/" in word or "\\" in word
+            or (path.is_dir() and any(p.suffix.lower() == ".wav" for p in path.iterdir())))

@@ -54,7 +54,7 @@ def test_scripted_game_announcements_and_final_state(tmp_path):
     assert "Ben loses a die and has four dice left." in out
     assert "Undone: Ben's five sixes." in out
     assert "Calza from Ben on Cleo's three sixes!" in out
-    assert "Got Ana's dice. Still need Ben, Cleo." in out
+    assert "Got Ana's dice. Still need Ben and Cleo." in out
     assert "That makes three." in out and "Ben is exactly right and wins back a die: five dice." in out
     game = load_game(journal)
     assert game.dice == {"Ana": 5, "Ben": 5, "Cleo": 5}
@@ -153,33 +153,43 @@ def test_resume_after_a_kill_loses_nothing(tmp_path):
     assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_a_stopped_game_says_how_to_resume_it(tmp_path, stop):
-    journal = tmp_path / "game.jsonl"
+def _stop_midway(journal, script, last, stop, *args):
+    """Play `script` in a child process, wait until `last` is journalled, then send `stop`."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben",
-                             "--input", "text", "--mute", "--journal", str(journal)],
+                             "--input", "text", "--mute", "--journal", str(journal), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    proc.stdin.write("three fours\n")
+    proc.stdin.write(script)
     proc.stdin.flush()  # stdin stays open: the game waits for the next call
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
+    while time.monotonic() < deadline and not (journal.exists() and last in journal.read_text()):
         time.sleep(0.05)
     proc.send_signal(stop)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_game_says_how_to_resume_it(tmp_path, stop):
+    journal = tmp_path / "game.jsonl"
+    code, err = _stop_midway(journal, "three fours\n", '"count":3', stop)
+    assert code == 128 + stop, err
     assert f"continue it with: companion play --resume {journal}" in err and "Traceback" not in err
     assert load_game(journal).last_bid == Bid(3, 4)
+    # A won game stopped the same way is not "paused".
+    won = tmp_path / "won.jsonl"
+    code, err = _stop_midway(won, "one four\ndudo\nzero\n", "game_over", stop, "--dice", "1")
+    assert code == 128 + stop and "stopped" in err and "--resume" not in err, err
 
 
 def test_dice_said_before_a_pause_are_kept(tmp_path):
     script = "three fours\ndudo\nAna 4 4 1 2 3\n"  # then the game stops: only Ana's dice said
     result, journal = play(tmp_path, script)
-    assert result.stdout.strip().endswith("Got Ana's dice. Still need Ben, Cleo.")
+    assert result.stdout.strip().endswith("Got Ana's dice. Still need Ben and Cleo.")
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute",
                            input_text="Ben 4 4 4 5 6\nCleo 1 2 2 2 2\n")
     assert result.returncode == 0, result.stderr
-    assert "Got Ana's dice. Still need Ben, Cleo." in result.stdout  # said when resuming
+    assert "Got Ana's dice. Still need Ben and Cleo." in result.stdout  # said when resuming
     assert "That makes seven." in result.stdout  # Ana's 4 4 1, Ben's 4 4 4 and Cleo's 1
     game = load_game(journal)
     assert game.dice["Ben"] == 4 and game.round_number == 2  # Ben doubted a right bid
@@ -222,12 +232,17 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
     assert rms > 300 and np.abs(samples).max() > 5000
 
 
-def test_recordings_after_the_player_names_are_recordings(tmp_path):
-    from companion.cli import names_and_files
+def test_recordings_after_the_player_names_are_recordings(tmp_path, monkeypatch):
+    from companion.sources import names_and_files
 
     (tmp_path / "round-two").mkdir()
+    (tmp_path / "round-two" / "01.wav").write_bytes(b"")
     names, files = names_and_files(["Ana", "Ben", "round-one.WAV", str(tmp_path / "round-two")], ["x.wav"])
     assert names == ["Ana", "Ben"] and files == ["round-one.WAV", str(tmp_path / "round-two"), "x.wav"]
+    assert names_and_files(["Ana", "Ben"], []) == (["Ana", "Ben"], [])
+    # A player whose name is also a folder (without recordings) stays a player.
+    (tmp_path / "Ben").mkdir()
+    monkeypatch.chdir(tmp_path)
     assert names_and_files(["Ana", "Ben"], []) == (["Ana", "Ben"], [])
     # Through the command line: the recording is read (and refused for its rate), not named.
     from companion.listen.audio import write_wav

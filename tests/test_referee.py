@@ -112,7 +112,7 @@ def test_dudo_then_a_number_settles_the_round():
 def test_count_from_every_players_dice():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")
-    assert "Still need Ben, Cleo" in say(referee, "Ana 1 5 5 3 2")
+    assert "Still need Ben and Cleo" in say(referee, "Ana 1 5 5 3 2")
     assert "five dice, not four" in say(referee, "Ben 5 5 5 5")
     say(referee, "Ben 2 2 2 2 2")
     text = say(referee, "Cleo 6 6 6 6 1")
@@ -138,7 +138,16 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert say(referee, "Dave calza") == "There is no player called Dave; the players are Ana, Ben and Cleo."
     assert "(a count cannot be negative)" in say(referee, "-3 fives")
     assert say(referee, "hello there") == "Sorry, I did not understand 'hello there'. Say it again?"
+    assert "no player called Dave" in say(referee, "calza Dave")
+    assert "no player" not in say(referee, "yes dudo") and "no player" not in say(referee, "hey five threes")
+    assert say(referee, "Ana") == "Say the call after the name, like Ana calza."
     assert referee.game.last_bid is None
+
+
+def test_a_count_the_dice_said_rule_out_loses_to_an_alternative_that_fits():
+    referee, _, _ = make()
+    say(referee, "three fives", "dudo", "Ana 1 1 1 1 1", "Ben 5 5 5 2 2")
+    assert say(referee, "two", confidence=0.6, alternatives=("nine",)) == "Did you say nine?"
 
 
 def test_count_too_large_is_refused():
@@ -315,6 +324,11 @@ def test_a_faintly_heard_question_is_answered():
     assert say(referee, "palifico", confidence=0.6) == say(referee, "palifico")
     assert say(referee, "status", confidence=0.05) == ""  # below every line: chatter
     assert referee.game.last_bid == Bid(3, 4)
+    # A question asked while a call waits for "yes" leaves it waiting.
+    assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    say(referee, "palifico", confidence=0.15)
+    say(referee, "status", confidence=0.15)
+    assert say(referee, "yes", confidence=0.6).startswith("Ben: four fours.")  # an answer is never asked about
 
 
 def test_alternatives_that_make_sense_are_preferred_when_unsure():

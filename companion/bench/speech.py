@@ -487,7 +487,7 @@ CONFIRM = ENGINE_CONFIRM
 
 
 def hearing(row: dict, threshold: float) -> Hearing:
-    settings = replace(RefereeSettings(), reject_below=threshold)
+    settings = replace(RefereeSettings(), reject_below=threshold, confirm_below=CONFIRM)  # as `play` sets them
     return settings.hearing(parse_call(row["text"], PLAYERS), row["confidence"])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import wave
 from pathlib import Path
 
@@ -38,13 +39,13 @@ def _open_wav(path: str | Path, read: bool) -> np.ndarray:
             why = f"{why}: a 24- or 32-bit, float or multichannel encoding"
         raise AudioFormatError(
             f"{path}: not a readable WAV file ({why}); a 16 kHz mono 16-bit PCM WAV is needed. "
-            f"If it is audio in another format, convert it with: sox '{path}' -r 16000 -c 1 -b 16 out.wav"
+            f"If it is audio in another format, convert it with: sox {shlex.quote(str(path))} -r 16000 -c 1 -b 16 out.wav"
         ) from None
     if (rate, channels, width) != (SAMPLE_RATE, 1, 2):
         found = f"{rate} Hz, {channels} channel{'s' if channels != 1 else ''}, {8 * width}-bit"
         raise AudioFormatError(
             f"{path}: found {found}; needed 16000 Hz, 1 channel (mono), 16-bit PCM. "
-            f"Convert it with: sox '{path}' -r 16000 -c 1 -b 16 out.wav")
+            f"Convert it with: sox {shlex.quote(str(path))} -r 16000 -c 1 -b 16 out.wav")
     return np.frombuffer(frames, dtype="<i2").astype(np.int16)
 
 

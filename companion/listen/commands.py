@@ -15,7 +15,7 @@ from companion.listen.errors import AudioFormatError
 from companion.listen.sources import (decode_span, expand_paths, list_microphones, make_engine,
                                       open_source)
 from companion.listen.vosk_engine import DEFAULT_MODEL, MODELS_DIR, download, find_model
-from companion.sources import Expect
+from companion.sources import Expect, names_and_files
 
 __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
            "add_devices_arguments", "run_devices", "open_source"]
@@ -40,8 +40,6 @@ def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
 def run_hear(args: argparse.Namespace) -> int:
     """One line per file; a file or folder that cannot be read is reported and the rest
     still heard (exit 1), while a missing engine or model stops everything (exit 2)."""
-    from companion.cli import names_and_files
-
     failed = 0
     args.players, args.files = names_and_files(args.players, args.files)
     if not args.files:

@@ -29,6 +29,13 @@ def count_of(n: int, noun: str = "die", plural: str = "dice") -> str:
     return f"{number_words(n)} {noun if n == 1 else plural}"
 
 
+def join_and(items: Sequence[str]) -> str:
+    """ "Ana", "Ana and Ben", "Ana, Ben and Cleo"."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
 def join_or(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
