@@ -149,6 +149,17 @@ def test_a_big_tables_counts_are_heard(tmp_path):
     assert big.decode(read_wav(tmp_path / "forty.wav")).text == "forty two fives"
 
 
+def test_undo_during_a_reveal_is_never_heard_as_a_count(engine, tmp_path):
+    # With "um" allowed before a count, "undo" came out as "um two" and could settle a
+    # challenge; the count grammar has no lead words now.
+    engine.expect(Expect.COUNT)
+    for i, voice in enumerate(VOICES):
+        for rate in (130, 170):
+            heard = engine.decode(read_wav(speak("undo", voice, tmp_path / f"undo-{i}-{rate}.wav", rate)))
+            call = parse_call_or_none(heard.text, PLAYERS)
+            assert call is None or call.to_json()["kind"] != "number", (voice, rate, heard.text)
+
+
 def test_a_count_is_heard_only_when_a_count_is_expected(engine, speech_dir):
     twelve = read_wav(speech_dir / "call-0-08.wav")
     engine.expect(Expect.COUNT)

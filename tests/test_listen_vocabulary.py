@@ -35,6 +35,11 @@ def test_every_grammar_phrase_parses_to_a_call():
         parse_call(phrase, players)  # raises if the grammar could say a non-call
 
 
+def test_no_lead_words_before_a_count():
+    assert "<lead> = <NULL>;" in jsgf(("Ana",), expect=Expect.COUNT)  # "um two" was a misheard "undo"
+    assert "um" in jsgf(("Ana",), expect=Expect.CALLS)  # "um, nine fives" while bidding
+
+
 def test_a_bigger_table_is_listened_to_up_to_its_most_dice():
     players = ("Ana", "Ben", "Cleo")
     assert "forty" not in jsgf(players) and "thirty [<unit>]" not in jsgf(players)

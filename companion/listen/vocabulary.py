@@ -28,10 +28,13 @@ LARGEST_COUNT = 69
 
 
 def count_words(max_count: int = MAX_COUNT) -> list[str]:
+    """ "one" to the spelt `max_count`: every count the grammar can hear."""
     if not 1 <= max_count <= LARGEST_COUNT:
         raise VocabularyError(f"counts up to {max_count} cannot be listened for "
                               f"(at most {LARGEST_COUNT} dice)")
     return [number_words(n) for n in range(1, max_count + 1)]
+
+
 FACE_TERMS = ["ones", "aces", "pacos", "twos", "threes", "fours", "fives", "sixes",
               "one", "ace", "paco", "two", "three", "four", "five", "six"]
 DIE_WORDS = ["one", "two", "three", "four", "five", "six"]
@@ -84,7 +87,14 @@ def jsgf(players: Sequence[str] = (), leads: Sequence[str] = LEADS, hands: bool 
     """The call grammar in JSGF, for pocketsphinx: every call, or only those that can be
     said at this point of the game (`expect`), with counts up to `max_count`."""
     names = [normalise_name(p) for p in players]
-    count_words(max_count)  # refuses a count it cannot spell
+    count_words(max_count)  # refuses a largest count it cannot spell, before building
+    if expect is Expect.COUNT:
+        # No "um" or "uh" before a count: with them, "undo" said during a reveal was heard as
+        # "um" and a number ("um two", "um zero": 30 of 45 espeak-ng recordings, 3 of them
+        # confidently enough to settle the challenge); without them it is acted on in 12 (from 6) and never taken
+        # for a count. Its other misreadings are a one-die hand ("ana two"), refused by the
+        # dice check unless that player holds exactly one die.
+        leads = ()
     tens = [f"{number_words(t)} [<unit>]" if t < max_count else number_words(t)
             for t in range(20, max_count + 1, 10)]
     units = [number_words(n) for n in range(1, 10)]
