@@ -153,7 +153,11 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
     except (RulesError, TypeError) as exc:
         raise JournalError(f"{path} starts a game that cannot be set up: {exc}") from None
     kept: list[Event] = list(game.events)
-    if [e.to_dict() for e in events[: len(kept)]] != [e.to_dict() for e in kept]:
+    written = [e.to_dict() for e in events[: len(kept)]]
+    # A journal from before a rules field was added lacks it; the field's default is what
+    # that game was played by, so the start is compared with it filled in.
+    written[0] = dict(written[0], rules=rules.to_dict())
+    if written != [e.to_dict() for e in kept]:
         raise JournalError(f"{path} does not match its own start: was it written by another version?")
     i = len(kept)
     while i < len(events):

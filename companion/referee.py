@@ -425,7 +425,7 @@ class Referee:
         if name is Command.REPEAT:
             return list(self._last_said) or [self.status_sentence()]
         if name is Command.STATUS:
-            return [self.status_sentence(full=True)]
+            return [self.status_sentence()]
         if name is Command.YES:
             pending, self._pending = self._pending, None
             return self.handle(pending) if pending is not None else ["There is nothing to confirm."]
@@ -446,7 +446,7 @@ class Referee:
 
     # --- describing the state --------------------------------------------------------------
 
-    def status_sentence(self, full: bool = False) -> str:
+    def status_sentence(self) -> str:
         game = self.game
         ace = game.rules.ace_word
         if game.phase is Phase.OVER:
@@ -468,7 +468,7 @@ class Referee:
                              f"{game.turn}, your call.")
             if game.is_palifico_round:
                 parts.append(f"Palifico round for {game.palifico_player}.")
-        if full or game.rules.announce_dice_in_play:
+        if game.rules.announce_dice_in_play:  # hidden dice (a pouch, a lid) stay hidden
             holdings = ", ".join(f"{p} {number_words(game.dice[p])}" for p in game.active_players)
             parts.append(f"Dice: {holdings}; {count_of(game.dice_in_play)} in play.")
         return " ".join(parts)

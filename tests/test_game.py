@@ -43,7 +43,7 @@ def play_round(g, bids, challenger, count, kind="dudo"):
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_no_pacos_opening_in_a_normal_round(preset):
     g = game(preset=preset)
-    with pytest.raises(IllegalBid, match="cannot open"):
+    with pytest.raises(IllegalBid, match="cannot open|only a player with one die"):
         g.bid("Ana", Bid(2, 1))
     assert g.events[-1].type == "round_started" and g.last_bid is None
 
@@ -280,6 +280,10 @@ def test_palifico_round_after_first_dropping_to_one_die(preset):
     g = palifico_game(preset)
     assert g.palifico_player == "Ana" and g.turn == "Ana" and not g.aces_wild
     assert any(isinstance(e, PalificoDeclared) for e in g.events)
+    if not g.rules.palifico_opens_aces:  # the leaflet: never an opening on jokers
+        with pytest.raises(IllegalBid, match="cannot open"):
+            g.bid("Ana", Bid(1, 1))
+        return
     g.bid("Ana", Bid(1, 1))  # the palifico player may open with pacos
     g.bid("Ben", Bid(2, 1))
     with pytest.raises(IllegalBid):
@@ -307,6 +311,31 @@ def test_who_may_change_the_face_in_a_palifico_round(preset, ben_may_change):
     else:
         with pytest.raises(IllegalBid, match="face stays threes"):
             g.bid("Ben", Bid(1, 4))
+
+
+def test_a_one_die_player_may_open_with_aces_under_wikipedia():
+    # Wikipedia: no round opens on aces "unless they have only one die left".
+    for preset in ("wikipedia", "wikipedia-difference"):
+        g = game("Ana Ben Cleo", preset, dice={"Ana": 3, "Ben": 1, "Cleo": 3}, first="Ben")
+        assert not g.is_palifico_round
+        assert Bid(1, 1) in g.smallest_raises("Ben")
+        g.bid("Ben", Bid(1, 1))
+        g = game("Ana Ben Cleo", preset, dice={"Ana": 3, "Ben": 1, "Cleo": 3})
+        with pytest.raises(IllegalBid, match="only a player with one die left"):
+            g.bid("Ana", Bid(1, 1))
+    g = game("Ana Ben Cleo", "asmodee", dice={"Ana": 3, "Ben": 1, "Cleo": 3}, first="Ben")
+    with pytest.raises(IllegalBid, match="cannot open"):
+        g.bid("Ben", Bid(1, 1))  # elsewhere only in the palifico player's own round
+
+
+def test_the_leaflet_lets_only_the_palifico_player_change_the_face():
+    g = palifico_game("leaflet")  # Ana's palifico round; Ben was palifico before
+    g.bid("Ana", Bid(1, 3))
+    with pytest.raises(IllegalBid, match="face stays threes"):
+        g.bid("Ben", Bid(1, 4))  # "cannot be changed by other players"
+    g.bid("Ben", Bid(2, 3))
+    g.bid("Cleo", Bid(3, 3))
+    g.bid("Ana", Bid(4, 5))  # the palifico player may
 
 
 def test_pressman_needs_one_die_as_well_as_an_earlier_palifico():

@@ -53,6 +53,23 @@ def test_resume_rebuilds_exactly_the_same_state(tmp_path):
     assert [e.to_dict() for e in again.events] == [e.to_dict() for e in game.events]
 
 
+def test_a_journal_from_before_a_rules_field_was_added_still_resumes(tmp_path):
+    game, journal, path = started(tmp_path, preset="leaflet")
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    journal.close()
+    lines = path.read_text().splitlines()
+    start = json.loads(lines[0])
+    del start["rules"]["palifico_opens_aces"]  # written by a version without the field
+    path.write_text("\n".join([json.dumps(start)] + lines[1:]) + "\n")
+    again = load_game(path)
+    assert again.last_bid == Bid(3, 4)
+    assert again.rules.palifico_opens_aces  # what that version did: the field's default
+    start["rules"]["starting_dice"] = 3  # an edited start is still caught by what follows it
+    path.write_text("\n".join([json.dumps(start)] + lines[1:]) + "\n")
+    with pytest.raises(JournalError):
+        load_game(path)
+
+
 def test_undo_is_journalled_and_replayed(tmp_path):
     game, journal, path = started(tmp_path)
     act(game, journal, game.bid, "Ana", Bid(3, 4))

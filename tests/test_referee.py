@@ -201,12 +201,15 @@ def test_repeat_and_status():
     assert "The bid is three fours by Ana. Ben, your call." in status and "fifteen dice in play" in status
 
 
-def test_secret_totals_are_only_given_on_request():
-    referee, speaker, _ = make(preset="pressman")
-    referee.run(TextSource(["three fours", "four fours", "dudo", "0"]))
-    spoken = " ".join(speaker.said)
-    assert "in play" not in spoken
-    assert "in play" in say(referee, "status")
+def test_secret_totals_stay_secret():
+    # Pressman's pouch and the leaflet's cup lid hide the lost dice: the referee never tells.
+    for preset in ("pressman", "leaflet"):
+        referee, speaker, _ = make(preset=preset)
+        referee.run(TextSource(["three fours", "four fours", "dudo", "0"]))
+        spoken = " ".join(speaker.said) + say(referee, "status") + say(referee, "repeat")
+        assert "in play" not in spoken and "Dice:" not in spoken
+    referee, _, _ = make(preset="pressman", announce_dice_in_play=True)  # a house rule tells
+    assert "fifteen dice in play" in say(referee, "status")
 
 
 def test_the_whole_game_to_a_winner_with_palifico_and_elimination():

@@ -11,6 +11,7 @@ from companion.cli import PlaySettings, _speaker, build_parser
 from companion.referee import check_player_names
 from companion.rules import BadSetup, Bid, get_preset
 from companion.rules.events import BidMade, ChallengeCalled, DieLost, RoundStarted
+from companion.rules.presets import FaceChange
 from companion.voice.phrases import describe_event, smallest_raises_phrase
 from companion.voice.speakers import PrintSpeaker, VoiceSpeaker, VoiceUnavailable, WavRecorder, announcer
 
@@ -94,7 +95,10 @@ def test_event_sentences_use_the_presets_words():
                                                "aces are not wild and the face stays, except for "
                                                "a player on one die who has been palifico before.")
     # Each preset's own rule for who may change the face is said, never a blanket "stays".
-    assert describe_event(start, get_preset("leaflet")).endswith("jokers are not wild and the face stays.")
+    assert describe_event(start, get_preset("leaflet")).endswith(
+        "jokers are not wild and the face stays, except for the palifico player.")
+    assert describe_event(start, get_preset("leaflet").replace(palifico_face_change=FaceChange.NOBODY)
+                          ).endswith("jokers are not wild and the face stays.")
     assert describe_event(start, get_preset("wikipedia")).endswith("the face stays, except for a player on one die.")
     assert "Four dice in play" in describe_event(start, asmodee)
     assert describe_event(DieLost("Ben", 2, 0), asmodee) == "Ben loses two dice and has no dice left."

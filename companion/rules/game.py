@@ -178,7 +178,16 @@ class Game:
             return player in self.been_palifico and one_die
         if rule is FaceChange.ON_ONE_DIE:
             return one_die
+        if rule is FaceChange.PALIFICO_PLAYER:
+            return player == self.palifico_player
         return False
+
+    def may_open_with_aces(self, player: str) -> bool:
+        """May `player` open this round with aces (pacos, jokers)?"""
+        rules = self.rules
+        return (rules.aces_opening
+                or (rules.palifico_opens_aces and self.is_palifico_round and player == self.palifico_player)
+                or (rules.one_die_opens_aces and self.dice[player] == 1))
 
     def bid_problem(self, player: str, bid: Bid) -> IllegalBid | None:
         """Why `player` may not bid `bid` now (turn and phase aside), or None if legal."""
@@ -188,10 +197,13 @@ class Game:
             return IllegalBid(f"there are only {number_words(self.dice_in_play)} dice in play",
                               self.smallest_raises(player))
         if last is None:
-            if bid.is_aces and not self.rules.aces_opening and not (
-                    self.is_palifico_round and player == self.palifico_player):
-                reason = (f"only the palifico player may open with {ace_word}" if self.is_palifico_round
-                          else f"a round cannot open with {ace_word}")
+            if bid.is_aces and not self.may_open_with_aces(player):
+                if self.rules.one_die_opens_aces:
+                    reason = f"only a player with one die left may open with {ace_word}"
+                elif self.is_palifico_round and self.rules.palifico_opens_aces:
+                    reason = f"only the palifico player may open with {ace_word}"
+                else:
+                    reason = f"a round cannot open with {ace_word}"
                 return IllegalBid(reason, self.smallest_raises(player))
             return None
         if bid.face != last.face and not self.may_change_face(player):
@@ -216,8 +228,7 @@ class Game:
         for face in FACES:
             if last is None:
                 bid = Bid(1, face)
-                if bid.is_aces and not self.rules.aces_opening and not (
-                        self.is_palifico_round and player == self.palifico_player):
+                if bid.is_aces and not self.may_open_with_aces(player):
                     continue
             else:
                 if face != last.face and not self.may_change_face(player):

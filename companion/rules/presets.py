@@ -35,6 +35,7 @@ class FaceChange(enum.Enum):
     """Who may change the face during a palifico round."""
 
     NOBODY = "nobody"
+    PALIFICO_PLAYER = "palifico-player"  # only the player whose palifico round it is
     WAS_PALIFICO = "was-palifico"  # anyone who has already been palifico
     WAS_PALIFICO_ON_ONE_DIE = "was-palifico-on-one-die"  # ...and holds a single die now
     ON_ONE_DIE = "on-one-die"  # anyone holding a single die
@@ -56,8 +57,11 @@ class Rules:
     ace_word: str = "pacos"  # how face 1 is announced: "aces", "pacos" or "jokers"
     starting_dice: int = 5
     max_dice: int = 5  # a regained die never takes a player above this
-    announce_dice_in_play: bool = True  # False where lost dice are hidden (a pouch, a lid)
+    # False where lost dice are hidden (a pouch, a lid): the total is then never told.
+    announce_dice_in_play: bool = True
     aces_opening: bool = False  # may a normal round open with aces?
+    palifico_opens_aces: bool = True  # ...the palifico player may open their round with aces
+    one_die_opens_aces: bool = False  # ...a player holding one die may open any round with aces
     dudo_caller: DudoCaller = DudoCaller.NEXT_PLAYER
     dudo_loss: DudoLoss = DudoLoss.ONE
     calza: bool = True
@@ -142,22 +146,28 @@ PRESETS: dict[str, Rules] = {
                                     announce_dice_in_play=False, calza=True,
                                     calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
                                     palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
-    # The boxed-set leaflet: jokers, lost dice under the cup lid, nobody may change the face
-    # in a palifico round, anyone may call calza.
+    # The boxed-set leaflet: jokers, lost dice under the cup lid, never an opening on jokers
+    # (it makes no palifico exception), in a palifico round the face cannot be changed "by
+    # other players" (so the palifico player may), anyone may call calza.
     "leaflet": _BASE.replace(name="leaflet", ace_word="jokers", announce_dice_in_play=False,
-                             palifico_face_change=FaceChange.NOBODY),
+                             palifico_opens_aces=False,
+                             palifico_face_change=FaceChange.PALIFICO_PLAYER),
     # The web page: the calza caller opens the next round whatever the outcome; no calza in
     # a palifico round; players who were palifico before may change the face.
     "web": _BASE.replace(name="web", ace_word="aces", calza_starter=CalzaStarter.CALLER),
     # Wikipedia "Dudo": spot on is a turn's action, allowed while more than half of the
-    # starting dice remain; in the one-die round only one-die players may change the face.
+    # starting dice remain; a player with one die left may open any round with aces; in the
+    # one-die ("obliga") round only one-die players may change the face. It sets no player
+    # minimum for spot on or obliga rounds, so both go on with two players.
     "wikipedia": _BASE.replace(name="wikipedia", ace_word="aces", calza_caller=CalzaCaller.NEXT_PLAYER,
                                calza_needs_half_dice=True, calza_min_players=2,
+                               palifico_min_players=2, one_die_opens_aces=True,
                                palifico_face_change=FaceChange.ON_ONE_DIE),
     # Wikipedia's variant: the loser of a dudo loses as many dice as the bid was off by.
     "wikipedia-difference": _BASE.replace(name="wikipedia-difference", ace_word="aces",
                                           calza_caller=CalzaCaller.NEXT_PLAYER,
                                           calza_needs_half_dice=True, calza_min_players=2,
+                                          palifico_min_players=2, one_die_opens_aces=True,
                                           palifico_face_change=FaceChange.ON_ONE_DIE,
                                           dudo_loss=DudoLoss.DIFFERENCE),
 }

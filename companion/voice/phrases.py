@@ -77,6 +77,7 @@ def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
 # Who may still change the face in a palifico round, as said after "the face stays".
 FACE_CHANGERS = {
     FaceChange.NOBODY: "",
+    FaceChange.PALIFICO_PLAYER: ", except for the palifico player",
     FaceChange.WAS_PALIFICO: ", except for a player who has been palifico before",
     FaceChange.WAS_PALIFICO_ON_ONE_DIE: ", except for a player on one die who has been palifico before",
     FaceChange.ON_ONE_DIE: ", except for a player on one die",
