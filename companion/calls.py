@@ -277,8 +277,9 @@ def parse_call_or_none(text: str, players: Sequence[str] = ()) -> Call | None:
 
 
 def describe_call(call: Call, ace_word: str = "pacos") -> str:
-    """Read a call back in words, the way the referee confirms it."""
-    who = f"{call.speaker}: " if call.speaker else ""
+    """Read a call back in words, the way the referee confirms it ("Ben calza", "Ana one
+    five five three two")."""
+    who = f"{call.speaker} " if call.speaker else ""
     if isinstance(call, BidCall):
         return who + call.bid.spoken(ace_word)
     if isinstance(call, DudoCall):
@@ -290,7 +291,7 @@ def describe_call(call: Call, ace_word: str = "pacos") -> str:
     if isinstance(call, NumberCall):
         return who + number_words(call.value) if call.value < 70 else who + str(call.value)
     if isinstance(call, HandCall):
-        return f"{call.player}: " + " ".join(str(d) for d in call.dice)
+        return f"{call.player} " + " ".join(number_words(d) for d in call.dice)
     return who + call.name.value
 
 

@@ -72,6 +72,9 @@ class CountSource(Protocol):
     def reveal(self, expected_total: int, save_dir: Path | None = None) -> Any: ...
 
 
+SAY_AGAIN = "Sorry, say again?"
+
+
 def changes_nothing(call: Call) -> bool:
     """A question to the referee: answering it leaves the game as it was."""
     return isinstance(call, PalificoCall) or (
@@ -107,10 +110,17 @@ class RefereeSettings:
     short_calls_from: float = 0.1
     reveal_dir: Path | None = None  # where annotated reveal pictures are kept
 
-    def hearing(self, call: Call, confidence: float) -> Hearing:
-        """The one rule for a heard call (the speech benchmark scores it too)."""
+    def hearing(self, call: Call, confidence: float, asking: bool = False) -> Hearing:
+        """The one rule for a heard call (the speech benchmark scores it too); `asking`: a
+        "Did you say ...?" waits for its answer."""
         if confidence >= self.short_calls_from and changes_nothing(call):
             return Hearing.APPLY  # a wrong answer costs a sentence, a question a round trip
+        if asking and isinstance(call, CommandCall) and call.name is Command.NO:
+            return Hearing.APPLY  # declining changes nothing, and one short "no" scores low
+        if isinstance(call, NumberCall) and confidence >= self.ignore_below:
+            # The count decides who loses a die, and a wrong one can be heard confidently
+            # (espeak's "twenty" as "twenty eight" at 0.93): it is always read back first.
+            return Hearing.ASK
         if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
             # An answer to "Did you say ...?" is never itself asked about.
             return Hearing.APPLY if confidence >= self.reject_below else (
@@ -168,7 +178,8 @@ class Referee:
         sentences = [s for s in sentences if s]
         if not sentences:
             return
-        self._last_said = list(sentences)
+        if sentences != [SAY_AGAIN]:  # "repeat" after "say again" repeats what came before
+            self._last_said = list(sentences)
         text = " ".join(sentences)
         if self._source is not None:
             self._source.mute()  # never hear ourselves
@@ -208,12 +219,14 @@ class Referee:
             self._log(f"(not a call: {utterance.text!r})")
             return []
         confidence = utterance.confidence if utterance.confidence is not None else 1.0
-        hearing = self.settings.hearing(call, confidence)
+        hearing = self.settings.hearing(call, confidence, asking=self._pending is not None)
         if hearing is Hearing.IGNORE:
             self._log(f"(too unsure to be a call: {utterance.text!r}, confidence {confidence:.2f})")
             return []
         if hearing is Hearing.SAY_AGAIN:
-            return ["Sorry, say again?"]
+            return [SAY_AGAIN]
+        if hearing is Hearing.ASK and not self.makes_sense(call):
+            return self.handle(call)  # refused as it is: no question about a call that cannot stand
         if hearing is Hearing.ASK:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
@@ -375,7 +388,9 @@ class Referee:
         assert challenge is not None
         what = face_to_count(challenge.face, challenge.aces_wild, self.game.rules.ace_word)
         first = self.game.active_players[0]
-        example = " ".join(str(face) for face in ((1, 5, 5, 3, 2, 6) * 3)[: self.game.dice[first]])
+        # Not a one first: spoken right after a name ("Ana one five..."), the bundled engine
+        # drops it (4 of 4 espeak-ng voices).
+        example = " ".join(str(face) for face in ((5, 5, 3, 1, 2, 6) * 3)[: self.game.dice[first]])
         ask = f"How many {what}? Say the number" if again else "Say the count"
         return f"{ask}, or each player's dice, like {first} {example}."
 
@@ -409,13 +424,16 @@ class Referee:
         self._record([HandShown(player, dice) for player, dice in checked.items()])
         self._hands.update(checked)
         missing = self._hands_missing()
+        # Every hand is read back, so a hand heard under the wrong name is caught at once.
+        (player, dice), = checked.items()
+        got = f"Got {player}'s dice: {', '.join(number_words(d) for d in dice)}."
         if missing:
-            return [f"Got {call.player}'s dice. Still need {join_and(missing)}."]
+            return [f"{got} Still need {join_and(missing)}."]
         challenge = game.challenge
         assert challenge is not None
         count = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in self._hands.values())
         hands, self._hands = self._hands, {}
-        return [f"That makes {number_words(count)}."] + self._apply(CountAction(count, hands))
+        return [got, f"That makes {number_words(count)}."] + self._apply(CountAction(count, hands))
 
     def _hands_missing(self) -> list[str]:
         return [p for p in self.game.active_players if p not in self._hands]

@@ -118,5 +118,6 @@ def test_a_minus_sign_is_not_dropped(text):
 def test_json_and_description():
     assert parse_call("nine fives").to_json() == {"kind": "bid", "count": 9, "face": 5}
     assert parse_call("Ben calza", PLAYERS).to_json() == {"kind": "calza"}
-    assert describe_call(parse_call("Ben calza", PLAYERS)) == "Ben: calza"
+    assert describe_call(parse_call("Ben calza", PLAYERS)) == "Ben calza"
+    assert describe_call(parse_call("Ben 6 1", PLAYERS)) == "Ben six one"
     assert describe_call(parse_call("4 aces")) == "four pacos"

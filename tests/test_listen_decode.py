@@ -128,7 +128,7 @@ def test_long_recording_is_split_into_utterances(engine, speech_dir, tmp_path):
         CALLS["five fives"], {"kind": "dudo"}]
 
 
-def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, speech_dir, tmp_path):
+def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, speech_dir, tmp_path, capsys):
     a = read_wav(speech_dir / "call-1-00.wav")
     b = read_wav(speech_dir / "call-1-06.wav")
     pause = np.random.default_rng(0).normal(0, 3, int(16000 * 0.6)).astype(np.int16)
@@ -138,6 +138,12 @@ def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, spe
     texts = [u.text for u in iter(source.next_utterance, None)]
     assert [parse_call_or_none(t, PLAYERS).to_json() for t in texts] == [
         CALLS["five fives"], {"kind": "dudo"}]
+    # hear keeps one line per file, and says what that leaves out.
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx", str(tmp_path / "two.wav")])) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 and "two.wav holds 2 utterances" in err
     # A single call keeps its one utterance, pauses inside it included.
     (whole,) = WavSource([speech_dir / "call-0-01.wav"], engine).results(speech_dir / "call-0-01.wav")
     assert whole.text == "twenty one threes"

@@ -54,7 +54,7 @@ def test_scripted_game_announcements_and_final_state(tmp_path):
     assert "Ben loses a die and has four dice left." in out
     assert "Undone: Ben's five sixes." in out
     assert "Calza from Ben on Cleo's three sixes!" in out
-    assert "Got Ana's dice. Still need Ben and Cleo." in out
+    assert "Got Ana's dice: six, six, one, two, three. Still need Ben and Cleo." in out
     assert "That makes three." in out and "Ben is exactly right and wins back a die: five dice." in out
     game = load_game(journal)
     assert game.dice == {"Ana": 5, "Ben": 5, "Cleo": 5}
@@ -185,7 +185,7 @@ def test_a_stopped_game_says_how_to_resume_it(tmp_path, stop):
 def test_dice_said_before_a_pause_are_kept(tmp_path):
     script = "three fours\ndudo\nAna 4 4 1 2 3\n"  # then the game stops: only Ana's dice said
     result, journal = play(tmp_path, script)
-    assert result.stdout.strip().endswith("Got Ana's dice. Still need Ben and Cleo.")
+    assert result.stdout.strip().endswith("Got Ana's dice: four, four, one, two, three. Still need Ben and Cleo.")
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute",
                            input_text="Ben 4 4 4 5 6\nCleo 1 2 2 2 2\n")
     assert result.returncode == 0, result.stderr

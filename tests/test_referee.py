@@ -116,7 +116,7 @@ def test_count_from_every_players_dice():
     assert "five dice, not four" in say(referee, "Ben 5 5 5 5")
     say(referee, "Ben 2 2 2 2 2")
     text = say(referee, "Cleo 6 6 6 6 1")
-    assert text.startswith("That makes four.") and "the bid was right" in text
+    assert text.startswith("Got Cleo's dice: six, six, six, six, one. That makes four.") and "the bid was right" in text
     assert referee.game.dice["Ben"] == 4
 
 
@@ -313,7 +313,7 @@ def test_a_faintly_heard_challenge_is_asked_about_not_dropped():
     referee, _, _ = make()
     say(referee, "three fours")
     assert say(referee, "dudo", confidence=0.05) == ""  # below every line: chatter
-    assert say(referee, "Cleo calza", confidence=0.3) == "Did you say Cleo: calza?"
+    assert say(referee, "Cleo calza", confidence=0.3) == "Did you say Cleo calza?"
     assert "Ignored" in say(referee, "no", confidence=0.9) and referee.game.phase is Phase.BIDDING
 
 
@@ -426,7 +426,7 @@ def test_a_doubtful_yes_confirms_nothing():
 def test_the_dice_example_has_as_many_dice_as_the_player_holds():
     referee, _, _ = make("Ana Ben", starting_dice=7, max_dice=7)
     say(referee, "three fours")
-    assert say(referee, "dudo").endswith("like Ana 1 5 5 3 2 6 1.")
+    assert say(referee, "dudo").endswith("like Ana 5 5 3 1 2 6 5.")
 
 
 def test_asking_palifico_says_why_there_is_none():
@@ -438,3 +438,30 @@ def test_asking_palifico_says_why_there_is_none():
     assert say(referee, "palifico") == "There are no palifico rounds under the asmodee rules."
     referee, _, _ = make()
     assert "first drops to one die" in say(referee, "palifico")
+
+
+def test_a_spoken_count_is_always_read_back_before_it_settles_anything():
+    referee, _, _ = make()
+    say(referee, "three fives", "dudo")
+    # espeak's "twenty" was heard as a confident "twenty eight": the count decides who
+    # loses a die, so even a sure one is asked about.
+    assert say(referee, "four", confidence=0.95) == "Did you say four?"
+    assert referee.game.phase is Phase.REVEAL
+    assert say(referee, "yes", confidence=0.9).startswith("Four counted: the bid was right.")
+
+
+def test_a_faint_no_still_declines_a_question():
+    referee, _, _ = make()
+    say(referee, "three fives")
+    assert say(referee, "dudo", confidence=0.6) == "Did you say dudo?"
+    assert say(referee, "no", confidence=0.03) == "Ignored. Say it again."  # declining changes nothing
+    assert say(referee, "yes", confidence=0.9) == "There is nothing to confirm."
+    assert say(referee, "no", confidence=0.03) == ""  # with nothing asked, still chatter
+
+
+def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_again():
+    referee, _, _ = make()
+    assert say(referee, "dudo", confidence=0.6) == "There is no bid yet to doubt."
+    said = say(referee, "three fives")
+    assert say(referee, "four fives", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "repeat") == said

@@ -73,7 +73,14 @@ def _report(err: AudioFormatError) -> int:
 
 def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     # Each file is one utterance here, trimmed by the endpointer as in `play`.
-    result = decode_span(engine, read_wav(path))
+    samples = read_wav(path)
+    from companion.listen.endpoint import utterance_spans
+
+    parts = len(utterance_spans(samples))
+    if parts > 1:  # one line per file is the format; say what it leaves out
+        print(f"companion: {path} holds {parts} utterances; hear reads a file as one call "
+              "(play --input wav hears them one by one)", file=sys.stderr, flush=True)
+    result = decode_span(engine, samples)
     call = parse_call_or_none(result.text, args.players)
     # "call" is what the referee would act on: null below the confidence line, while "text"
     # still shows what the recogniser made of the sound.
