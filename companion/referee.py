@@ -117,10 +117,6 @@ class RefereeSettings:
             return Hearing.APPLY  # a wrong answer costs a sentence, a question a round trip
         if asking and isinstance(call, CommandCall) and call.name is Command.NO:
             return Hearing.APPLY  # declining changes nothing, and one short "no" scores low
-        if isinstance(call, NumberCall) and confidence >= self.ignore_below:
-            # The count decides who loses a die, and a wrong one can be heard confidently
-            # (espeak's "twenty" as "twenty eight" at 0.93): it is always read back first.
-            return Hearing.ASK
         if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
             # An answer to "Did you say ...?" is never itself asked about.
             return Hearing.APPLY if confidence >= self.reject_below else (
@@ -130,7 +126,11 @@ class RefereeSettings:
             return Hearing.IGNORE
         if confidence < self.reject_below and not short:
             return Hearing.SAY_AGAIN
-        return Hearing.ASK if confidence < self.confirm_below else Hearing.APPLY
+        if confidence < self.confirm_below or isinstance(call, NumberCall):
+            # The count decides who loses a die, and a wrong one can be heard confidently
+            # (espeak's "twenty" as "twenty eight" at 0.93): it is always read back first.
+            return Hearing.ASK
+        return Hearing.APPLY
 
 
 class Referee:

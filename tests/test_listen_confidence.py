@@ -117,6 +117,9 @@ def test_the_benchmark_scores_a_call_by_the_referees_own_rule():
     assert rule.hearing(dudo, 0.15) is Hearing.ASK  # a faint dudo is asked about
     assert rule.hearing(status, 0.15) is Hearing.APPLY  # a question is simply answered
     assert rule.hearing(dudo, 0.05) is rule.hearing(status, 0.05) is Hearing.IGNORE
+    count = parse_call("twenty eight")
+    assert [rule.hearing(count, c) for c in (0.1, 0.3, 0.6, 0.95)] == [
+        Hearing.IGNORE, Hearing.SAY_AGAIN, Hearing.ASK, Hearing.ASK]  # a count is always read back
     texts = {"three fours": bid.to_json(), "dudo": dudo.to_json(), "status": status.to_json(), "": None}
 
     def row(text, truth, conf):

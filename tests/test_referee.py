@@ -446,6 +446,7 @@ def test_a_spoken_count_is_always_read_back_before_it_settles_anything():
     # espeak's "twenty" was heard as a confident "twenty eight": the count decides who
     # loses a die, so even a sure one is asked about.
     assert say(referee, "four", confidence=0.95) == "Did you say four?"
+    assert say(referee, "four", confidence=0.3) == "Sorry, say again?"  # no lower line for counts
     assert referee.game.phase is Phase.REVEAL
     assert say(referee, "yes", confidence=0.9).startswith("Four counted: the bid was right.")
 
