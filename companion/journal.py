@@ -16,6 +16,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 from companion.errors import CompanionError
 from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError
+from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (
     ACTION_TYPES,
     BidMade,
@@ -155,8 +156,10 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
     kept: list[Event] = list(game.events)
     written = [e.to_dict() for e in events[: len(kept)]]
     # A journal from before a rules field was added lacks it; the field's default is what
-    # that game was played by, so the start is compared with it filled in.
-    written[0] = dict(written[0], rules=rules.to_dict())
+    # that game was played by, so the start is compared with it filled in (any other
+    # missing field is still a journal that does not match its own start).
+    added = {f: v for f, v in Rules().to_dict().items() if f in RULES_ADDED_LATER}
+    written[0] = dict(written[0], rules={**added, **written[0].get("rules", {})})
     if written != [e.to_dict() for e in kept]:
         raise JournalError(f"{path} does not match its own start: was it written by another version?")
     i = len(kept)

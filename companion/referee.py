@@ -110,12 +110,15 @@ class RefereeSettings:
     short_calls_from: float = 0.1
     reveal_dir: Path | None = None  # where annotated reveal pictures are kept
 
-    def hearing(self, call: Call, confidence: float, asking: bool = False) -> Hearing:
+    def hearing(self, call: Call, confidence: float, asking: bool = False,
+                settles: bool = False) -> Hearing:
         """The one rule for a heard call (the speech benchmark scores it too); `asking`: a
-        "Did you say ...?" waits for its answer."""
+        "Did you say ...?" waits for its answer; `settles`: the call decides the challenge
+        (as a spoken count always does)."""
         if confidence >= self.short_calls_from and changes_nothing(call):
             return Hearing.APPLY  # a wrong answer costs a sentence, a question a round trip
-        if asking and isinstance(call, CommandCall) and call.name is Command.NO:
+        if (asking and isinstance(call, CommandCall) and call.name is Command.NO
+                and confidence >= self.short_calls_from):
             return Hearing.APPLY  # declining changes nothing, and one short "no" scores low
         if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
             # An answer to "Did you say ...?" is never itself asked about.
@@ -126,7 +129,7 @@ class RefereeSettings:
             return Hearing.IGNORE
         if confidence < self.reject_below and not short:
             return Hearing.SAY_AGAIN
-        if confidence < self.confirm_below or isinstance(call, NumberCall):
+        if confidence < self.confirm_below or settles or isinstance(call, NumberCall):
             # The count decides who loses a die, and a wrong one can be heard confidently
             # (espeak's "twenty" as "twenty eight" at 0.93): it is always read back first.
             return Hearing.ASK
@@ -219,14 +222,20 @@ class Referee:
             self._log(f"(not a call: {utterance.text!r})")
             return []
         confidence = utterance.confidence if utterance.confidence is not None else 1.0
-        hearing = self.settings.hearing(call, confidence, asking=self._pending is not None)
+        settles = isinstance(call, HandCall) and self.game.phase is Phase.REVEAL and (
+            self._hands_missing() == [self.game.player_named(call.player)])
+        hearing = self.settings.hearing(call, confidence, asking=self._pending is not None, settles=settles)
         if hearing is Hearing.IGNORE:
             self._log(f"(too unsure to be a call: {utterance.text!r}, confidence {confidence:.2f})")
             return []
         if hearing is Hearing.SAY_AGAIN:
             return [SAY_AGAIN]
         if hearing is Hearing.ASK and not self.makes_sense(call):
-            return self.handle(call)  # refused as it is: no question about a call that cannot stand
+            # Refused as it is, no question about a call that cannot stand; a question
+            # already waiting still waits.
+            pending, refused = self._pending, self.handle(call)
+            self._pending = pending
+            return refused
         if hearing is Hearing.ASK:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
@@ -279,6 +288,10 @@ class Referee:
             if isinstance(call, BidCall):
                 player = call.speaker or game.turn
                 return player == game.turn and game.bid_problem(player, call.bid) is None
+            if isinstance(call, CalzaCall) and call.speaker is None and (
+                    game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
+                # A calza without a name is anyone's who may call it (see _calza).
+                return any(game.challenge_problem(CALZA, p) is None for p in game.active_players)
             if isinstance(call, (DudoCall, CalzaCall)):
                 kind = DUDO if isinstance(call, DudoCall) else CALZA
                 return game.challenge_problem(kind, call.speaker or game.turn) is None
@@ -287,7 +300,13 @@ class Referee:
             if isinstance(call, NumberCall):
                 low, high = self._count_bounds() if self._hands else (0, game.dice_in_play)
                 return low <= call.value <= high
-            return isinstance(call, HandCall)
+            if isinstance(call, HandCall):
+                try:
+                    game.check_hands({call.player: call.dice})
+                except RulesError:
+                    return False
+                return True
+            return False
         return False
 
     # --- acting --------------------------------------------------------------------------

@@ -68,6 +68,11 @@ def test_a_journal_from_before_a_rules_field_was_added_still_resumes(tmp_path):
     path.write_text("\n".join([json.dumps(start)] + lines[1:]) + "\n")
     with pytest.raises(JournalError):
         load_game(path)
+    start["rules"]["starting_dice"] = 5
+    del start["rules"]["calza"]  # any other field missing: not this game's start
+    path.write_text("\n".join([json.dumps(start)] + lines[1:]) + "\n")
+    with pytest.raises(JournalError, match="does not match its own start"):
+        load_game(path)
 
 
 def test_undo_is_journalled_and_replayed(tmp_path):

@@ -1,6 +1,7 @@
 """Grammar building, pronunciations, the Vosk vocabulary check (fake model), model download."""
 
 import argparse
+import re
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_every_grammar_phrase_parses_to_a_call():
 
 def test_no_lead_words_before_a_count():
     assert "<lead> = <NULL>;" in jsgf(("Ana",), expect=Expect.COUNT)  # "um two" was a misheard "undo"
-    assert "um" in jsgf(("Ana",), expect=Expect.CALLS)  # "um, nine fives" while bidding
+    assert re.search(r"<lead> = .*\bum\b", jsgf(("Ana",), expect=Expect.CALLS))  # "um, nine fives"
 
 
 def test_a_bigger_table_is_listened_to_up_to_its_most_dice():

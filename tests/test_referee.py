@@ -455,9 +455,10 @@ def test_a_faint_no_still_declines_a_question():
     referee, _, _ = make()
     say(referee, "three fives")
     assert say(referee, "dudo", confidence=0.6) == "Did you say dudo?"
-    assert say(referee, "no", confidence=0.03) == "Ignored. Say it again."  # declining changes nothing
+    assert say(referee, "no", confidence=0.05) == ""  # below every line: chatter, the question waits
+    assert say(referee, "no", confidence=0.12) == "Ignored. Say it again."  # declining changes nothing
     assert say(referee, "yes", confidence=0.9) == "There is nothing to confirm."
-    assert say(referee, "no", confidence=0.03) == ""  # with nothing asked, still chatter
+    assert say(referee, "no", confidence=0.12) == ""  # with nothing asked, too faint to answer
 
 
 def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_again():
@@ -466,3 +467,20 @@ def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_aga
     said = say(referee, "three fives")
     assert say(referee, "four fives", confidence=0.3) == "Sorry, say again?"
     assert say(referee, "repeat") == said
+
+
+def test_a_faint_calza_without_a_name_is_asked_about_under_every_caller_rule():
+    referee, _, _ = make(preset="pressman-calza")  # anyone but the bidder and the next player
+    say(referee, "three fives")
+    assert say(referee, "calza", confidence=0.3) == "Did you say calza?"
+    assert referee.game.phase is Phase.BIDDING
+    assert say(referee, "yes", confidence=0.9).startswith("Calza from Cleo on Ana's three fives!")
+
+
+def test_the_hand_that_settles_a_challenge_is_asked_about_and_an_impossible_one_is_refused():
+    referee, _, _ = make("Ana Ben")
+    say(referee, "three fives", "dudo", "Ben 2 2 2 2 2")
+    assert say(referee, "Ana 5 5", confidence=0.6) == "Ana has five dice, not two."  # no question
+    assert say(referee, "Ana 5 5 5 5 5", confidence=0.9) == "Did you say Ana five five five five five?"
+    assert referee.game.phase is Phase.REVEAL
+    assert "Five counted" in say(referee, "yes", confidence=0.9)

@@ -96,7 +96,7 @@ def test_event_sentences_use_the_presets_words():
                                                "a player on one die who has been palifico before.")
     # Each preset's own rule for who may change the face is said, never a blanket "stays".
     assert describe_event(start, get_preset("leaflet")).endswith(
-        "jokers are not wild and the face stays, except for the palifico player.")
+        "jokers are not wild and the face stays, except for Ana.")
     assert describe_event(start, get_preset("leaflet").replace(palifico_face_change=FaceChange.NOBODY)
                           ).endswith("jokers are not wild and the face stays.")
     assert describe_event(start, get_preset("wikipedia")).endswith("the face stays, except for a player on one die.")

@@ -125,6 +125,11 @@ class Rules:
         return {k: v for k, v in mine.items() if k != "name" and theirs[k] != v}
 
 
+# Fields added after journals were first written: a journal without them was played by
+# their defaults (companion.journal fills them in on replay, and only them).
+RULES_ADDED_LATER = frozenset({"palifico_opens_aces", "one_die_opens_aces"})
+
+
 def _plain(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 

@@ -77,7 +77,7 @@ def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
 # Who may still change the face in a palifico round, as said after "the face stays".
 FACE_CHANGERS = {
     FaceChange.NOBODY: "",
-    FaceChange.PALIFICO_PLAYER: ", except for the palifico player",
+    FaceChange.PALIFICO_PLAYER: ", except for {palifico}",
     FaceChange.WAS_PALIFICO: ", except for a player who has been palifico before",
     FaceChange.WAS_PALIFICO_ON_ONE_DIE: ", except for a player on one die who has been palifico before",
     FaceChange.ON_ONE_DIE: ", except for a player on one die",
@@ -97,7 +97,8 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
         if rules.announce_dice_in_play:
             text += f" {count_of(total).capitalize()} in play."
         if event.palifico:
-            text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{FACE_CHANGERS[rules.palifico_face_change]}."
+            changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=event.palifico)
+            text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{changers}."
         return text
     if isinstance(event, BidMade):
         return f"{event.player}: {Bid(event.count, event.face).spoken(ace)}. {event.next_player}, your call."
