@@ -236,6 +236,10 @@ class Referee:
             pending, refused = self._pending, self.handle(call)
             self._pending = pending
             return refused
+        if (hearing is Hearing.ASK and isinstance(call, CalzaCall) and call.speaker is None
+                and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
+                and len(self._calza_callers()) > 1):
+            return self.handle(call)  # "Who calls calza?" asks all a "Did you say calza?" would
         if hearing is Hearing.ASK:
             self._pending = call
             return [f"Did you say {describe_call(call, self.game.rules.ace_word)}?"]
@@ -290,8 +294,7 @@ class Referee:
                 return player == game.turn and game.bid_problem(player, call.bid) is None
             if isinstance(call, CalzaCall) and call.speaker is None and (
                     game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
-                # A calza without a name is anyone's who may call it (see _calza).
-                return any(game.challenge_problem(CALZA, p) is None for p in game.active_players)
+                return bool(self._calza_callers())  # anyone's who may call it (see _calza)
             if isinstance(call, (DudoCall, CalzaCall)):
                 kind = DUDO if isinstance(call, DudoCall) else CALZA
                 return game.challenge_problem(kind, call.speaker or game.turn) is None
@@ -370,13 +373,16 @@ class Referee:
             return self._challenge(CALZA, game.turn)
         if not game.rules.calza:
             return [f"Calza is not played under the {game.rules.name} rules."]
-        eligible = [p for p in game.active_players if game.challenge_problem(CALZA, p) is None]
+        eligible = self._calza_callers()
         if len(eligible) == 1:
             return self._challenge(CALZA, eligible[0])
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [_sentence(str(problem))] if problem else []
         return [f"Who calls calza? Say your name and calza, like {eligible[0]} calza."]
+
+    def _calza_callers(self) -> list[str]:
+        return [p for p in self.game.active_players if self.game.challenge_problem(CALZA, p) is None]
 
     def _challenge(self, kind: str, player: str) -> list[str]:
         said = self._apply(ChallengeAction(kind, player))

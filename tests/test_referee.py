@@ -484,3 +484,11 @@ def test_the_hand_that_settles_a_challenge_is_asked_about_and_an_impossible_one_
     assert say(referee, "Ana 5 5 5 5 5", confidence=0.9) == "Did you say Ana five five five five five?"
     assert referee.game.phase is Phase.REVEAL
     assert "Five counted" in say(referee, "yes", confidence=0.9)
+
+
+def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    say(referee, "three fives")
+    assert say(referee, "calza", confidence=0.3).startswith("Who calls calza?")  # not "Did you say calza?"
+    assert referee.game.phase is Phase.BIDDING
+    assert "Calza from Cleo" in say(referee, "Cleo calza", confidence=0.9)
