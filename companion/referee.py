@@ -454,9 +454,7 @@ class Referee:
         got = f"Got {player}'s dice: {', '.join(number_words(d) for d in dice)}."
         if missing:
             return [f"{got} Still need {join_and(missing)}."]
-        challenge = game.challenge
-        assert challenge is not None
-        count = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in self._hands.values())
+        count, _ = self._count_bounds()  # every hand is in: the bounds meet
         hands, self._hands = self._hands, {}
         return [got, f"That makes {number_words(count)}."] + self._apply(CountAction(count, hands))
 

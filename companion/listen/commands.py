@@ -76,11 +76,11 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     samples = read_wav(path)
     from companion.listen.endpoint import utterance_spans
 
-    parts = len(utterance_spans(samples))
-    if parts > 1:  # one line per file is the format; say what it leaves out
-        print(f"companion: {path} holds {parts} utterances; hear reads a file as one call "
+    spans = utterance_spans(samples)
+    if len(spans) > 1:  # one line per file is the format; say what it leaves out
+        print(f"companion: {path} holds {len(spans)} utterances; hear reads a file as one call "
               "(play --input wav hears them one by one)", file=sys.stderr, flush=True)
-    result = decode_span(engine, samples)
+    result = decode_span(engine, samples, spans=spans)
     call = parse_call_or_none(result.text, args.players)
     # "call" is what the referee would act on: null below the confidence line, while "text"
     # still shows what the recogniser made of the sound.

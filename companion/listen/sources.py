@@ -127,15 +127,16 @@ class Listener:
 
 
 def decode_span(engine: Engine, samples: np.ndarray,
-                settings: EndpointSettings = EndpointSettings()) -> Recognition:
+                settings: EndpointSettings = EndpointSettings(),
+                spans: Sequence[tuple[int, int]] | None = None) -> Recognition:
     """Decode one utterance from where the endpointer hears speech start to where it
     judges it ended, as the microphone path would: room noise around a call only gives
-    the decoder something to mistake for words."""
-    from companion.listen.endpoint import split
+    the decoder something to mistake for words. `spans`: utterance_spans already found."""
+    from companion.listen.endpoint import utterance_spans
 
-    segments = split(samples, settings)
-    if segments:
-        samples = samples[segments[0].start: segments[-1].detected_at]
+    spans = utterance_spans(samples, settings) if spans is None else spans
+    if spans:
+        samples = samples[spans[0][0]: spans[-1][1]]
     return decode_in_chunks(engine, samples, CHUNK)
 
 
@@ -174,7 +175,7 @@ class WavSource:
 
             spans = utterance_spans(samples)
             if len(spans) <= 1:
-                yield decode_span(self.engine, samples)
+                yield decode_span(self.engine, samples, spans=spans)
                 return
             for start, end in spans:
                 yield decode_in_chunks(self.engine, samples[start:end], CHUNK)
