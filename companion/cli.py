@@ -52,6 +52,9 @@ class PlaySettings:
             raise CompanionError(f"--dice must be at least 1, not {self.starting_dice}")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
+        if self.profile is not None and not self.uses_camera:
+            raise CompanionError(f"--profile {self.profile} is for reading the dice: "
+                                 "give it with --camera N or --camera-images")
         if self.resuming:
             given = [flag for flag, value in (("--players", self.players), ("--rules", self.preset),
                                               ("--first", self.first), ("--dice", self.starting_dice),
@@ -114,7 +117,8 @@ def _play_parser(sub) -> None:
     p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game (default: newest)")
     p.add_argument("--camera", type=int, metavar="N", help="read the dice at each reveal from camera N")
     p.add_argument("--camera-images", nargs="+", type=Path, metavar="IMAGE",
-                   help="read reveals from these image files instead of a camera")
+                   help="read the reveals from photos instead of a camera: one photo per reveal, "
+                        "in order; once they run out, the players are asked for the count")
     p.add_argument("--profile", type=Path, metavar="DIR", help="camera calibration profile")
     p.add_argument("--engine", choices=("auto", "vosk", "pocketsphinx"), default="auto", help="speech engine")
     p.add_argument("--model", type=Path, metavar="PATH", help="Vosk model folder")

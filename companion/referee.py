@@ -43,6 +43,7 @@ from companion.rules import (
     count_matching,
     number_words,
 )
+from companion.rules.bids import face_words
 from companion.rules.events import ChallengeCalled, Event, HandShown, Undone
 from companion.sources import CallSource, Expect, Utterance
 from companion.voice.phrases import (
@@ -404,7 +405,12 @@ class Referee:
         if outcome.reading is None:
             return [f"I cannot count this one: {outcome.reason}. {self._count_prompt()}"]
         count = outcome.reading.count_for(challenge.face, challenge.aces_wild)
-        seen = f"I see {number_words(count)}."
+        ace_word = game.rules.ace_word
+        seen = f"I see {Bid(count, challenge.face).spoken(ace_word)}" if count else \
+            f"I see no {face_words(challenge.face, 2, ace_word)}"
+        if challenge.aces_wild and challenge.face != 1:
+            seen += f", {ace_word} included"
+        seen += "."
         return [seen] + self._apply(CountAction(count, None, "camera"))
 
     def _count_prompt(self, again: bool = True) -> str:

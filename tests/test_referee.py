@@ -387,9 +387,21 @@ def test_camera_count_settles_the_challenge():
     referee, _, journal = make(counter=counter)
     say(referee, "three fours")
     text = say(referee, "dudo")
-    assert "I see three." in text and "Ben loses a die" in text
+    assert "I see three fours, pacos included." in text and "Ben loses a die" in text
     assert counter.expected == 15
     assert [e for e in journal.events if e.type == "count"][0].source == "camera"
+
+
+@pytest.mark.parametrize("faces, bids, seen", [
+    ({4: 1}, ["one four"], "I see one four, pacos included."),
+    ({2: 3}, ["two fours"], "I see no fours, pacos included."),
+    ({1: 2, 4: 3}, ["two fours", "two pacos"], "I see two pacos."),
+])
+def test_the_camera_count_says_what_it_counted(faces, bids, seen):
+    referee, _, _ = make(counter=FakeCounter(FakeOutcome(FakeReading(faces))))
+    for bid in bids:
+        assert "Did you" not in say(referee, bid)
+    assert seen in say(referee, "dudo")
 
 
 def test_the_camera_looks_only_after_the_cups_were_called_up():
@@ -401,7 +413,7 @@ def test_the_camera_looks_only_after_the_cups_were_called_up():
     say(referee, "three fours")
     say(referee, "dudo")
     assert "Lift the cups" in said_before_looking[0][-1]
-    assert speaker.said[-1].startswith("I see three.")
+    assert speaker.said[-1].startswith("I see three fours")
 
 
 def test_camera_doubt_falls_back_to_asking():

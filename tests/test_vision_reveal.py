@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from companion.rules.bids import number_words
+from companion.vision.errors import ImageUnreadable
 from companion.vision.frames import ArrayFrames, ImageFrames
 from companion.vision.reader import DiceReader
 from companion.vision.reveal import MIN_CONFIDENCE, CameraCounter, RevealOutcome
@@ -84,7 +85,7 @@ def _reading(faces, conf=0.99):
 def test_low_confidence_returns_none():
     frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
     out = CameraCounter(frames, _StubReader([_reading([2, 3, 3], conf=0.3)]), min_confidence=0.6).reveal(3)
-    assert out.reading is None and "confidence is low" in out.reason
+    assert out.reading is None and out.reason == "some dice are too hard to read"
 
 
 def test_needs_consecutive_agreement():
@@ -96,11 +97,50 @@ def test_needs_consecutive_agreement():
     assert counter.reader.i == 5  # answered only after three in a row
 
 
-def test_camera_error_gives_none(tmp_path):
+class _BrokenCamera(ArrayFrames):
+    """A camera that fails mid-reveal (unplugged, a driver error)."""
+
+    def read(self):
+        raise ImageUnreadable("camera 0 sent a broken frame")
+
+
+def test_a_camera_failing_mid_reveal_gives_none():
+    out = CameraCounter(_BrokenCamera([np.zeros((40, 40, 3), np.uint8)]), _StubReader([_reading([1])])).reveal(1)
+    assert out.reading is None and out.reason == "the camera failed (camera 0 sent a broken frame)"
+
+
+def test_unreadable_photos_are_refused_together_before_any_reveal(tmp_path):
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"not an image")
-    out = CameraCounter(ImageFrames([bad]), _StubReader([_reading([1])])).reveal(1)
-    assert out.reading is None and "camera failed" in out.reason
+    tiny = _save(tmp_path, np.zeros((4, 4, 3), np.uint8), "tiny.png")
+    with pytest.raises(ImageUnreadable) as err:
+        ImageFrames([bad, tiny])
+    assert "bad.png: not an image OpenCV can decode" in str(err.value)
+    assert "tiny.png: the image is only 4x4 pixels" in str(err.value)
+
+
+class _CountingReader:
+    def __init__(self, reader):
+        self.reader, self.reads = reader, 0
+
+    def read(self, frame):
+        self.reads += 1
+        return self.reader.read(frame)
+
+
+def test_photos_are_one_per_reveal_in_order_then_the_players_count(tmp_path, reader):
+    six = _find_readable(reader, range(540, 560), n=6)
+    four = _find_readable(reader, range(560, 580), n=4)
+    counting = _CountingReader(reader)
+    counter = CameraCounter(ImageFrames([_save(tmp_path, six.image, "r1.png"),
+                                         _save(tmp_path, four.image, "r2.png")]), counting)
+    first = counter.reveal(6)
+    assert first.reading is not None and first.reading.counts == six.counts
+    assert counting.reads == 1  # a photo agrees with itself: read once
+    second = counter.reveal(4)
+    assert second.reading is not None and second.reading.counts == four.counts
+    third = counter.reveal(3)
+    assert third.reading is None and third.reason == "there is no photo for this reveal (two were given, one a reveal)"
 
 
 def test_count_for_aces_wild():
@@ -175,7 +215,7 @@ def test_a_reveal_accepts_only_every_die_seen_and_surely_read():
     sure, unsure = _reading([2, 3, 5]), _reading([2, 3, 5], conf=MIN_CONFIDENCE - 0.01)
     assert accepts(sure, 3) and not accepts(sure, 4) and not accepts(unsure, 3)
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([unsure])).reveal(3)
-    assert out.reading is None and "confidence is low" in out.reason  # the counter keeps the same line
+    assert out.reading is None and out.reason == "some dice are too hard to read"  # the counter keeps the same line
 
 
 def test_a_live_camera_keeps_looking_while_unsure():
@@ -186,4 +226,4 @@ def test_a_live_camera_keeps_looking_while_unsure():
     assert out.reading is not None and reader.i == 7, out.reason
     never_sure = _StubReader([_reading([2, 3, 5], conf=0.5)])
     out = CameraCounter(_LiveCamera(clock), never_sure, patience=2.0, clock=clock).reveal(3)
-    assert out.reading is None and "confidence is low" in out.reason and never_sure.i >= 19
+    assert out.reading is None and out.reason == "some dice are too hard to read" and never_sure.i >= 19

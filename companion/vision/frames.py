@@ -7,6 +7,7 @@ from typing import Protocol, Sequence
 import cv2
 import numpy as np
 
+from companion.rules.bids import number_words
 from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame
 
 
@@ -14,6 +15,10 @@ class FrameSource(Protocol):
     # A live source shows the table as it is now (the cups still coming up); recorded frames
     # are what they are, however long one waits for them.
     live: bool
+
+    def begin_reveal(self) -> None:
+        """A new reveal starts (a source of one photo per reveal moves on to the next)."""
+        ...
 
     def read(self) -> np.ndarray:
         """The next BGR frame; raises NoFrame (a CameraUnavailable) when there is none."""
@@ -56,45 +61,66 @@ def write_image(path: str | pathlib.Path, image: np.ndarray) -> None:
 MIN_SIDE = 16  # pixels: anything narrower cannot hold a readable die
 
 
-def as_bgr(frame: np.ndarray) -> np.ndarray:
-    """Accept grey, BGR or BGRA uint8 frames; anything else is unreadable."""
+def as_bgr(frame: np.ndarray, name: str | pathlib.Path | None = None) -> np.ndarray:
+    """Accept grey, BGR or BGRA uint8 frames; anything else is unreadable. `name` (the file it
+    came from) starts the message when there is one."""
+    where = f"{name}: " if name is not None else ""
     if not isinstance(frame, np.ndarray) or frame.size == 0 or frame.ndim not in (2, 3):
-        raise ImageUnreadable("the frame is empty or not an image array")
+        raise ImageUnreadable(f"{where}the frame is empty or not an image array")
     if frame.dtype != np.uint8:
-        raise ImageUnreadable(f"the frame has pixel type {frame.dtype}, expected 8-bit")
+        raise ImageUnreadable(f"{where}the frame has pixel type {frame.dtype}, expected 8-bit")
     if min(frame.shape[:2]) < MIN_SIDE:
         h, w = frame.shape[:2]
-        raise ImageUnreadable(f"the image is only {w}x{h} pixels: too small to show dice")
+        raise ImageUnreadable(f"{where}the image is only {w}x{h} pixels: too small to show dice")
     if frame.ndim == 2:
         return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     if frame.shape[2] == 4:
         return cv2.cvtColor(frame, cv2.COLOR_BGRA2BGR)
     if frame.shape[2] != 3:
-        raise ImageUnreadable(f"the frame has {frame.shape[2]} channels, expected 3")
+        raise ImageUnreadable(f"{where}the frame has {frame.shape[2]} channels, expected 3")
     return frame
 
 
 class ImageFrames:
-    """Frames from image files, in order; after the last it repeats the last (or cycles)."""
+    """One photo per reveal, in the order given: a game's reveals replayed from pictures.
+
+    Every file is decoded at once, so an unreadable one is refused before the game starts
+    rather than at a reveal. A photo is a still frame: it agrees with itself, so one read
+    settles it. When the photos run out, a reveal has none and the players are asked."""
 
     live = False
+    still = True
 
-    def __init__(self, paths: Sequence[str | pathlib.Path], *, cycle: bool = False) -> None:
+    def __init__(self, paths: Sequence[str | pathlib.Path]) -> None:
         if not paths:
             raise NoFrame("no image files given")
         self._paths = [pathlib.Path(p) for p in paths]
-        for p in self._paths:  # a mistyped name is refused now, not at the first reveal
-            if not p.is_file():
-                raise ImageUnreadable(f"{p}: no such file" if not p.exists() else
-                                      f"{p}: is a folder, not an image")
-        self._i = 0
-        self._cycle = cycle
+        images, problems = [], []
+        for p in self._paths:
+            try:
+                images.append(as_bgr(read_image(p), p))
+            except ImageUnreadable as exc:
+                problems.append(str(exc))
+        if problems:
+            raise ImageUnreadable("; ".join(problems))
+        self._images = images
+        self._i = -1  # no reveal yet
+
+    def begin_reveal(self) -> None:
+        self._i += 1
+
+    @property
+    def current(self) -> pathlib.Path | None:
+        """The photo of the reveal under way (None before the first or after the last)."""
+        return self._paths[self._i] if 0 <= self._i < len(self._paths) else None
 
     def read(self) -> np.ndarray:
-        n = len(self._paths)
-        idx = self._i % n if self._cycle else min(self._i, n - 1)
-        self._i += 1
-        return read_image(self._paths[idx])
+        i = max(self._i, 0)
+        if i >= len(self._images):
+            n = len(self._images)
+            raise NoFrame(f"there is no photo for this reveal ({number_words(n)} "
+                          f"{'was' if n == 1 else 'were'} given, one a reveal)")
+        return self._images[i]
 
 
 class ArrayFrames:
@@ -107,6 +133,9 @@ class ArrayFrames:
             raise NoFrame("no frames given")
         self._frames = list(frames)
         self._i = 0
+
+    def begin_reveal(self) -> None:
+        pass  # frames run on across reveals, as a camera's do
 
     def read(self) -> np.ndarray:
         f = self._frames[min(self._i, len(self._frames) - 1)]
@@ -129,6 +158,9 @@ class CameraFrames:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
         self._cap = cap
+
+    def begin_reveal(self) -> None:
+        pass  # a camera shows the table as it is now
 
     def read(self) -> np.ndarray:
         ok, frame = self._cap.read()

@@ -11,9 +11,9 @@ import numpy as np
 
 from companion.rules.bids import number_words
 from companion.vision.annotate import annotate
-from companion.vision.errors import VisionError
+from companion.vision.errors import NoFrame, VisionError
 from companion.vision.frames import CameraFrames, FrameSource, ImageFrames, write_image  # noqa: F401 - re-exported
-from companion.vision.types import DiceReading
+from companion.vision.types import MIN_CONFIDENCE, DiceReading  # noqa: F401 - re-exported
 
 
 class DiceReaderLike(Protocol):
@@ -38,13 +38,6 @@ def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
     return save_dir / f"reveal-{(max(nums) + 1 if nums else 1):04d}.png"
 
 
-# The least confidence, over every die, at which a reading settles a challenge; below it the
-# players are asked (companion bench vision reports how often a wrong count still gets through).
-# Chosen with the shipped face model on the real training photos and 200 synthetic dev scenes
-# (seeds 3000000+), never the held-out photos: settled reveals with a wrong count were 2 of 124
-# and 2 of 178 at 0.8, 2 of 122 and 2 of 177 at 0.9, 0 of 118 and 2 of 175 at 0.93, and
-# 0 of 108 and 0 of 173 at 0.97. A more confident model than the last one needs a higher line.
-MIN_CONFIDENCE = 0.97
 
 
 def accepts(reading: DiceReading, expected_total: int, min_confidence: float = MIN_CONFIDENCE) -> bool:
@@ -74,6 +67,9 @@ class CameraCounter:
 
     def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None) -> RevealOutcome:
         live = getattr(self.frames, "live", False)
+        # A photo agrees with itself: reading it again would only repeat the answer.
+        to_agree = 1 if getattr(self.frames, "still", False) else self.frames_to_agree
+        self.frames.begin_reveal()
         deadline = self._clock() + self.patience
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
@@ -82,14 +78,16 @@ class CameraCounter:
             try:
                 frame = self.frames.read()
                 reading = self.reader.read(frame)
+            except NoFrame as exc:
+                return self._done(None, str(exc), last, save_dir)
             except VisionError as exc:
-                return self._done(None, f"the camera failed: {exc}", last, save_dir)
+                return self._done(None, f"the camera failed ({exc})", last, save_dir)
             reads += 1
             last = (frame, reading)
             if run and run[-1][1].counts != reading.counts:
                 run = []
             run.append((frame, reading))
-            agreed = len(run) >= self.frames_to_agree
+            agreed = len(run) >= to_agree
             # of the agreeing frames, the one the reader was surest about
             best = max(run, key=lambda fr: fr[1].min_confidence)
             # A live camera keeps looking while what it sees would not settle the challenge
@@ -108,7 +106,7 @@ class CameraCounter:
             return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
                                     f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play",
                               best, save_dir)
-        return self._done(None, "confidence is low: some dice are hard to read", best, save_dir)
+        return self._done(None, "some dice are too hard to read", best, save_dir)
 
     def _done(self, reading, reason, shot, save_dir) -> RevealOutcome:
         path = None
