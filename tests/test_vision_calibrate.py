@@ -6,7 +6,7 @@ import cv2
 import pytest
 
 from companion.vision.calibrate import build_profile, expected_faces, load_calibration_images
-from companion.vision.commands import add_calibrate_arguments, run_calibrate
+from companion.vision.commands import add_calibrate_arguments, add_see_arguments, run_calibrate, run_see
 from companion.vision.errors import CalibrationFailed
 from companion.vision.profile import load_profile
 from companion.vision.reader import DiceReader
@@ -100,8 +100,65 @@ def test_dice_in_the_empty_table_photo_are_named_as_the_likely_cause(calib_dir, 
         (d / f.name).write_bytes(f.read_bytes())
     busy = generate_scene(5, n_dice=12, paco_fraction=0.0, **KW).image
     _write(d, "empty-1.png", busy)  # dice left on the "empty" table
-    with pytest.raises(CalibrationFailed, match="empty-table photo really without dice"):
+    with pytest.raises(CalibrationFailed) as err:
         build_profile(load_calibration_images(d), "busy")
+    assert str(err.value).startswith("empty-1.png: I see ")
+    assert "dice on it; the empty-table photo must show the table alone" in str(err.value)
+
+
+def _with_paco_photo(calib_dir, folder, image):
+    folder.mkdir()
+    for f in calib_dir.glob("*.png"):
+        if not f.name.startswith("paco"):
+            (folder / f.name).write_bytes(f.read_bytes())
+    _write(folder, "paco-1.png", image)
+    return folder
+
+
+def test_a_paco_photo_of_plain_faces_is_refused(calib_dir, tmp_path):
+    """Plain faces kept as Paco references would be read as 1s in every game after."""
+    plain = generate_scene(3, size=SIZE, n_dice=3, faces=(2, 3, 5), paco_fraction=0.0, angle=0.3,
+                           hard=0.5, body_colours=BODY, die_scale=1.6, touching=0.0)
+    d = _with_paco_photo(calib_dir, tmp_path / "plain", plain.image)
+    with pytest.raises(CalibrationFailed) as err:
+        build_profile(load_calibration_images(d), "plain")
+    shown = sorted(die.face for die in plain.dice)
+    assert str(err.value) == (f"paco-1.png: shows the faces {shown[0]}, {shown[1]} and {shown[2]}, not the "
+                              "Paco; hold only the toucan face of your dice to the camera")
+
+
+def test_a_paco_photo_of_the_bare_table_is_refused(calib_dir, tmp_path):
+    d = _with_paco_photo(calib_dir, tmp_path / "bare", generate_scene(1, n_dice=0, **KW).image)
+    with pytest.raises(CalibrationFailed, match="paco-1.png: no die found"):
+        build_profile(load_calibration_images(d), "bare")
+
+
+def test_a_profile_is_not_used_for_another_framing(calib_dir, tmp_path, capsys):
+    prof = build_profile(load_calibration_images(calib_dir), "alice")
+    assert prof.fits((480, 640)) and prof.die_size_for((960, 1280)) == pytest.approx(2 * prof.die_size)
+    # 4:3 taken as 16:9: the table photo and the die size say nothing about the frame
+    assert not prof.fits((720, 1280))
+    assert prof.background_for((720, 1280)) is None and prof.die_size_for((720, 1280)) is None
+    wide = generate_scene(12, size=(720, 1280), n_dice=6, angle=0.3, hard=0.3, touching=0.0, paco_fraction=0.0)
+    assert DiceReader(prof).read(wide.image).counts == DiceReader().read(wide.image).counts
+    # `see` says so, and still reads
+    prof.save(tmp_path / "alice")
+    cv2.imwrite(str(tmp_path / "wide.png"), wide.image)
+    see = argparse.ArgumentParser()
+    add_see_arguments(see)
+    assert run_see(see.parse_args(["--profile", str(tmp_path / "alice"), str(tmp_path / "wide.png")])) == 0
+    err = capsys.readouterr().err
+    assert "wide.png: framed 1280x720, not like the profile's 640x480 photos; read without its table photo" in err
+
+
+def test_calibrate_refuses_a_name_that_is_a_path(calib_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    for name in ("x/y", "", ".hidden"):
+        assert run_calibrate(p.parse_args(["--images", str(calib_dir), "--name", name]), say=lambda s: None) == 2
+        assert "must be a plain name" in capsys.readouterr().err
+    assert not (tmp_path / "calibration").exists()
 
 
 class _Frames:

@@ -54,6 +54,47 @@ def test_see_bad_file_is_a_clear_error(tmp_path, capsys, scene_file):
     assert len(cap.out.strip().splitlines()) == 1  # the good image is still read
 
 
+def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, scene_file):
+    from companion.vision.reader import DiceReader
+
+    path, _ = scene_file
+    assert _see(path, "--annotate", tmp_path / "sure.png") == 0
+    out = capsys.readouterr().out
+    assert "doubtfully" not in out and f"annotated: {tmp_path / 'sure.png'}" in out
+    # one die's face smeared until the reader doubts it (found, but read below the reveal's line)
+    image, reader = cv2.imread(str(path)), DiceReader()
+    found = None
+    for die in reader.read(image).dice:
+        x, y, w, h = die.box
+        for k in (15, 31, 51):
+            blurred = image.copy()
+            blurred[y + 2:y + h - 2, x + 2:x + w - 2] = cv2.GaussianBlur(image[y + 2:y + h - 2, x + 2:x + w - 2], (k, k), 0)
+            reading = reader.read(blurred)
+            if reading.doubtful:
+                found = blurred, reading
+                break
+        if found:
+            break
+    else:
+        pytest.fail("no blurred die was doubted")
+    blurred, reading = found
+    blur_path = tmp_path / "blurred.png"
+    cv2.imwrite(str(blur_path), blurred)
+    assert _see(blur_path) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{blur_path}: {reading.total} dice  ")
+    assert out.rstrip().endswith(f"({reading.doubtful} read doubtfully, marked ?: a reveal would ask the players)")
+
+
+def test_see_names_the_file_that_is_too_small(tmp_path, capsys, scene_file):
+    tiny = tmp_path / "tiny.png"
+    cv2.imwrite(str(tiny), cv2.imread(str(scene_file[0]))[:8, :8])
+    assert _see(tiny, scene_file[0]) == 1
+    cap = capsys.readouterr()
+    assert f"{tiny}: the image is only 8x8 pixels" in cap.err
+    assert cap.out.startswith(str(scene_file[0]))
+
+
 def test_see_annotate_where_no_picture_can_go(tmp_path, capsys, scene_file):
     assert _see("--annotate", tmp_path / "out.txt", scene_file[0]) == 2  # refused before reading
     cap = capsys.readouterr()
@@ -70,6 +111,8 @@ def test_see_bad_profile(tmp_path, capsys, scene_file):
     code = _see("--json", "--profile", tmp_path / "nope", scene_file[0])
     cap = capsys.readouterr()
     assert code != 0 and "does not exist" in cap.err and cap.out == ""
+    assert _see("--profile", scene_file[0], scene_file[0]) != 0  # a photo given as the profile
+    assert "table.png is a file; a calibration profile is a folder" in capsys.readouterr().err
 
 
 def test_see_needs_input(capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from companion.vision.types import DiceReading
+from companion.vision.types import MIN_CONFIDENCE, DiceReading
 
 _COLOURS = {1: (0, 0, 255), 2: (0, 160, 255), 3: (0, 220, 220), 4: (0, 200, 0), 5: (255, 140, 0), 6: (255, 0, 200)}
 
@@ -18,7 +18,8 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None) -
         x, y, w, h = d.box
         col = _COLOURS[d.face]
         cv2.rectangle(out, (x, y), (x + w, y + h), col, thick)
-        label = ("P" if d.paco else str(d.face)) + ("?" if d.confidence < 0.6 else "")
+        # "?": read less surely than a reveal needs to settle a challenge by itself
+        label = ("P" if d.paco else str(d.face)) + ("?" if d.confidence < MIN_CONFIDENCE else "")
         (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
         cv2.rectangle(out, (x, max(0, y - th - 6)), (x + tw + 4, y), col, -1)
         cv2.putText(out, label, (x + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
@@ -26,6 +27,10 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None) -
     if note:
         text += f"  {note}"
     (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+    if tw + 12 > out.shape[1]:  # a small picture: shrink the banner to fit rather than cut it
+        scale *= (out.shape[1] - 12) / (tw + 12)
+        thick = 1
+        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
     cv2.rectangle(out, (0, 0), (tw + 12, th + 14), (0, 0, 0), -1)
     cv2.putText(out, text, (6, th + 6), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
     return out

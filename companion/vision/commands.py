@@ -47,7 +47,7 @@ def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
 
 def run_see(args: argparse.Namespace) -> int:
     from companion.vision.annotate import annotate
-    from companion.vision.frames import check_picture_name, read_image, write_image
+    from companion.vision.frames import as_bgr, check_picture_name, read_image, write_image
 
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
@@ -68,8 +68,12 @@ def run_see(args: argparse.Namespace) -> int:
     status = 0
     for i, path in enumerate(args.images):
         try:
-            img = read_image(path)
+            img = as_bgr(read_image(path), path)
             reading = reader.read(img)
+            if reader.profile is not None and not reader.profile.fits(img.shape):
+                h, w = reader.profile.resolution
+                _err(f"{path}: framed {img.shape[1]}x{img.shape[0]}, not like the profile's {w}x{h} photos; "
+                     "read without its table photo and die size (calibrate again for this camera setting)")
         except VisionError as exc:
             _err(str(exc))
             status = 1
@@ -78,12 +82,17 @@ def run_see(args: argparse.Namespace) -> int:
             print(reading_json(str(path), reading), flush=True)
         else:
             counts = "  ".join(f"{f}s: {reading.counts[f]}" for f in range(1, 7))
-            print(f"{path}: {reading.total} dice  {counts}", flush=True)
+            # the same line a reveal draws: below it, a game would ask the players instead
+            doubt = f"  ({reading.doubtful} read doubtfully, marked ?: a reveal would ask the players)" \
+                if reading.doubtful else ""
+            print(f"{path}: {reading.total} dice  {counts}{doubt}", flush=True)
         if args.annotate is not None:
             out = _annotate_path(args.annotate, i, len(args.images))
             try:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 write_image(out, annotate(img, reading))
+                if not args.json:  # --json keeps to one line per image
+                    print(f"  annotated: {out}", flush=True)
             except OSError as exc:
                 _err(f"cannot write {out}: {exc.strerror}" if exc.strerror else str(exc))
                 status = 1
@@ -135,7 +144,7 @@ def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--camera", type=int, metavar="N", help="calibrate live from camera N, with prompts")
     parser.add_argument("--name", default="default", help="profile name (default: default)")
     parser.add_argument("--out", type=pathlib.Path, metavar="DIR",
-                        help="profile folder (default: calibration/NAME)")
+                        help="profile folder (default: calibration/NAME in the current folder)")
     parser.add_argument("--mute", action="store_true", help="with --camera: print the prompts only")
     parser.add_argument("--headless", action="store_true",
                         help="with --camera: no preview window; answer at the keyboard")
@@ -148,7 +157,12 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
     from companion.vision.reader import DiceReader
     from companion.voice.speakers import announcer
 
-    out = args.out or CALIBRATION_ROOT / args.name
+    name = args.name
+    if not name or name != pathlib.Path(name).name or name.startswith("."):
+        _err(f"calibration failed: --name {name!r} must be a plain name such as 'kitchen' "
+             "(no folders; use --out DIR for another place)")
+        return 2
+    out = args.out or CALIBRATION_ROOT / name
     try:
         if args.images is not None:
             say = say or print

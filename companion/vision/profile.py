@@ -38,18 +38,21 @@ class Profile:
         # all 8 symmetries: the face may lie any way round on the table
         return np.concatenate([features(dihedral(self.paco_patches, k)) for k in range(8)])
 
+    def fits(self, shape) -> bool:
+        """Was the profile made with this frame's framing (aspect ratio)? Only then do its table
+        photo and die size say anything about the frame: a webcam switched from 16:9 to 4:3 crops
+        the table differently, and a die size scaled by width alone was wrong by far."""
+        h, w = shape[:2]
+        return abs(h / w - self.resolution[0] / self.resolution[1]) <= 0.02
+
     def die_size_for(self, shape) -> float | None:
-        if self.die_size is None:
+        if self.die_size is None or not self.fits(shape):
             return None
         return self.die_size * shape[1] / self.resolution[1]
 
     def background_for(self, shape) -> np.ndarray | None:
         """The empty table, if it was taken with the same framing (aspect ratio) as this frame."""
-        if self.background is None:
-            return None
-        h, w = shape[:2]
-        bh, bw = self.background.shape[:2]
-        if abs(h / w - bh / bw) > 0.02:
+        if self.background is None or not self.fits(shape):
             return None
         return self.background
 
@@ -95,6 +98,8 @@ def load_profile(directory: str | pathlib.Path) -> Profile:
     if d.is_file() and d.name == "profile.json":
         d = d.parent
     pj = d / "profile.json"
+    if d.is_file():
+        raise ProfileError(f"{d} is a file; a calibration profile is a folder (made by: companion calibrate)")
     if not d.is_dir():
         raise ProfileError(f"calibration profile {d} does not exist; run: companion calibrate")
     if not pj.is_file():
