@@ -146,7 +146,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     r.add_argument("preset", nargs="?", help="show every field of one preset")
 
     for name, (module, room, help_text) in ROOM_COMMANDS.items():
-        room_parser = sub.add_parser(name, help=help_text)
+        room_parser = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == command:  # only the room in use is imported: `play` starts without numpy or cv2
             getattr(importlib.import_module(module), f"add_{room}_arguments")(room_parser)
     bench = sub.add_parser("bench", help="speech and vision benchmarks")

@@ -120,6 +120,11 @@ def test_see_needs_input(capsys):
     assert "give image files" in capsys.readouterr().err
 
 
+def test_see_takes_a_camera_or_images_not_both(capsys, scene_file):
+    assert _see("--camera", 0, scene_file[0]) == 2  # refused before any camera is opened
+    assert "give either --camera 0 or image files" in capsys.readouterr().err
+
+
 def test_calibrate_missing_images_folder(tmp_path, capsys):
     p = argparse.ArgumentParser()
     add_calibrate_arguments(p)

@@ -52,6 +52,9 @@ def run_see(args: argparse.Namespace) -> int:
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
         return 2
+    if args.camera is not None and args.images:
+        _err(f"see: give either --camera {args.camera} or image files ({args.images[0]}...), not both")
+        return 2
     if args.annotate is not None:
         try:
             check_picture_name(args.annotate)  # before any image is read
