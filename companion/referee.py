@@ -70,7 +70,8 @@ class EventSink(Protocol):
 class CountSource(Protocol):
     """Something that can read the dice at a reveal (the camera)."""
 
-    def reveal(self, expected_total: int, save_dir: Path | None = None) -> Any: ...
+    def reveal(self, expected_total: int, save_dir: Path | None = None,
+               round_number: int | None = None) -> Any: ...
 
 
 SAY_AGAIN = "Sorry, say again?"
@@ -398,7 +399,7 @@ class Referee:
         challenge = game.challenge
         assert challenge is not None
         try:
-            outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir)
+            outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir, game.round_number)
         except Exception as error:  # a camera failing mid-game must not end the game
             self._log(f"(camera failed: {error})")
             return [f"The camera failed: {error}. {self._count_prompt()}"]

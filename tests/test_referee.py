@@ -377,8 +377,9 @@ class FakeCounter:
         self.outcome = outcome
         self.expected = None
 
-    def reveal(self, expected_total, save_dir=None):
+    def reveal(self, expected_total, save_dir=None, round_number=None):
         self.expected = expected_total
+        self.round_number = round_number
         return self.outcome
 
 
@@ -388,8 +389,21 @@ def test_camera_count_settles_the_challenge():
     say(referee, "three fours")
     text = say(referee, "dudo")
     assert "I see three fours, pacos included." in text and "Ben loses a die" in text
-    assert counter.expected == 15
+    assert counter.expected == 15 and counter.round_number == 1
     assert [e for e in journal.events if e.type == "count"][0].source == "camera"
+
+
+def test_a_reveal_done_again_after_an_undo_is_the_same_rounds():
+    counter = FakeCounter(FakeOutcome(FakeReading({4: 2, 1: 1})))
+    referee, _, _ = make(counter=counter)
+    say(referee, "three fours")
+    say(referee, "dudo")
+    say(referee, "take it back")  # the count, then...
+    say(referee, "take it back")  # ...the dudo
+    assert referee.game.phase is Phase.BIDDING and referee.game.round_number == 1
+    counter.round_number = None
+    say(referee, "dudo")
+    assert counter.round_number == 1  # the camera looks at round one's dice again
 
 
 @pytest.mark.parametrize("faces, bids, seen", [

@@ -5,6 +5,7 @@ import json
 import cv2
 import pytest
 
+from companion.rules.bids import number_words
 from companion.vision.calibrate import build_profile, expected_faces, load_calibration_images
 from companion.vision.commands import add_calibrate_arguments, add_see_arguments, run_calibrate, run_see
 from companion.vision.errors import CalibrationFailed
@@ -123,13 +124,14 @@ def test_a_paco_photo_of_plain_faces_is_refused(calib_dir, tmp_path):
     with pytest.raises(CalibrationFailed) as err:
         build_profile(load_calibration_images(d), "plain")
     shown = sorted(die.face for die in plain.dice)
-    assert str(err.value) == (f"paco-1.png: shows the faces {shown[0]}, {shown[1]} and {shown[2]}, not the "
-                              "Paco; hold only the toucan face of your dice to the camera")
+    words = [number_words(f) for f in shown]
+    assert str(err.value) == (f"paco-1.png: I see the faces {words[0]}, {words[1]} and {words[2]}, not the "
+                              "Paco; hold only the toucan face of your dice to the camera, close and well lit")
 
 
 def test_a_paco_photo_of_the_bare_table_is_refused(calib_dir, tmp_path):
     d = _with_paco_photo(calib_dir, tmp_path / "bare", generate_scene(1, n_dice=0, **KW).image)
-    with pytest.raises(CalibrationFailed, match="paco-1.png: no die found"):
+    with pytest.raises(CalibrationFailed, match="^paco-1.png: I see only the table; hold only"):
         build_profile(load_calibration_images(d), "bare")
 
 
@@ -232,6 +234,26 @@ def test_live_calibration_retakes_misread_dice_and_gives_up_after_three(calib_di
         calibrate_live(_Frames([empty] * 5 + [dice]), tmp_path / "never", say=lambda s: None,
                        prompter=_Person(answers=[False] * 3))
     assert not (tmp_path / "never" / "profile.json").exists()
+
+
+def test_live_calibration_retakes_a_table_with_dice_and_a_paco_photo_of_plain_faces(calib_dir, tmp_path):
+    """Checked as each photo is taken, and retaken then, not refused after the whole session."""
+    from companion.vision.calibrate import calibrate_live
+
+    empty, dice, paco, _ = _live_photos(calib_dir)
+    busy = generate_scene(5, n_dice=12, paco_fraction=0.0, **KW).image
+    plain = generate_scene(3, size=SIZE, n_dice=3, faces=(2, 3, 5), paco_fraction=0.0, angle=0.3,
+                           hard=0.5, body_colours=BODY, die_scale=1.6, touching=0.0).image
+    said, person = [], _Person()
+    calibrate_live(_Frames([busy] * 5 + [empty] * 5 + [dice, plain, paco]), tmp_path / "retake",
+                   say=said.append, prompter=person)
+    assert (tmp_path / "retake" / "profile.json").exists()
+    assert [p for p in person.waited if p.startswith("I see ")] == [
+        next(p for p in said if p.endswith("on it. Clear the table of dice and cups, then press Enter.")),
+        next(p for p in said if p.startswith("I see the faces") and "not the Paco. Hold only the Paco face" in p)]
+    with pytest.raises(CalibrationFailed, match="the table was not clear of dice in 3 tries"):
+        calibrate_live(_Frames([busy]), tmp_path / "busy", say=lambda s: None, prompter=_Person())
+    assert not (tmp_path / "busy" / "profile.json").exists()
 
 
 def test_live_calibration_with_nobody_at_the_keyboard(calib_dir, tmp_path):

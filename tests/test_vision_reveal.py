@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from companion.rules.bids import number_words
-from companion.vision.errors import ImageUnreadable
+from companion.vision.errors import ImageUnreadable, NoFrame
 from companion.vision.frames import ArrayFrames, ImageFrames
 from companion.vision.reader import DiceReader
 from companion.vision.reveal import MIN_CONFIDENCE, CameraCounter, RevealOutcome
@@ -97,16 +97,18 @@ def test_needs_consecutive_agreement():
     assert counter.reader.i == 5  # answered only after three in a row
 
 
-class _BrokenCamera(ArrayFrames):
-    """A camera that fails mid-reveal (unplugged, a driver error)."""
+class _UnpluggedCamera(ArrayFrames):
+    """A camera that stops giving frames mid-reveal, as CameraFrames says it."""
+
+    live = True
 
     def read(self):
-        raise ImageUnreadable("camera 0 sent a broken frame")
+        raise NoFrame("camera 0 gave no frame")
 
 
 def test_a_camera_failing_mid_reveal_gives_none():
-    out = CameraCounter(_BrokenCamera([np.zeros((40, 40, 3), np.uint8)]), _StubReader([_reading([1])])).reveal(1)
-    assert out.reading is None and out.reason == "the camera failed (camera 0 sent a broken frame)"
+    out = CameraCounter(_UnpluggedCamera([np.zeros((40, 40, 3), np.uint8)]), _StubReader([_reading([1])])).reveal(1)
+    assert out.reading is None and out.reason == "the camera failed (camera 0 gave no frame)"
 
 
 def test_unreadable_photos_are_refused_together_before_any_reveal(tmp_path):
@@ -134,13 +136,15 @@ def test_photos_are_one_per_reveal_in_order_then_the_players_count(tmp_path, rea
     counting = _CountingReader(reader)
     counter = CameraCounter(ImageFrames([_save(tmp_path, six.image, "r1.png"),
                                          _save(tmp_path, four.image, "r2.png")]), counting)
-    first = counter.reveal(6)
+    first = counter.reveal(6, round_number=1)
     assert first.reading is not None and first.reading.counts == six.counts
     assert counting.reads == 1  # a photo agrees with itself: read once
-    second = counter.reveal(4)
+    again = counter.reveal(6, round_number=1)  # the same reveal, after an undo: the same photo
+    assert again.reading is not None and again.reading.counts == six.counts
+    second = counter.reveal(4, round_number=2)
     assert second.reading is not None and second.reading.counts == four.counts
-    third = counter.reveal(3)
-    assert third.reading is None and third.reason == "there is no photo for this reveal (two were given, one a reveal)"
+    third = counter.reveal(3, round_number=3)
+    assert third.reading is None and third.reason == "there is no photo left for this reveal"
 
 
 def test_count_for_aces_wild():

@@ -23,6 +23,7 @@ import numpy as np
 from companion.vision.detect import crop, find_candidates
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
 from companion.vision.frames import FrameSource, read_image, write_image
+from companion.rules.bids import number_words
 from companion.vision.model import NOT_DIE, PATCH
 from companion.vision.profile import Profile
 
@@ -90,15 +91,15 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
     from companion.vision.reader import DiceReader
 
     plain = DiceReader(None, model)  # the reader as it is before any calibration
-    problems = [f"{images.label('empty', i)}: I see {n} {'die' if n == 1 else 'dice'} on it; the empty-table photo "
-                "must show the table alone, where the dice will be, without them"
-                for i, im in enumerate(images.empty) if (n := len(_sure_dice(plain.read(im))))]
+    problems = [f"{images.label('empty', i)}: {problem}; the empty-table photo must show the "
+                "table alone, where the dice will be, without them"
+                for i, im in enumerate(images.empty) if (problem := dice_on_empty_table(im, plain))]
     patches = []
     for i, im in enumerate(images.paco):
-        found, problem = _paco_patches(im, images.label("paco", i), plain.model)
+        found, problem = paco_references(im, plain.model)
         patches += found
         if problem:
-            problems.append(problem)
+            problems.append(f"{images.label('paco', i)}: {problem}; {PACO_HINT}")
     if problems:
         raise CalibrationFailed("\n".join(problems))
     shape = images.empty[0].shape
@@ -122,39 +123,42 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
 # shows a die, or that a "Paco" photo shows a plain face. Synthetic empty tables (50 seeds)
 # gave nothing above 0.71.
 SURE = 0.9
+PACO_HINT = "hold only the toucan face of your dice to the camera, close and well lit"
 
 
-def _sure_dice(reading) -> list:
-    return [d for d in reading.dice if d.confidence >= SURE]
+def dice_on_empty_table(image: np.ndarray, plain_reader) -> str | None:
+    """Why a photo of the empty table is not one ("I see four dice on it"), or None. `plain_reader`
+    is a reader without a profile: dice left on the table would become part of it."""
+    from companion.voice.phrases import count_of
+
+    n = sum(1 for d in plain_reader.read(image).dice if d.confidence >= SURE)
+    return f"I see {count_of(n)} on it" if n else None
 
 
-def _paco_patches(image: np.ndarray, label: str, model) -> tuple[list[np.ndarray], str | None]:
-    """The Paco references in a photo of the Paco face held to the camera: the big die-sized
-    regions, less the table. A region the face model reads surely as a pip face of two to six
-    is not a Paco, and refuses the photo: a plain face kept as a reference would be read as a 1
-    in every game after."""
+def paco_references(image: np.ndarray, model) -> tuple[list[np.ndarray], str | None]:
+    """The Paco references in a photo of the Paco face held to the camera, or why there are none.
+
+    They are the big die-sized regions, less the table. A region the face model reads surely as
+    a pip face of two to six is not a Paco and refuses the photo: a plain face kept as a
+    reference would be read as a 1 in every game after."""
+    from companion.voice.phrases import join_and
+
     cands = find_candidates(image)
     if not cands:
-        return [], f"{label}: no die found; hold the Paco face closer and well lit"
+        return [], "I see no die"
     big = max(max(c.w, c.h) for c in cands)
     cands = [c for c in cands if max(c.w, c.h) >= 0.6 * big]
     patches = [crop(image, c, PATCH) for c in cands]
     probs = model.predict(np.stack(patches))
     plain_faces = sorted(int(np.argmax(p[2:7])) + 2 for p in probs if p[2:7].max() >= SURE)
     if plain_faces:
-        return [], (f"{label}: shows {_faces_said(plain_faces)}, not the Paco; hold only the toucan "
-                    "face of your dice to the camera")
-    kept = [patch for patch, p in zip(patches, probs) if p[NOT_DIE] < SURE]
+        faces = join_and([number_words(f) for f in plain_faces])
+        return [], f"I see {'a ' if len(plain_faces) == 1 else 'the faces '}{faces}, not the Paco"
+    # kept only where the model takes it for a die at all, as the reader does (die_threshold)
+    kept = [patch for patch, p in zip(patches, probs) if p[NOT_DIE] < 0.5]
     if not kept:
-        return [], f"{label}: no die found, only the table; hold the Paco face closer and well lit"
+        return [], "I see only the table"
     return kept, None
-
-
-def _faces_said(faces: list[int]) -> str:
-    """[3, 2, 3] -> 'the faces 2, 3 and 3'; [4] -> 'a 4'."""
-    if len(faces) == 1:
-        return f"a {faces[0]}"
-    return "the faces " + ", ".join(map(str, faces[:-1])) + f" and {faces[-1]}"
 
 
 def check_profile(profile: Profile, images: CalibrationImages, reader) -> None:
@@ -290,7 +294,6 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
     its file name then records those faces, so the finished profile must read them again.
     The photos are taken into images.new/ and replace images/ only once the profile is made:
     a calibration stopped half way leaves the earlier profile as it was, photos and all."""
-    from companion.rules.bids import number_words
     from companion.vision.reader import DiceReader
     from companion.voice.phrases import count_of
 
@@ -308,8 +311,17 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
         say(prompt)
         prompter.wait(prompt)
 
+    plain = DiceReader(None, model)
     ask("Clear the table of dice and cups, then press Enter.")
-    empty = _median_frame(frames, 5)
+    for attempt in range(DICE_TRIES):
+        empty = _median_frame(frames, 5)
+        problem = dice_on_empty_table(empty, plain)
+        if problem is None:
+            break
+        # dice left there would become part of the table, and never be seen again
+        ask(f"{problem}. Clear the table of dice and cups, then press Enter.")
+    else:
+        raise CalibrationFailed(f"the table was not clear of dice in {DICE_TRIES} tries")
     _save(shots / "empty.png", empty)
     say("Got it.")
     reader = DiceReader(Profile(name="trial", resolution=empty.shape[:2], die_size=None,
@@ -335,7 +347,16 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
         raise CalibrationFailed(f"the dice were not read right in {DICE_TRIES} tries: check the "
                                 "light and the camera, then calibrate again")
     ask("Hold one of your dice with its Paco face toward the camera, then press Enter.")
-    _save(shots / "paco.png", frames.read())
+    for attempt in range(DICE_TRIES):
+        paco = frames.read()
+        _, problem = paco_references(paco, plain.model)
+        if problem is None:
+            break
+        ask(f"{problem}. Hold only the Paco face of one of your dice toward the camera, close and "
+            "well lit, then press Enter.")
+    else:
+        raise CalibrationFailed(f"no Paco face was shown in {DICE_TRIES} tries")
+    _save(shots / "paco.png", paco)
     say("Got it.")
     prof = calibrate_images(shots, out, name or out.name, model=model)
     try:

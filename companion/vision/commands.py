@@ -182,6 +182,8 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
                     prompter.close()
     except VisionError as exc:
         _err(f"calibration failed: {exc}")
+        if args.camera is not None and say is not None:
+            say("Calibration failed; no profile was saved. The reason is on the screen.")
         return 1
     except KeyboardInterrupt:
         _err("calibration stopped; no profile was saved")

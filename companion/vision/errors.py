@@ -20,6 +20,10 @@ class NoFrame(CameraUnavailable):
     """A frame source has no frame to give."""
 
 
+class PhotosUsedUp(NoFrame):
+    """A reveal after the last of the photos given for reveals: the players count instead."""
+
+
 class ProfileError(VisionError):
     """A calibration profile is missing, corrupt or inconsistent."""
 

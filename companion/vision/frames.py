@@ -7,17 +7,19 @@ from typing import Protocol, Sequence
 import cv2
 import numpy as np
 
-from companion.rules.bids import number_words
-from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame
+from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame, PhotosUsedUp
 
 
 class FrameSource(Protocol):
     # A live source shows the table as it is now (the cups still coming up); recorded frames
-    # are what they are, however long one waits for them.
+    # are what they are, however long one waits for them. A still source (a photo) gives the
+    # same frame however often it is read.
     live: bool
+    still: bool
 
-    def begin_reveal(self) -> None:
-        """A new reveal starts (a source of one photo per reveal moves on to the next)."""
+    def begin_reveal(self, round_number: int | None = None) -> None:
+        """A reveal starts (that of this round: a reveal done again after an undo is the same
+        one). A source of one photo per reveal moves on to the next photo."""
         ...
 
     def read(self) -> np.ndarray:
@@ -84,9 +86,10 @@ def as_bgr(frame: np.ndarray, name: str | pathlib.Path | None = None) -> np.ndar
 class ImageFrames:
     """One photo per reveal, in the order given: a game's reveals replayed from pictures.
 
-    Every file is decoded at once, so an unreadable one is refused before the game starts
-    rather than at a reveal. A photo is a still frame: it agrees with itself, so one read
-    settles it. When the photos run out, a reveal has none and the players are asked."""
+    Every file is decoded once at the start, so an unreadable one is refused before the game
+    rather than at a reveal; each is decoded again at its reveal (a game of phone photos held
+    decoded would take hundreds of megabytes). A photo agrees with itself, so it is read once.
+    When the photos run out, a reveal has none (PhotosUsedUp) and the players are asked."""
 
     live = False
     still = True
@@ -95,32 +98,27 @@ class ImageFrames:
         if not paths:
             raise NoFrame("no image files given")
         self._paths = [pathlib.Path(p) for p in paths]
-        images, problems = [], []
+        problems = []
         for p in self._paths:
             try:
-                images.append(as_bgr(read_image(p), p))
+                as_bgr(read_image(p), p)
             except ImageUnreadable as exc:
                 problems.append(str(exc))
         if problems:
             raise ImageUnreadable("; ".join(problems))
-        self._images = images
         self._i = -1  # no reveal yet
+        self._round: int | None = None
 
-    def begin_reveal(self) -> None:
-        self._i += 1
-
-    @property
-    def current(self) -> pathlib.Path | None:
-        """The photo of the reveal under way (None before the first or after the last)."""
-        return self._paths[self._i] if 0 <= self._i < len(self._paths) else None
+    def begin_reveal(self, round_number: int | None = None) -> None:
+        if round_number is None or round_number != self._round:
+            self._i += 1
+        self._round = round_number
 
     def read(self) -> np.ndarray:
         i = max(self._i, 0)
-        if i >= len(self._images):
-            n = len(self._images)
-            raise NoFrame(f"there is no photo for this reveal ({number_words(n)} "
-                          f"{'was' if n == 1 else 'were'} given, one a reveal)")
-        return self._images[i]
+        if i >= len(self._paths):
+            raise PhotosUsedUp("there is no photo left for this reveal")
+        return as_bgr(read_image(self._paths[i]), self._paths[i])
 
 
 class ArrayFrames:
@@ -134,7 +132,9 @@ class ArrayFrames:
         self._frames = list(frames)
         self._i = 0
 
-    def begin_reveal(self) -> None:
+    still = False
+
+    def begin_reveal(self, round_number: int | None = None) -> None:
         pass  # frames run on across reveals, as a camera's do
 
     def read(self) -> np.ndarray:
@@ -147,6 +147,7 @@ class CameraFrames:
     """Frames from cv2.VideoCapture(index). Opened at construction so a missing camera fails early."""
 
     live = True
+    still = False
 
     def __init__(self, index: int, *, width: int | None = 1280, height: int | None = 720) -> None:
         self.index = index
@@ -159,7 +160,7 @@ class CameraFrames:
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
         self._cap = cap
 
-    def begin_reveal(self) -> None:
+    def begin_reveal(self, round_number: int | None = None) -> None:
         pass  # a camera shows the table as it is now
 
     def read(self) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 
 from companion.rules.bids import number_words
 from companion.vision.annotate import annotate
-from companion.vision.errors import NoFrame, VisionError
+from companion.vision.errors import PhotosUsedUp, VisionError
 from companion.vision.frames import CameraFrames, FrameSource, ImageFrames, write_image  # noqa: F401 - re-exported
 from companion.vision.types import MIN_CONFIDENCE, DiceReading  # noqa: F401 - re-exported
 
@@ -38,15 +38,14 @@ def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
     return save_dir / f"reveal-{(max(nums) + 1 if nums else 1):04d}.png"
 
 
-
-
 def accepts(reading: DiceReading, expected_total: int, min_confidence: float = MIN_CONFIDENCE) -> bool:
     """Would a reveal trust this reading: every die in play seen, every one read surely enough."""
     return reading.total == expected_total and reading.min_confidence >= min_confidence
 
 
 class CameraCounter:
-    """Reads frames until `frames_to_agree` consecutive ones give the same face counts.
+    """Reads frames until `frames_to_agree` consecutive ones give the same face counts (one
+    read of a still photo is enough: it agrees with itself).
 
     From a live camera it waits for the cups: it keeps reading until the agreeing frames also
     show every die in play, or `patience` seconds have passed (then it says what it saw).
@@ -65,11 +64,14 @@ class CameraCounter:
         self.patience = patience
         self._clock = clock
 
-    def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None) -> RevealOutcome:
-        live = getattr(self.frames, "live", False)
+    def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None,
+               round_number: int | None = None) -> RevealOutcome:
+        """Count the dice of this round's reveal (`round_number`: the same round revealed again
+        after an undo is looked at again, not taken for the next)."""
+        live = self.frames.live
         # A photo agrees with itself: reading it again would only repeat the answer.
-        to_agree = 1 if getattr(self.frames, "still", False) else self.frames_to_agree
-        self.frames.begin_reveal()
+        to_agree = 1 if self.frames.still else self.frames_to_agree
+        self.frames.begin_reveal(round_number)
         deadline = self._clock() + self.patience
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
@@ -78,7 +80,7 @@ class CameraCounter:
             try:
                 frame = self.frames.read()
                 reading = self.reader.read(frame)
-            except NoFrame as exc:
+            except PhotosUsedUp as exc:
                 return self._done(None, str(exc), last, save_dir)
             except VisionError as exc:
                 return self._done(None, f"the camera failed ({exc})", last, save_dir)
