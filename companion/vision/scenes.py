@@ -205,6 +205,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
     shadow = cv2.GaussianBlur(shadow, (0, 0), s_mean * 0.08 + 1)
     img *= (1 - rng.uniform(0.3, 0.55) * shadow)[..., None]
     cam = np.array([w / 2, h / 2]) + tr.normal(0, 0.2, 2) * [w, h]
+    tops = []
     for sq in placed:
         s = np.linalg.norm(sq[1] - sq[0])
         face = int(rng.integers(1, 7)) if faces is None else int(faces[int(rng.integers(len(faces)))])
@@ -235,10 +236,12 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
         rw, rh = int(x1 - x0), int(y1 - y0)
         warped = cv2.warpPerspective(top, M, (rw, rh), flags=cv2.INTER_LINEAR)
         wm = cv2.warpPerspective(mask, M, (rw, rh), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255
-        roi = img[y0:y1, x0:x1]
-        img[y0:y1, x0:x1] = roi * (1 - wm) + warped.astype(np.float32) * wm
-        # top-face shade: faces tilt slightly in the light
+        tops.append((y0, y1, x0, x1, warped, wm))
         dice_meta.append((face, paco, sq_top))
+    # Tops go on after every side: a die's side stands lower than any top, so from above it can
+    # never hide a neighbour's top (painting side and top die by die buried touching dice).
+    for y0, y1, x0, x1, warped, wm in tops:
+        img[y0:y1, x0:x1] = img[y0:y1, x0:x1] * (1 - wm) + warped.astype(np.float32) * wm
     # lighting gradient across the table
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     g = tr.uniform(-0.35, 0.35) * ((xx - w / 2) * np.cos(light) + (yy - h / 2) * np.sin(light)) / max(w, h)
