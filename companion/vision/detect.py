@@ -252,11 +252,12 @@ def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None,
         sides = np.array([np.sqrt(b.area) for b in squares])
         strict = np.array(rounds) < ROUND_LIMIT
         side, support = _mode(sides[strict]) if strict.any() else (None, 0.0)
-        if judge is not None and (side is None or _rival_size(sides, side)):
+        if judge is not None:
             single = judge([Candidate(cx=b.rect[0][0], cy=b.rect[0][1], w=b.rect[1][0], h=b.rect[1][1],
                                       angle=b.rect[2]) for b in squares]) >= 0.5
             if single.any():
                 return _mode(sides[single])
+            side = None
         if side is not None:
             return side, support
     # no lone die (one cluster of touching dice): a die is about as wide as the thickest part of a chain
@@ -341,7 +342,15 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
             pieces = [(b.points, 1, n_est)]  # one die, perhaps with its side face and shadow
         else:
             pieces = []
+            opened = []
             for piece in _open_pieces(b.points, side):
+                opened.append(piece)
+                (pw, ph) = _rect(piece)[1]
+                if len(piece) / unit >= 2 and len(piece) / max(1.0, pw * ph) < 0.4:
+                    # a frame (the tray's wall) with a die against it: a wider opening takes
+                    # the strip away and leaves the die (once: what it leaves is not opened again)
+                    opened += _open_pieces(piece, side, 0.85)
+            for piece in opened:
                 n_p = len(piece) / unit
                 (pw, ph) = _rect(piece)[1]
                 if n_p < 0.3 or len(piece) / max(1.0, pw * ph) < 0.4:
@@ -446,13 +455,13 @@ def leftovers(region: Region, kept: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def _open_pieces(points: np.ndarray, side: float) -> list[np.ndarray]:
-    """Cut a big blob with an opening a bit smaller than a die: strips thinner than a die vanish."""
+def _open_pieces(points: np.ndarray, side: float, width: float = 0.6) -> list[np.ndarray]:
+    """Cut a big blob with an opening `width` of a die across: strips thinner than that vanish."""
     x0, y0 = points.min(0).astype(int) - 2
     x1, y1 = points.max(0).astype(int) + 3
     m = np.zeros((y1 - y0, x1 - x0), np.uint8)
     m[points[:, 1].astype(int) - y0, points[:, 0].astype(int) - x0] = 255
-    k = max(3, int(0.6 * side) | 1)
+    k = max(3, int(width * side) | 1)
     m = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, lab = cv2.connectedComponents(m, connectivity=8)
     out = []
