@@ -250,7 +250,7 @@ def _counter(settings: PlaySettings):
 
     profile = load_profile(settings.profile) if settings.profile else None
     frames = ImageFrames(settings.camera_images) if settings.camera_images else CameraFrames(settings.camera)
-    return CameraCounter(frames, DiceReader(profile))
+    return CameraCounter(frames, DiceReader(profile), warn=lambda note: print(f"companion: {note}", file=sys.stderr))
 
 
 def run_play(settings: PlaySettings) -> int:

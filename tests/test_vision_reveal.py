@@ -231,3 +231,20 @@ def test_a_live_camera_keeps_looking_while_unsure():
     never_sure = _StubReader([_reading([2, 3, 5], conf=0.5)])
     out = CameraCounter(_LiveCamera(clock), never_sure, patience=2.0, clock=clock).reveal(3)
     assert out.reading is None and out.reason == "some dice are too hard to read" and never_sure.i >= 19
+
+
+def test_a_profile_made_for_another_framing_is_warned_about_once():
+    from companion.vision.profile import Profile
+
+    reader = _StubReader([_reading([2, 3])])
+    reader.profile = Profile(name="kitchen", resolution=(480, 640), die_size=40.0, background=None,
+                             paco_patches=np.zeros((0, 32, 32, 3), np.uint8))
+    notes = []
+    counter = CameraCounter(ArrayFrames([np.zeros((720, 1280, 3), np.uint8)]), reader, warn=notes.append)
+    counter.reveal(2)
+    counter.reveal(2)
+    assert notes == ["the camera gives 1280x720 frames, framed unlike the profile's 640x480 photos: "
+                     "its table photo and die size are not used (calibrate again for this camera setting)"]
+    fitting = CameraCounter(ArrayFrames([np.zeros((960, 1280, 3), np.uint8)]), reader, warn=notes.append)
+    fitting.reveal(2)
+    assert len(notes) == 1  # the same framing at another size is fine

@@ -5,7 +5,7 @@ import pathlib
 import re
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -53,7 +53,7 @@ class CameraCounter:
 
     def __init__(self, frames: FrameSource, reader: DiceReaderLike, *, frames_to_agree: int = 3,
                  max_frames: int = 10, min_confidence: float = MIN_CONFIDENCE, patience: float = 20.0,
-                 clock=time.monotonic) -> None:
+                 clock=time.monotonic, warn: Callable[[str], None] | None = None) -> None:
         if frames_to_agree < 1 or max_frames < frames_to_agree:
             raise ValueError("need 1 <= frames_to_agree <= max_frames")
         self.frames = frames
@@ -63,6 +63,8 @@ class CameraCounter:
         self.min_confidence = min_confidence
         self.patience = patience
         self._clock = clock
+        self._warn = warn  # told once when the profile does not fit the frames
+        self._warned = False
 
     def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None,
                round_number: int | None = None) -> RevealOutcome:
@@ -79,6 +81,7 @@ class CameraCounter:
         while True:
             try:
                 frame = self.frames.read()
+                self._check_framing(frame)
                 reading = self.reader.read(frame)
             except PhotosUsedUp as exc:
                 return self._done(None, str(exc), last, save_dir)
@@ -109,6 +112,16 @@ class CameraCounter:
                                     f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play",
                               best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
+
+    def _check_framing(self, frame: np.ndarray) -> None:
+        profile = getattr(self.reader, "profile", None)
+        if self._warn is None or self._warned or profile is None or profile.fits(frame.shape):
+            return
+        self._warned = True
+        h, w = profile.resolution
+        self._warn(f"the camera gives {frame.shape[1]}x{frame.shape[0]} frames, framed unlike the "
+                   f"profile's {w}x{h} photos: its table photo and die size are not used "
+                   "(calibrate again for this camera setting)")
 
     def _done(self, reading, reason, shot, save_dir) -> RevealOutcome:
         path = None
