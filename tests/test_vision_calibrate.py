@@ -150,7 +150,8 @@ def test_a_profile_is_not_used_for_another_framing(calib_dir, tmp_path, capsys):
     add_see_arguments(see)
     assert run_see(see.parse_args(["--profile", str(tmp_path / "alice"), str(tmp_path / "wide.png")])) == 0
     err = capsys.readouterr().err
-    assert "wide.png: framed 1280x720, not like the profile's 640x480 photos; read without its table photo" in err
+    assert ("wide.png: framed 1280x720, unlike the profile's 640x480 photos; its table photo and die size "
+            "are not used (calibrate again for this camera setting)") in err
 
 
 def test_calibrate_refuses_a_name_that_is_a_path(calib_dir, tmp_path, capsys, monkeypatch):

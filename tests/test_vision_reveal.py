@@ -243,7 +243,7 @@ def test_a_profile_made_for_another_framing_is_warned_about_once():
     counter = CameraCounter(ArrayFrames([np.zeros((720, 1280, 3), np.uint8)]), reader, warn=notes.append)
     counter.reveal(2)
     counter.reveal(2)
-    assert notes == ["the camera gives 1280x720 frames, framed unlike the profile's 640x480 photos: "
+    assert notes == ["the camera: framed 1280x720, unlike the profile's 640x480 photos; "
                      "its table photo and die size are not used (calibrate again for this camera setting)"]
     fitting = CameraCounter(ArrayFrames([np.zeros((960, 1280, 3), np.uint8)]), reader, warn=notes.append)
     fitting.reveal(2)

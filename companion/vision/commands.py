@@ -47,7 +47,7 @@ def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
 
 def run_see(args: argparse.Namespace) -> int:
     from companion.vision.annotate import annotate
-    from companion.vision.frames import as_bgr, check_picture_name, read_image, write_image
+    from companion.vision.frames import check_picture_name, read_frame, write_image
 
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
@@ -71,12 +71,11 @@ def run_see(args: argparse.Namespace) -> int:
     status = 0
     for i, path in enumerate(args.images):
         try:
-            img = as_bgr(read_image(path), path)
+            img = read_frame(path)
             reading = reader.read(img)
-            if reader.profile is not None and not reader.profile.fits(img.shape):
-                h, w = reader.profile.resolution
-                _err(f"{path}: framed {img.shape[1]}x{img.shape[0]}, not like the profile's {w}x{h} photos; "
-                     "read without its table photo and die size (calibrate again for this camera setting)")
+            note = reader.profile.framing_note(img.shape) if reader.profile is not None else None
+            if note:
+                _err(f"{path}: {note}")
         except VisionError as exc:
             _err(str(exc))
             status = 1

@@ -83,6 +83,11 @@ def as_bgr(frame: np.ndarray, name: str | pathlib.Path | None = None) -> np.ndar
     return frame
 
 
+def read_frame(path: str | pathlib.Path) -> np.ndarray:
+    """An image file as a frame the reader takes (BGR, big enough), or ImageUnreadable naming the file."""
+    return as_bgr(read_image(path), path)
+
+
 class ImageFrames:
     """One photo per reveal, in the order given: a game's reveals replayed from pictures.
 
@@ -101,7 +106,7 @@ class ImageFrames:
         problems = []
         for p in self._paths:
             try:
-                as_bgr(read_image(p), p)
+                read_frame(p)
             except ImageUnreadable as exc:
                 problems.append(str(exc))
         if problems:
@@ -118,7 +123,7 @@ class ImageFrames:
         i = max(self._i, 0)
         if i >= len(self._paths):
             raise PhotosUsedUp("there is no photo left for this reveal")
-        return as_bgr(read_image(self._paths[i]), self._paths[i])
+        return read_frame(self._paths[i])
 
 
 class ArrayFrames:

@@ -45,6 +45,15 @@ class Profile:
         h, w = shape[:2]
         return abs(h / w - self.resolution[0] / self.resolution[1]) <= 0.02
 
+    def framing_note(self, shape) -> str | None:
+        """The sentence telling the user this frame does not fit the profile, or None if it fits.
+        One wording for `see` and for play, which each put where the frame came from in front."""
+        if self.fits(shape):
+            return None
+        h, w = self.resolution
+        return (f"framed {shape[1]}x{shape[0]}, unlike the profile's {w}x{h} photos; its table photo and "
+                "die size are not used (calibrate again for this camera setting)")
+
     def die_size_for(self, shape) -> float | None:
         if self.die_size is None or not self.fits(shape):
             return None

@@ -115,13 +115,12 @@ class CameraCounter:
 
     def _check_framing(self, frame: np.ndarray) -> None:
         profile = getattr(self.reader, "profile", None)
-        if self._warn is None or self._warned or profile is None or profile.fits(frame.shape):
+        if self._warn is None or self._warned or profile is None:
             return
-        self._warned = True
-        h, w = profile.resolution
-        self._warn(f"the camera gives {frame.shape[1]}x{frame.shape[0]} frames, framed unlike the "
-                   f"profile's {w}x{h} photos: its table photo and die size are not used "
-                   "(calibrate again for this camera setting)")
+        note = profile.framing_note(frame.shape)
+        if note:
+            self._warned = True
+            self._warn(f"the camera: {note}")
 
     def _done(self, reading, reason, shot, save_dir) -> RevealOutcome:
         path = None
