@@ -2,8 +2,9 @@
 
 Why this design: dice are small, solid-coloured squares that differ from a table which is smooth at
 the scale of a few dice. So we estimate the table colour everywhere (a calibration photo of the empty
-table when we have one, else a large median filter), mark pixels far from it, and split blobs whose
-area says they hold several touching dice (k-means cuts, plus a cut seeded at the peaks of the
+table when we have one, else a large median filter), mark pixels far from it (those darker than the
+table by a line of their own: wood grain widens the spread on the bright side only), and split blobs
+whose area says they hold several touching dice (k-means cuts, plus a cut seeded at the peaks of the
 distance transform; the reader keeps the cut the face model likes best). The die size comes from
 lone, crisp-edged squares (soft-edged glare patches are left out). Dice the colour test misses (cream
 dice on a pale tray) are found as die-sized spots dense with sharp lightness edges (pips, outlines).
@@ -56,6 +57,11 @@ def _median_background(lab_u8: np.ndarray, k_frac: float) -> np.ndarray:
 
 def foreground(img_small: np.ndarray, background_small: np.ndarray | None, k_frac: float) -> np.ndarray:
     """A float map of how far each pixel is from the table colour (Lab units, shadows damped)."""
+    return _foreground(img_small, background_small, k_frac)[0]
+
+
+def _foreground(img_small, background_small, k_frac) -> tuple[np.ndarray, np.ndarray]:
+    """foreground(), and where the pixel is darker than the table."""
     lab_u8 = cv2.cvtColor(img_small, cv2.COLOR_BGR2LAB)
     lab = lab_u8.astype(np.float32)
     if background_small is not None:
@@ -68,8 +74,9 @@ def foreground(img_small: np.ndarray, background_small: np.ndarray | None, k_fra
     d = lab - bg
     dl = d[..., 0]
     # darker-than-table counts less: shadows are darker with the same hue
-    dl = np.where(dl < 0, dl * 0.55, dl * GLARE_WEIGHT)
-    return np.sqrt(dl * dl + d[..., 1] ** 2 + d[..., 2] ** 2)
+    darker = dl < 0
+    dl = np.where(darker, dl * 0.55, dl * GLARE_WEIGHT)
+    return np.sqrt(dl * dl + d[..., 1] ** 2 + d[..., 2] ** 2), darker
 
 
 def _fill_holes(mask: np.ndarray) -> np.ndarray:
@@ -471,17 +478,18 @@ def _open_pieces(points: np.ndarray, side: float, width: float = 0.6) -> list[np
     return out
 
 
-def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
-    dist = foreground(small, bg_small, k_frac)
-    sample = dist[::3, ::3]  # robust statistics need no more pixels than this
+def _thresholds(sample: np.ndarray, low: float | None = None) -> tuple[float, float]:
+    """(weak, strong) table-distance lines from the table's own spread (robust: dice are few)."""
     med = float(np.median(sample))
     mad = float(np.median(np.abs(sample - med))) * 1.4826
-    low = max(LOW_FLOOR, med + 4.0 * mad) if threshold is None else threshold
-    high = max(18.0, med + 6.0 * mad, low)
-    # hysteresis: faint regions (a cream die on a grey cloth) count if they hold strong pixels (its pips)
-    weak = (dist > low).astype(np.uint8)
-    n, lab = cv2.connectedComponents(weak, connectivity=8)
-    strong_ids = np.unique(lab[(dist > high) & (weak > 0)])
+    low = max(LOW_FLOOR, med + 4.0 * mad) if low is None else low
+    return low, max(18.0, med + 6.0 * mad, low)
+
+
+def _hysteresis(dist: np.ndarray, weak: np.ndarray, high) -> np.ndarray:
+    """Faint regions (a cream die on a grey cloth) count if they hold strong pixels (its pips)."""
+    n, lab = cv2.connectedComponents(weak.astype(np.uint8), connectivity=8)
+    strong_ids = np.unique(lab[(dist > high) & weak])
     keep = np.zeros(n, np.uint8)
     keep[strong_ids] = 255
     keep[0] = 0
@@ -494,6 +502,24 @@ def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
     if len(huge):
         in_huge = np.isin(lab, huge)
         mask[in_huge & (dist <= high)] = 0
+    return mask
+
+
+def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
+    dist, darker = _foreground(small, bg_small, k_frac)
+    sample = dist[::3, ::3]  # robust statistics need no more pixels than this
+    low, high = _thresholds(sample, threshold)
+    mask = _hysteresis(dist, dist > low, high)
+    if threshold is None:
+        # Wood grain and glare make a table brighter in places, hardly ever darker, and the spread
+        # they add hid dark dice (a dark die on wood sits ~25 from the table, the global line
+        # ~32). So the pixels darker than the table also get the line their own spread sets, in a
+        # mask of their own (sharing one would join dice, shadows and grain into a "huge" region).
+        dark = sample[darker[::3, ::3]]
+        if dark.size >= 0.1 * sample.size:
+            low_d, high_d = _thresholds(dark)
+            if low_d < low:
+                mask |= _hysteresis(dist, darker & (dist > low_d), min(high_d, high))
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     mask = _fill_holes(mask)

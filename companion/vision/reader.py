@@ -73,6 +73,16 @@ class DiceReader:
             for j in range(1, len(opts)):
                 if scores[j] > scores[best] + 0.03:  # the preferred cut wins near-ties
                     best = j
+            if isinstance(opts, Region) and len(opts) > 1:
+                # The model takes half a die (or a die with its side face) for a die, so a cut of
+                # one die in two can score as well as the right cut. Two dice's tops cannot
+                # overlap: of near-tied cuts, one whose parts crowd closer than that loses to one
+                # with room for its dice. (Near ties only: where the die size came out too big,
+                # the right cut crowds too, and then it scores clearly better.)
+                near = [j for j in range(len(opts)) if scores[j] >= scores[best] - 0.03]
+                roomy = [j for j in near if not _crowded(opts[j], opts.side)]
+                if roomy and best not in roomy:
+                    best = max(roomy, key=lambda j: (scores[j], -j))
             start, n = spans[best]
             mine = []
             for k in range(start, start + n):
@@ -136,6 +146,18 @@ class DiceReader:
         t = (t - self.model.mean) / self.model.std
         t = t / (np.linalg.norm(t, axis=1, keepdims=True) + 1e-6)
         return (f @ t.T).max(1)
+
+
+CROWDED = 0.7  # parts' centres closer than this many die sides: one die cut in two (touching tops
+# are a top's side apart, and the die size measured from blobs, with side faces, is a little more)
+
+
+def _crowded(cut: list[Candidate], side: float) -> bool:
+    c = np.array([[q.cx, q.cy] for q in cut])
+    if len(c) < 2:
+        return False
+    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+    return bool(d[np.triu_indices(len(c), 1)].min() < CROWDED * side)
 
 
 def _suppress(kept: list[tuple[Candidate, Die]]) -> list[Die]:
