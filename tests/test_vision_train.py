@@ -1,5 +1,6 @@
 """The training script's helpers: splits, augmentation and labelling of crops (no training here)."""
 import numpy as np
+import pytest
 
 from companion.vision.detect import Candidate
 from companion.vision.model import NOT_DIE, SEVERAL
@@ -33,3 +34,43 @@ def test_crops_are_labelled_from_the_ground_truth():
     both = Candidate(cx=141, cy=120, w=82, h=40, angle=0)
     table = Candidate(cx=400, cy=400, w=40, h=40, angle=0)
     assert label_candidates([on_die, both, table], gts) == [3, SEVERAL, NOT_DIE]
+
+
+def test_the_trained_network_exports_to_the_forward_pass_the_reader_runs():
+    """im2col row order and NHWC flattening: the exported weights must give the torch network's own
+    logits, in numpy and in OpenCV's DNN module."""
+    torch = pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
+    from companion.vision.model import CHANNELS, PATCH, FaceModel, features
+    from companion.vision.train import _network, export
+
+    torch.manual_seed(0)
+    net = _network((4, 8, 6), 16)
+    patches = np.random.default_rng(1).integers(0, 256, (40, PATCH, PATCH, 3)).astype(np.uint8)
+    f = features(patches)
+    with torch.no_grad():
+        want = net(torch.from_numpy(f.reshape(-1, CHANNELS, PATCH, PATCH))).numpy()
+    for use_dnn in (False, True):
+        model = FaceModel(weights=export(net), mean=f.mean(0), std=f.std(0) + 0.1, use_dnn=use_dnn)
+        assert np.allclose(model.logits(f), want, atol=1e-4)
+
+
+def test_training_learns_faces_and_gives_a_model_the_reader_can_save_and_load(tmp_path):
+    pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
+    import cv2
+
+    from companion.vision.model import PATCH, load_model
+    from companion.vision.scenes import draw_face
+    from companion.vision.train import fit
+
+    rng = np.random.default_rng(3)
+    patches, labels = [], []
+    for i in range(240):
+        face = (2, 5)[i % 2]
+        top, _ = draw_face(rng, face, (40, 40, 200), (240, 240, 240))
+        patches.append(cv2.resize(top, (PATCH, PATCH), interpolation=cv2.INTER_AREA))
+        labels.append(face)
+    X, y = np.stack(patches), np.array(labels)
+    model = fit(X, y, epochs=12, chans=(4, 8, 8), dense=16, batch=16, lr=1e-2, threads=1, log=lambda *a, **k: None)
+    model.save(tmp_path / "m.npz")
+    again = load_model(tmp_path / "m.npz")
+    assert (again.predict(X).argmax(1) == y).mean() > 0.95
