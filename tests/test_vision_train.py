@@ -1,4 +1,5 @@
-"""The training script's helpers: splits, augmentation and labelling of crops (no training here)."""
+"""The training script: splits, augmentation and labelling of crops; with torch, the export to the
+shipped format and a tiny training."""
 import numpy as np
 import pytest
 

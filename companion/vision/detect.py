@@ -55,13 +55,10 @@ def _median_background(lab_u8: np.ndarray, k_frac: float) -> np.ndarray:
     return cv2.resize(med, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32)
 
 
-def foreground(img_small: np.ndarray, background_small: np.ndarray | None, k_frac: float) -> np.ndarray:
-    """A float map of how far each pixel is from the table colour (Lab units, shadows damped)."""
-    return _foreground(img_small, background_small, k_frac)[0]
-
-
-def _foreground(img_small, background_small, k_frac) -> tuple[np.ndarray, np.ndarray]:
-    """foreground(), and where the pixel is darker than the table."""
+def foreground(img_small: np.ndarray, background_small: np.ndarray | None, k_frac: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """A float map of how far each pixel is from the table colour (Lab units, shadows damped), and
+    where the pixel is darker than the table."""
     lab_u8 = cv2.cvtColor(img_small, cv2.COLOR_BGR2LAB)
     lab = lab_u8.astype(np.float32)
     if background_small is not None:
@@ -506,7 +503,7 @@ def _hysteresis(dist: np.ndarray, weak: np.ndarray, high) -> np.ndarray:
 
 
 def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
-    dist, darker = _foreground(small, bg_small, k_frac)
+    dist, darker = foreground(small, bg_small, k_frac)
     sample = dist[::3, ::3]  # robust statistics need no more pixels than this
     low, high = _thresholds(sample, threshold)
     mask = _hysteresis(dist, dist > low, high)

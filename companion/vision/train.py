@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from companion.vision.detect import Candidate, crop, find_regions
-from companion.vision.model import CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, features
+from companion.vision.model import CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral, features
 from companion.vision.scenes import generate_scene
 
 REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
@@ -234,8 +234,9 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
     rng = np.random.default_rng(seed)
     n = len(y)
     # features commute with the square's symmetries (the body colour is a median of the centre),
-    # so they are computed once and the symmetries applied to them
-    feats = torch.from_numpy(features(X_patches).reshape(n, CHANNELS, PATCH, PATCH))
+    # so they are computed once (NHWC, as `dihedral` takes them) and the symmetries applied to them
+    feats = features(X_patches)
+    maps = feats.reshape(n, CHANNELS, PATCH, PATCH).transpose(0, 2, 3, 1)
     labels = torch.from_numpy(y.astype(np.int64))
     freq = np.bincount(y, minlength=N_CLASSES).astype(np.float32) + 1
     class_weight = torch.from_numpy(((freq.sum() / freq / N_CLASSES) ** 0.5).astype(np.float32))
@@ -246,25 +247,24 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
     for ep in range(epochs):
         net.train()
         t0 = time.time()
-        order = torch.from_numpy(rng.permutation(n))
+        order = rng.permutation(n)
         sym = rng.integers(0, 8, per_epoch)
         loss_sum, correct = 0.0, 0
         for k, i in enumerate(range(0, n, batch)):
             idx = order[i:i + batch]
-            x = torch.rot90(feats[idx], int(sym[k]) % 4, dims=(2, 3))
-            if sym[k] >= 4:
-                x = x.flip(3)
+            x = torch.from_numpy(np.ascontiguousarray(dihedral(maps[idx], int(sym[k])).transpose(0, 3, 1, 2)))
+            yb = labels[torch.from_numpy(idx)]
             out = net(x)
-            loss = F.cross_entropy(out, labels[idx], weight=class_weight)
+            loss = F.cross_entropy(out, yb, weight=class_weight)
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             loss_sum += float(loss.detach()) * len(idx)
-            correct += int((out.argmax(1) == labels[idx]).sum())
+            correct += int((out.argmax(1) == yb).sum())
         log(f"epoch {ep + 1}/{epochs} loss {loss_sum / n:.4f} train acc {correct / n:.4f} ({time.time() - t0:.0f}s)",
             flush=True)
-    f0 = features(X_patches[: min(n, 5000)])
+    f0 = feats[: min(n, 5000)]
     return FaceModel(weights=export(net), mean=f0.mean(0), std=f0.std(0) + 0.1)
 
 
