@@ -87,3 +87,16 @@ def test_a_die_is_not_cut_in_two(reader):
     gt = [(d.face, d.box, d.paco) for d in sc.dice]
     pairs = match(r.dice, gt)
     assert len(r.dice) == len(pairs) == len(gt)
+
+
+@pytest.mark.parametrize("seed", [7000183, 7000227, 7000272])
+def test_a_die_touching_wood_grain_is_measured_as_a_die(reader, seed):
+    # (dev seeds) one die on grained wood, joined to a stripe of grain: with no lone square left,
+    # the die size came from the stripes' width, and the die's pips were read as small dice
+    sc = generate_scene(seed)
+    assert sc.background == "wood"
+    r = reader.read(sc.image)
+    gt = [(d.face, d.box, d.paco) for d in sc.dice]
+    pairs = match(r.dice, gt)
+    assert len(r.dice) == len(pairs) == len(gt)
+    assert all(r.dice[i].face == gt[j][0] for i, j in pairs)

@@ -524,6 +524,16 @@ def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
     grad = _gradient(dist)
     blobs = _blobs(mask, min_area)
     side, support = (side_hint, float("inf")) if side_hint else _size_estimate(blobs, grad, judge)
+    if side_hint is None and support == 0.0:
+        # No lone square: on a grained table every die may touch a stripe of grain, and the
+        # chain rule then measures the stripes. Strokes thinner than a die vanish under an
+        # opening; the first width that leaves lone squares bigger than itself measures dice.
+        for k in (5, 9, 15):
+            opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+            again, sup2 = _size_estimate(_blobs(opened, min_area), grad, judge)
+            if again and sup2 > 0 and again > 2 * k:
+                side, support = again, sup2
+                break
     if side is not None:
         # strokes much thinner than a die (wood grain, cloth seams) cannot be dice: open them away
         k = int(0.3 * side) | 1
