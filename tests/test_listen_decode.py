@@ -349,3 +349,19 @@ def test_utterances_in_steady_noise_end_soon_after_the_call(speech_dir):
                     if s.detected_at >= end]
             delays.append((ends[0] - end) / 16000 if ends else 9.0)
     assert np.median(delays) <= 0.22 and np.percentile(delays, 90) < 0.3, sorted(delays)[-10:]
+
+
+def test_a_heard_bid_is_scored_against_its_rivals(engine, speech_dir):
+    # The rival margin: how much better the heard call explains its own stretch of audio than
+    # the same words with another count or face. Scored with the feature normalisation reset,
+    # so the same audio scores the same however many utterances came before.
+    samples = read_wav(speech_dir / "call-0-00.wav")  # "five fives"
+    first = engine.decode(samples)
+    engine.decode(read_wav(speech_dir / "chat-0-00.wav"))
+    again = engine.decode(samples)
+    assert first.text == again.text == "five fives"
+    assert first.details["rivalled"] == 1
+    assert first.details["rival_margin"] > 0.2
+    assert again.details["rival_margin"] == first.details["rival_margin"]
+    dudo = engine.decode(read_wav(speech_dir / "call-0-06.wav"))
+    assert dudo.text == "dudo" and dudo.details["rivalled"] == 0

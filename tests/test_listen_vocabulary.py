@@ -199,3 +199,18 @@ def test_broken_vosk_model_is_a_clean_error(tmp_path):
         vosk_engine.VoskEngine(tmp_path)
     with pytest.raises(ModelError, match="no Vosk model"):
         vosk_engine.VoskEngine(tmp_path / "missing")
+
+
+def test_rival_grammars_hold_every_other_count_and_face_but_never_the_heard_call():
+    from companion.listen.sphinx import rival_grammars
+
+    heard, rivals = rival_grammars("i bid nine fives", ("Ana",))
+    assert "public <call> = i bid (nine fives) ;" in heard
+    body = rivals.split("public <call> = i bid (", 1)[1]
+    counts, faces = body.split(") fives | nine (")
+    assert "nine" not in counts.split(" | ") and "twenty nine" in counts and "eight" in counts
+    assert {"fives", "five"}.isdisjoint(faces.rstrip(") ;\n").split(" | ")) and "pacos" in faces
+    _, rivals = rival_grammars("twelve", ("Ana",))
+    assert " twelve " not in rivals.replace("(", " ").replace("|", " ") and "zero" in rivals
+    assert rival_grammars("dudo", ("Ana",)) is None
+    assert rival_grammars("ana one five", ("Ana",)) is None
