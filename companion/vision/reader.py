@@ -1,6 +1,7 @@
 """DiceReader: one BGR frame in, a DiceReading out. Pure: never opens a camera or a file."""
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers
@@ -87,6 +88,8 @@ class DiceReader:
             mine = []
             for k in range(start, start + n):
                 mine.extend(self._decide(img, flat[k], probs[k], None if paco_sim is None else paco_sim[k]))
+            if isinstance(opts, Region) and len(mine) > 1:
+                mine = self._join_halves(img, mine, opts.side)
             kept.extend(mine)
             if isinstance(opts, Region):
                 extra.extend(leftovers(opts, [c for c, _ in mine]))
@@ -97,6 +100,37 @@ class DiceReader:
                 if p[NOT_DIE] < 0.3 and p[SEVERAL] < 0.5:
                     kept.extend(self._decide(img, c, p, None))
         return _suppress(kept)
+
+    def _join_halves(self, img, mine: list[tuple[Candidate, Die]], side: float) -> list[tuple[Candidate, Die]]:
+        """Two thin parts side by side that together make one die-sized square are one die cut
+        in two (the model reads each half as the die): read the square they make instead.
+
+        A whole die's part is square; only a cut across a die leaves a part clearly thinner than
+        a die, so two thin neighbours are joined only when the model reads their square as one
+        die at least as surely."""
+        thin = [i for i, (c, _) in enumerate(mine)
+                if min(c.w, c.h) < HALF * side and max(c.w, c.h) > 0.75 * side]
+        used: set[int] = set()
+        joined: list[tuple[Candidate, Die]] = []
+        for a in thin:
+            for b in thin:
+                if b <= a or a in used or b in used:
+                    continue
+                ca, cb = mine[a][0], mine[b][0]
+                if np.hypot(ca.cx - cb.cx, ca.cy - cb.cy) > 0.85 * side:
+                    continue
+                pts = np.concatenate([cv2.boxPoints(((c.cx, c.cy), (c.w, c.h), c.angle)) for c in (ca, cb)])
+                (cx, cy), (w, h), ang = cv2.minAreaRect(pts.astype(np.float32))
+                if not (0.75 * side <= min(w, h) and max(w, h) <= 1.6 * side):
+                    continue  # (halves take in side faces and shadow: their square is a little big)
+                union = Candidate(cx=cx, cy=cy, w=min(w, 1.2 * side), h=min(h, 1.2 * side), angle=ang,
+                                  group=ca.group, parts=ca.parts)
+                p = self.model.predict(crop(img, union, PATCH)[None])[0]
+                read = self._decide(img, union, p, None)
+                if len(read) == 1 and read[0][1].confidence >= min(mine[a][1].confidence, mine[b][1].confidence):
+                    used.update((a, b))
+                    joined.append(read[0])
+        return [m for i, m in enumerate(mine) if i not in used] + joined
 
     def _decide(self, img, c: Candidate, p: np.ndarray, sim) -> list[tuple[Candidate, Die]]:
         faces = np.array([p[1] + p[PACO], p[2], p[3], p[4], p[5], p[6]])
@@ -148,6 +182,7 @@ class DiceReader:
         return (f @ t.T).max(1)
 
 
+HALF = 0.8  # a part whose short side is under this many die sides is part of a die, not a die
 CROWDED = 0.7  # parts' centres closer than this many die sides: one die cut in two (touching tops
 # are a top's side apart, and the die size measured from blobs, with side faces, is a little more)
 
