@@ -323,19 +323,6 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
     unit = side * side
     regions: list[list[list[Candidate]]] = []
 
-    def split(pts: np.ndarray, k: int, gi: int, init: np.ndarray | None = None) -> list[Candidate]:
-        parts = [pts] if k == 1 else [pts[lab == j] for lab in [_kmeans(pts, k, init=init)] for j in range(k)]
-        out = []
-        for q in parts:
-            if len(q) < 0.25 * unit:
-                continue
-            (cx, cy), (rw, rh), ang = _rect(q)
-            if k > 1:  # a split part is never bigger than a die: cap it so crops stay centred
-                rw, rh = min(rw, side * 1.22), min(rh, side * 1.22)
-            out.append(Candidate(cx=cx / f, cy=cy / f, w=max(rw, 0.6 * side) / f, h=max(rh, 0.6 * side) / f,
-                                 angle=ang, group=gi, parts=k))
-        return out
-
     for gi, b in enumerate(blobs):
         n_est = b.area / unit
         (w, h) = b.rect[1]
@@ -363,20 +350,10 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
                 single = (n_p < 2.2 and asp < 1.45) or (n_p < 1.8 and asp < 1.7)
                 pieces.append((piece, 1 if single else min(max(2, int(round(n_p))), 40), n_p))
         for pts, k, n_p in pieces:
-            # other splits of the same piece: the reader keeps whichever the face model likes best
-            ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if (k > 1 or n_p >= 1.3) and k < 40 else [])
-            if k <= 2 and n_p >= 1.3:
-                ks.append(k + 2)  # three smaller dice in a tight triangle look like one or two
-            opts = [o for o in (split(pts, kk, gi) for kk in ks) if o]
-            if k > 1:
-                # also a cut seeded at the die-centre peaks of the distance transform
-                peaks = _dt_peaks(pts, side)
-                if 2 <= len(peaks) <= 40:
-                    o = split(pts, len(peaks), gi, init=peaks)
-                    if o:
-                        opts.append(o)
+            opts = _cuts(pts, k, n_p, side, f, gi)
             if opts:
-                regions.append(Region(opts, points=pts / f, side=side / f) if k > 1 or n_p >= 1.3 else opts)
+                regions.append(Region(opts, points=pts / f, side=side / f, scale=f, group=gi)
+                               if k > 1 or n_p >= 1.3 else opts)
     found = np.zeros(mask.shape, np.uint8)  # the blobs kept above (not the specks the mask also holds)
     for b in blobs:
         found[b.points[:, 1].astype(int), b.points[:, 0].astype(int)] = 255
@@ -385,10 +362,44 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
         n_p = len(pts) / (TEXTURE_AREA * unit)
         k = 1 if n_p < 1.7 else min(int(round(n_p)), 12)
         ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if n_p >= 1.3 else [])
-        opts = [o for o in (split(pts, kk, len(blobs) + len(regions)) for kk in ks) if o]
+        opts = [o for o in (_split(pts, kk, side, f, len(blobs) + len(regions)) for kk in ks) if o]
         if opts:
             regions.append(opts)
     return regions
+
+
+def _split(pts: np.ndarray, k: int, side: float, f: float, gi: int,
+           init: np.ndarray | None = None) -> list[Candidate]:
+    """Cut a piece (working-image pixels, die side `side`) into k dice by k-means; full-res Candidates."""
+    unit = side * side
+    parts = [pts] if k == 1 else [pts[lab == j] for lab in [_kmeans(pts, k, init=init)] for j in range(k)]
+    out = []
+    for q in parts:
+        if len(q) < 0.25 * unit:
+            continue
+        (cx, cy), (rw, rh), ang = _rect(q)
+        if k > 1:  # a split part is never bigger than a die: cap it so crops stay centred
+            rw, rh = min(rw, side * 1.22), min(rh, side * 1.22)
+        out.append(Candidate(cx=cx / f, cy=cy / f, w=max(rw, 0.6 * side) / f, h=max(rh, 0.6 * side) / f,
+                             angle=ang, group=gi, parts=k))
+    return out
+
+
+def _cuts(pts: np.ndarray, k: int, n_p: float, side: float, f: float, gi: int) -> list[list[Candidate]]:
+    """Ways to cut a piece thought to hold k dice (n_p die areas); the reader keeps whichever
+    the face model likes best."""
+    ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if (k > 1 or n_p >= 1.3) and k < 40 else [])
+    if k <= 2 and n_p >= 1.3:
+        ks.append(k + 2)  # three smaller dice in a tight triangle look like one or two
+    opts = [o for o in (_split(pts, kk, side, f, gi) for kk in ks) if o]
+    if k > 1:
+        # also a cut seeded at the die-centre peaks of the distance transform
+        peaks = _dt_peaks(pts, side)
+        if 2 <= len(peaks) <= 40:
+            o = _split(pts, len(peaks), side, f, gi, init=peaks)
+            if o:
+                opts.append(o)
+    return opts
 
 
 EDGE_STEP = 8.0  # L units per pixel: die outlines and pips on a pale tray; cloth and shading stay below
@@ -426,10 +437,22 @@ class Region(list):
     the piece's pixels (full-resolution coordinates) and the die side, so the reader can look for a
     die the chosen cut left out."""
 
-    def __init__(self, opts, *, points: np.ndarray, side: float) -> None:
+    def __init__(self, opts, *, points: np.ndarray, side: float, scale: float = 1.0, group: int = 0) -> None:
         super().__init__(opts)
         self.points = points
         self.side = side
+        self.scale = scale  # working image / full resolution: the cuts are made there
+        self.group = group
+
+    def smaller(self, factor: float) -> "Region | None":
+        """The piece's cuts for dice `factor` times the size (full-resolution side), as a Region."""
+        f = self.scale
+        side = self.side * factor * f
+        pts = self.points * f
+        n_p = len(pts) / (side * side)
+        k = min(max(2, int(round(n_p))), 40)
+        opts = _cuts(pts, k, n_p, side, f, self.group)
+        return Region(opts, points=self.points, side=side / f, scale=f, group=self.group) if opts else None
 
 
 def leftovers(region: Region, kept: list[Candidate]) -> list[Candidate]:

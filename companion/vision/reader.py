@@ -60,34 +60,22 @@ class DiceReader:
         extra: list[Candidate] = []
         i = 0
         for opts in regions:
-            # score each way of cutting the blob: the one whose crops look most like single dice wins
-            spans, scores = [], []
-            for o in opts:
-                p = probs[i:i + len(o)]
-                good = np.maximum.reduce([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]])
-                if paco_sim is not None:
-                    good = np.maximum(good, (paco_sim[i:i + len(o)] >= self.paco_similarity).astype(np.float32))
-                spans.append((i, len(o)))
-                scores.append(float(good.mean()))
-                i += len(o)
-            best = 0
-            for j in range(1, len(opts)):
-                if scores[j] > scores[best] + 0.03:  # the preferred cut wins near-ties
-                    best = j
-            if isinstance(opts, Region) and len(opts) > 1:
-                # The model takes half a die (or a die with its side face) for a die, so a cut of
-                # one die in two can score as well as the right cut. Two dice's tops cannot
-                # overlap: of near-tied cuts, one whose parts crowd closer than that loses to one
-                # with room for its dice. (Near ties only: where the die size came out too big,
-                # the right cut crowds too, and then it scores clearly better.)
-                near = [j for j in range(len(opts)) if scores[j] >= scores[best] - 0.03]
-                roomy = [j for j in near if not _crowded(opts[j], opts.side)]
-                if roomy and best not in roomy:
-                    best = max(roomy, key=lambda j: (scores[j], -j))
-            start, n = spans[best]
+            n = sum(len(o) for o in opts)
+            sims = None if paco_sim is None else paco_sim[i:i + n]
+            best, score = self._best_cut(opts, probs[i:i + n], sims)
+            mine_probs = probs[i:i + n][_span(opts, best)]
+            mine_sims = [None] * len(mine_probs) if sims is None else sims[_span(opts, best)]
+            cut = list(zip(opts[best], mine_probs, mine_sims))
+            i += n
+            if isinstance(opts, Region) and sims is None and \
+                    sum(p[SEVERAL] >= 0.5 for _, p, _ in cut) >= max(1, len(cut) / 2):
+                # Most parts hold several dice: the die size, measured on lone dice with their
+                # side faces and shadows, came out too big for this cluster. Cut it again for
+                # smaller dice and keep that cut if the model likes it clearly better.
+                opts, cut = self._smaller(img, opts, cut, score)
             mine = []
-            for k in range(start, start + n):
-                mine.extend(self._decide(img, flat[k], probs[k], None if paco_sim is None else paco_sim[k]))
+            for c, p, sim in cut:
+                mine.extend(self._decide(img, c, p, sim))
             if isinstance(opts, Region) and len(mine) > 1:
                 mine = self._join_halves(img, mine, opts.side)
             kept.extend(mine)
@@ -100,6 +88,46 @@ class DiceReader:
                 if p[NOT_DIE] < 0.3 and p[SEVERAL] < 0.5:
                     kept.extend(self._decide(img, c, p, None))
         return _suppress(kept)
+
+    def _best_cut(self, opts, probs: np.ndarray, paco_sim: np.ndarray | None) -> tuple[int, float]:
+        """Score each way of cutting the blob: the one whose crops look most like single dice
+        wins. Returns its index and score."""
+        scores = []
+        for j in range(len(opts)):
+            p = probs[_span(opts, j)]
+            good = np.maximum.reduce([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]])
+            if paco_sim is not None:
+                good = np.maximum(good, (paco_sim[_span(opts, j)] >= self.paco_similarity).astype(np.float32))
+            scores.append(float(good.mean()))
+        best = 0
+        for j in range(1, len(opts)):
+            if scores[j] > scores[best] + 0.03:  # the preferred cut wins near-ties
+                best = j
+        if isinstance(opts, Region) and len(opts) > 1:
+            # The model takes half a die (or a die with its side face) for a die, so a cut of
+            # one die in two can score as well as the right cut. Two dice's tops cannot
+            # overlap: of near-tied cuts, one whose parts crowd closer than that loses to one
+            # with room for its dice. (Near ties only: where the die size came out too big,
+            # the right cut crowds too, and then it scores clearly better.)
+            near = [j for j in range(len(opts)) if scores[j] >= scores[best] - 0.03]
+            roomy = [j for j in near if not _crowded(opts[j], opts.side)]
+            if roomy and best not in roomy:
+                best = max(roomy, key=lambda j: (scores[j], -j))
+        return best, scores[best]
+
+    def _smaller(self, img, region: Region, cut, score: float):
+        """(region, cut) for the first smaller die size whose best cut scores clearly better,
+        else the ones given."""
+        for factor in SMALLER:
+            again = region.smaller(factor)
+            if again is None:
+                continue
+            flat = [c for o in again for c in o]
+            probs = self.model.predict(np.stack([crop(img, c, PATCH) for c in flat]))
+            best, new_score = self._best_cut(again, probs, None)
+            if new_score > score + 0.2:
+                return again, [(c, p, None) for c, p in zip(again[best], probs[_span(again, best)])]
+        return region, cut
 
     def _join_halves(self, img, mine: list[tuple[Candidate, Die]], side: float) -> list[tuple[Candidate, Die]]:
         """Two thin parts side by side that together make one die-sized square are one die cut
@@ -182,9 +210,16 @@ class DiceReader:
         return (f @ t.T).max(1)
 
 
+SMALLER = (0.75, 0.6)  # die sizes, as fractions of the measured one, tried on a cluster of "several"
 HALF = 0.8  # a part whose short side is under this many die sides is part of a die, not a die
 CROWDED = 0.7  # parts' centres closer than this many die sides: one die cut in two (touching tops
 # are a top's side apart, and the die size measured from blobs, with side faces, is a little more)
+
+
+def _span(opts, j: int) -> slice:
+    """Where cut j's candidates sit in the flat list of all the cuts' candidates."""
+    start = sum(len(o) for o in opts[:j])
+    return slice(start, start + len(opts[j]))
 
 
 def _crowded(cut: list[Candidate], side: float) -> bool:
