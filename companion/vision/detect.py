@@ -282,11 +282,26 @@ def _size_estimate(blobs: list[Blob], grad: np.ndarray | None = None,
     return best or None, 0.0
 
 
+SAME_DIE = 0.6  # centres closer than this many sides of the smaller box: one die, read twice
+
+
+def same_die(a: Candidate, b: Candidate) -> bool:
+    """Are two candidates one die? Two dice's tops cannot overlap, so their centres are at least a
+    die's side apart; 0.6 of the smaller box leaves room for boxes that take in a side face (at
+    0.45 a die cut in two, its halves 0.5 apart, was read twice)."""
+    return bool(np.hypot(a.cx - b.cx, a.cy - b.cy) < SAME_DIE * min(max(a.w, a.h), max(b.w, b.h)))
+
+
 def find_candidates(img: np.ndarray, *, background: np.ndarray | None = None,
                     die_size: float | None = None, threshold: float | None = None) -> list[Candidate]:
-    """Die-shaped regions of a BGR frame (the preferred split of each blob)."""
-    return [c for opts in find_regions(img, background=background, die_size=die_size, threshold=threshold)
-            for c in opts[0]]
+    """Die-shaped regions of a BGR frame (the preferred split of each blob), one per die: a spot of
+    pips over a die the colour test found too is left out."""
+    out: list[Candidate] = []
+    for opts in find_regions(img, background=background, die_size=die_size, threshold=threshold):
+        for c in opts[0]:
+            if not any(same_die(c, o) for o in out):
+                out.append(c)
+    return out
 
 
 def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_size: float | None = None,
@@ -354,11 +369,9 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
             if opts:
                 regions.append(Region(opts, points=pts / f, side=side / f, scale=f, group=gi)
                                if k > 1 or n_p >= 1.3 else opts)
-    found = np.zeros(mask.shape, np.uint8)  # the blobs kept above (not the specks the mask also holds)
-    for b in blobs:
-        found[b.points[:, 1].astype(int), b.points[:, 0].astype(int)] = 255
-    for pts in _textured_spots(small, found, side):
-        # a die the colour test missed (cream on a pale tray): found by its pips and outline
+    for pts in _textured_spots(small, side):
+        # a die the colour test missed or found only in part (white on a pale tray): found by its
+        # pips and outline
         n_p = len(pts) / (TEXTURE_AREA * unit)
         k = 1 if n_p < 1.7 else min(int(round(n_p)), 12)
         ks = [k] + ([k - 1] if k > 1 else []) + ([k + 1] if n_p >= 1.3 else [])
@@ -406,8 +419,13 @@ EDGE_STEP = 8.0  # L units per pixel: die outlines and pips on a pale tray; clot
 TEXTURE_AREA = 1.3  # a die's patch of dense edges, in die areas (the density window widens it)
 
 
-def _textured_spots(small: np.ndarray, mask: np.ndarray, side: float) -> list[np.ndarray]:
-    """Die-sized spots dense with sharp lightness edges, away from everything already found."""
+def _textured_spots(small: np.ndarray, side: float) -> list[np.ndarray]:
+    """Die-sized spots dense with sharp lightness edges.
+
+    Spots over dice the colour test found too are kept: a white die on a pale table is often
+    found only in part (its shadow, its side face), and the spot is the better cut of it; the
+    reader keeps the surer of two reads of one die. (Skipping spots mostly over found blobs
+    lost 12 of 20 missed dice on the training photos.)"""
     L = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32)
     edges = (_gradient(cv2.GaussianBlur(L, (0, 0), 1.0)) > EDGE_STEP).astype(np.float32)
     if float(edges.mean()) > 0.03:
@@ -415,7 +433,6 @@ def _textured_spots(small: np.ndarray, mask: np.ndarray, side: float) -> list[np
     k = max(3, int(0.5 * side) | 1)
     dens = cv2.boxFilter(edges, -1, (k, k))
     spots = (dens > 0.15).astype(np.uint8)
-    near = cv2.dilate(mask, np.ones((5, 5), np.uint8))
     unit = side * side
     n, lab, stats, _ = cv2.connectedComponentsWithStats(spots, connectivity=8)
     out = []
@@ -425,8 +442,6 @@ def _textured_spots(small: np.ndarray, mask: np.ndarray, side: float) -> list[np
             continue
         x, y, w, h = stats[i, :4]
         sub = lab[y:y + h, x:x + w] == i
-        if float((near[y:y + h, x:x + w][sub] > 0).mean()) > 0.4:
-            continue  # mostly a blob already: the colour test saw it (a shadow arc or a pip does not count)
         ys, xs = np.nonzero(sub)
         out.append(np.stack([xs + x, ys + y], 1).astype(np.float32))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers
+from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers, same_die
 from companion.vision.frames import as_bgr
 from companion.vision.model import NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, features, load_model
 from companion.vision.profile import Profile
@@ -231,16 +231,11 @@ def _crowded(cut: list[Candidate], side: float) -> bool:
 
 
 def _suppress(kept: list[tuple[Candidate, Die]]) -> list[Die]:
-    """Drop a die whose centre sits too near a more confident one's: one die, one answer.
-
-    Two dice's tops cannot overlap, so their centres are at least a die's side apart; 0.6 of the
-    smaller box leaves room for boxes that take in a side face (at 0.45 a die cut in two, its
-    halves 0.5 apart, was read twice)."""
+    """Drop a die that is the same die as a more confident one (detect.same_die): one die, one answer."""
     order = sorted(range(len(kept)), key=lambda i: -kept[i][1].confidence)
     out: list[tuple[Candidate, Die]] = []
     for i in order:
         c, d = kept[i]
-        if any(np.hypot(c.cx - o.cx, c.cy - o.cy) < 0.6 * min(max(c.w, c.h), max(o.w, o.h)) for o, _ in out):
-            continue
-        out.append((c, d))
+        if not any(same_die(c, o) for o, _ in out):
+            out.append((c, d))
     return [d for _, d in out]
