@@ -139,9 +139,20 @@ def _kmeans(pts: np.ndarray, k: int, iters: int = 8, init: np.ndarray | None = N
     return _nearest(pts, centres)
 
 
+def _hull(pts: np.ndarray) -> np.ndarray:
+    """The convex hull of a set of pixels. Pixels in raster order (as np.nonzero lists them) are
+    cut to each row's first and last first: the same hull from a few hundred points instead of
+    thousands (the hulls were a tenth of the reader's time)."""
+    x, y = pts[:, 0], pts[:, 1]
+    if len(pts) > 64 and np.all((y[1:] > y[:-1]) | ((y[1:] == y[:-1]) & (x[1:] >= x[:-1]))):
+        cut = np.flatnonzero(y[1:] != y[:-1]) + 1
+        pts = pts[np.concatenate([[0], cut, cut - 1, [len(pts) - 1]])]
+    return cv2.convexHull(pts)
+
+
 def _rect(pts: np.ndarray):
     # the hull has the same min-area rectangle and is far smaller
-    return cv2.minAreaRect(cv2.convexHull(pts))
+    return cv2.minAreaRect(_hull(pts))
 
 
 @dataclass(frozen=True)
@@ -190,7 +201,7 @@ def _blobs(mask: np.ndarray, min_area: float) -> list[Blob]:
         sub = (lab[y:y + h, x:x + w] == i)
         ys, xs = np.nonzero(sub)
         pts = np.stack([xs + x, ys + y], 1).astype(np.float32)
-        hull = cv2.convexHull(pts)
+        hull = _hull(pts)
         hull_area = max(1.0, cv2.contourArea(hull))
         out.append(Blob(points=pts, area=area, rect=cv2.minAreaRect(hull), solidity=area / hull_area,
                         sub=sub, origin=(int(x), int(y))))
