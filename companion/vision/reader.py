@@ -39,15 +39,24 @@ class DiceReader:
         if self.profile is not None:
             size = self.profile.die_size_for(img.shape)
             bg = self.profile.background_for(img.shape)
-        regions = find_regions(img, background=bg, die_size=size, judge=lambda cands: self._one_die(img, cands))
+        seen: dict[tuple, float] = {}  # the size is judged in several passes, mostly on the same squares
+        regions = find_regions(img, background=bg, die_size=size,
+                               judge=lambda cands: self._one_die(img, cands, seen))
         dice = self._classify(img, regions)
         return DiceReading(dice=tuple(sorted(dice, key=lambda d: (d.box[1], d.box[0]))))
 
-    def _one_die(self, img: np.ndarray, cands: list[Candidate]) -> np.ndarray:
+    def _one_die(self, img: np.ndarray, cands: list[Candidate], seen: dict | None = None) -> np.ndarray:
         """How likely each candidate is one whole die (not table, glare or several dice): how
-        the detector settles the die size when squares of two sizes compete."""
-        p = self.model.predict_sym(np.stack([crop(img, c, PATCH) for c in cands]), (0,))
-        return 1.0 - p[:, NOT_DIE] - p[:, SEVERAL]
+        the detector settles the die size when squares of two sizes compete. `seen` keeps the
+        answers for one frame."""
+        seen = {} if seen is None else seen
+        keys = [(round(c.cx, 1), round(c.cy, 1), round(c.w, 1), round(c.h, 1), round(c.angle, 1)) for c in cands]
+        new = [i for i, k in enumerate(keys) if k not in seen]
+        if new:
+            p = self.model.predict_sym(np.stack([crop(img, cands[i], PATCH) for i in new]), (0,))
+            for i, q in zip(new, 1.0 - p[:, NOT_DIE] - p[:, SEVERAL]):
+                seen[keys[i]] = float(q)
+        return np.array([seen[k] for k in keys], np.float32)
 
     def _classify(self, img: np.ndarray, regions: list[list[list[Candidate]]]) -> list[Die]:
         flat = [c for opts in regions for o in opts for c in o]
