@@ -481,6 +481,37 @@ class Region(list):
         return Region(opts, points=self.points, side=side / f, scale=f, group=self.group) if opts else None
 
 
+    def rest(self, kept: list[Candidate], least: float = 0.6, grow: float = 1.05) -> list["Region"]:
+        """The piece without the pixels under `kept` dice, in die-sized pieces, each with its own
+        cuts: how the reader cuts a cluster again around the dice it is sure of. Nothing when
+        less than `least` of a die is left."""
+        f = self.scale
+        side = self.side * f
+        pts = self.points * f
+        free = np.ones(len(pts), bool)
+        for c in kept:
+            a = np.deg2rad(c.angle)
+            d = pts - np.array([c.cx, c.cy], np.float32) * f
+            u = np.abs(d[:, 0] * np.cos(a) + d[:, 1] * np.sin(a))
+            v = np.abs(-d[:, 0] * np.sin(a) + d[:, 1] * np.cos(a))
+            free &= ~((u <= c.w * f * grow / 2) & (v <= c.h * f * grow / 2))
+        out = []
+        if free.sum() < max(0.6, least) * side * side:
+            return out
+        for piece in _open_pieces(pts[free], side, 0.5):
+            n_p = len(piece) / (side * side)
+            if n_p < 0.6:
+                continue
+            (pw, ph) = _rect(piece)[1]
+            asp = max(pw, ph) / max(1e-3, min(pw, ph))
+            single = (n_p < 2.2 and asp < 1.45) or (n_p < 1.8 and asp < 1.7)
+            k = 1 if single else min(max(2, int(round(n_p))), 40)
+            opts = _cuts(piece, k, n_p, side, f, self.group)
+            if opts:
+                out.append(Region(opts, points=piece / f, side=self.side, scale=f, group=self.group))
+        return out
+
+
 def leftovers(region: Region, kept: list[Candidate]) -> list[Candidate]:
     """Die-sized parts of a piece that no kept candidate covers (a die the split missed)."""
     side = region.side

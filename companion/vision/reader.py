@@ -87,6 +87,8 @@ class DiceReader:
                 mine.extend(self._decide(img, c, p, sim))
             if isinstance(opts, Region) and len(mine) > 1:
                 mine = self._join_halves(img, mine, opts.side)
+            if isinstance(opts, Region) and sims is None:
+                mine = self._recut_unsure(img, opts, mine)
             kept.extend(mine)
             if isinstance(opts, Region):
                 extra.extend(leftovers(opts, [c for c, _ in mine]))
@@ -137,6 +139,32 @@ class DiceReader:
             if new_score > score + 0.2:
                 return again, [(c, p, None) for c, p in zip(again[best], probs[_span(again, best)])]
         return region, cut
+
+    def _recut_unsure(self, img, region: Region, mine: list[tuple[Candidate, Die]]) -> list[tuple[Candidate, Die]]:
+        """Keep the dice of a cluster the model is sure of and cut the rest of it again around
+        them. One cut for a whole cluster can straddle two dice with one box (and lose one of
+        them) while getting the others right; the dice it got right fix where the others can be."""
+        sure = [(c, d) for c, d in mine if d.confidence >= SURE_DIE]
+        unsure = [(c, d) for c, d in mine if d.confidence < SURE_DIE]
+        # with every die sure, only a die's worth of pixels left over is worth a look
+        pieces = region.rest([c for c, _ in sure], least=0.6 if unsure else 0.9)
+        if not pieces:
+            return mine
+        flat = [c for piece in pieces for o in piece for c in o]
+        probs = self.model.predict(np.stack([crop(img, c, PATCH) for c in flat]))
+        found: list[tuple[Candidate, Die]] = []
+        i = 0
+        for piece in pieces:
+            n = sum(len(o) for o in piece)
+            best, _ = self._best_cut(piece, probs[i:i + n], None)
+            for c, p in zip(piece[best], probs[i:i + n][_span(piece, best)]):
+                found.extend(self._decide(img, c, p, None))
+            i += n
+        old = sum(d.confidence for _, d in unsure)
+        new = sum(d.confidence for _, d in found)
+        if new > old + RECUT_GAIN:
+            return sure + found
+        return mine
 
     def _join_halves(self, img, mine: list[tuple[Candidate, Die]], side: float) -> list[tuple[Candidate, Die]]:
         """Two thin parts side by side that together make one die-sized square are one die cut
@@ -219,6 +247,8 @@ class DiceReader:
         return (f @ t.T).max(1)
 
 
+SURE_DIE = 0.95  # a cluster's dice read at least this surely stay put when the rest is cut again
+RECUT_GAIN = 0.8  # ... and the new cut must add this much confidence, summed over its dice
 SMALLER = (0.75, 0.6)  # die sizes, as fractions of the measured one, tried on a cluster of "several"
 HALF = 0.8  # a part whose short side is under this many die sides is part of a die, not a die
 CROWDED = 0.7  # parts' centres closer than this many die sides: one die cut in two (touching tops
