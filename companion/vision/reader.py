@@ -126,18 +126,23 @@ class DiceReader:
                 best = max(roomy, key=lambda j: (scores[j], -j))
         return best, scores[best]
 
+    def _read_cuts(self, img, region: Region) -> tuple[list[tuple[Candidate, np.ndarray, None]], float]:
+        """Read every cut of a region made anew: its best cut as (candidate, probabilities, None)
+        and that cut's score."""
+        flat = [c for o in region for c in o]
+        probs = self.model.predict(np.stack([crop(img, c, PATCH) for c in flat]))
+        best, score = self._best_cut(region, probs, None)
+        return [(c, p, None) for c, p in zip(region[best], probs[_span(region, best)])], score
+
     def _smaller(self, img, region: Region, cut, score: float):
         """(region, cut) for the first smaller die size whose best cut scores clearly better,
         else the ones given."""
         for factor in SMALLER:
             again = region.smaller(factor)
-            if again is None:
-                continue
-            flat = [c for o in again for c in o]
-            probs = self.model.predict(np.stack([crop(img, c, PATCH) for c in flat]))
-            best, new_score = self._best_cut(again, probs, None)
-            if new_score > score + 0.2:
-                return again, [(c, p, None) for c, p in zip(again[best], probs[_span(again, best)])]
+            if again is not None:
+                new_cut, new_score = self._read_cuts(img, again)
+                if new_score > score + 0.2:
+                    return again, new_cut
         return region, cut
 
     def _recut_unsure(self, img, region: Region, mine: list[tuple[Candidate, Die]]) -> list[tuple[Candidate, Die]]:
@@ -150,16 +155,8 @@ class DiceReader:
         pieces = region.rest([c for c, _ in sure], least=0.6 if unsure else 0.9)
         if not pieces:
             return mine
-        flat = [c for piece in pieces for o in piece for c in o]
-        probs = self.model.predict(np.stack([crop(img, c, PATCH) for c in flat]))
-        found: list[tuple[Candidate, Die]] = []
-        i = 0
-        for piece in pieces:
-            n = sum(len(o) for o in piece)
-            best, _ = self._best_cut(piece, probs[i:i + n], None)
-            for c, p in zip(piece[best], probs[i:i + n][_span(piece, best)]):
-                found.extend(self._decide(img, c, p, None))
-            i += n
+        found = [read for piece in pieces for c, p, _ in self._read_cuts(img, piece)[0]
+                 for read in self._decide(img, c, p, None)]
         old = sum(d.confidence for _, d in unsure)
         new = sum(d.confidence for _, d in found)
         if new > old + RECUT_GAIN:
