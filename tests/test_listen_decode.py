@@ -351,10 +351,14 @@ def test_utterances_in_steady_noise_end_soon_after_the_call(speech_dir):
     assert np.median(delays) <= 0.22 and np.percentile(delays, 90) < 0.3, sorted(delays)[-10:]
 
 
-def test_a_heard_bid_is_scored_against_its_rivals(engine, speech_dir):
+def test_a_heard_bid_is_scored_against_its_rivals(speech_dir):
+    from companion.listen.sphinx import SphinxEngine
+
     # The rival margin: how much better the heard call explains its own stretch of audio than
     # the same words with another count or face. The rival decoder's feature normalisation is
     # reset for each scoring, so the same call on the same audio scores the same every time.
+    # (A fresh engine: the main decoder's own normalisation carries over between utterances.)
+    engine = SphinxEngine(PLAYERS)
     samples = read_wav(speech_dir / "call-0-00.wav")  # "five fives"
     heard = engine.decode(samples)
     assert heard.text == "five fives"
@@ -364,3 +368,15 @@ def test_a_heard_bid_is_scored_against_its_rivals(engine, speech_dir):
     assert again == [heard.details["rival_margin"]] * 2
     dudo = engine.decode(read_wav(speech_dir / "call-0-06.wav"))
     assert dudo.text == "dudo" and dudo.details["rivalled"] == 0
+
+
+def test_a_call_the_rival_decoder_cannot_score_is_judged_without_it(speech_dir, monkeypatch):
+    from companion.listen import sphinx
+
+    engine = sphinx.SphinxEngine(PLAYERS)
+    samples = read_wav(speech_dir / "call-0-00.wav")  # "five fives"
+    with monkeypatch.context() as m:
+        m.setattr(sphinx, "rival_grammars", lambda *a, **k: ("not a grammar", "not one either"))
+        broken = engine.decode(samples)
+    assert broken.text == "five fives" and broken.details["rivalled"] == 0
+    assert engine.decode(samples).details["rivalled"] == 1  # the rival decoder is still usable

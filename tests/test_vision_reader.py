@@ -72,7 +72,9 @@ def test_a_white_die_on_a_pale_table_is_found(reader, name):
     # (training photos) a white die on a white table is found by colour only in part (its shadow,
     # a side face); the spot of sharp edges its pips and outline make was passed over as "already
     # found", and the die was lost
-    rec = next(r for r in load_labels(REAL) if name in r["file"])
+    recs = [r for r in load_labels(REAL) if r["file"].endswith(f"_{name}.jpg")]
+    assert len(recs) == 1, f"no single photo *_{name}.jpg in {REAL}"
+    rec = recs[0]
     img = cv2.imread(str(REAL / rec["file"]))
     gt = [(d["face"], tuple(d["box"]), False) for d in rec["dice"]]
     r = reader.read(img)

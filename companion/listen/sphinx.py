@@ -118,6 +118,11 @@ class SphinxEngine:
         self._add_pronunciations(self._decoder)
         if self._rival is not None:
             self._add_pronunciations(self._rival)
+            try:  # the rival decoder rests on this search between calls
+                self._rival.add_jsgf_string("idle", "#JSGF V1.0;\ngrammar idle;\npublic <idle> = dudo;\n")
+                self._rival.activate_search("idle")
+            except (RuntimeError, ValueError) as err:
+                raise ModelError(f"the rival grammar was refused by pocketsphinx: {err}") from None
         # One search per moment of the game; switching between them costs nothing.
         try:
             for what in Expect:
@@ -136,6 +141,7 @@ class SphinxEngine:
         self._cpu = 0.0
         self._samples = 0
         self._levels = FrameLevels()
+        self._audio: list[bytes] = []  # this utterance's samples, for the rival scoring
 
     # --- set-up ------------------------------------------------------------------------
     @staticmethod
@@ -179,7 +185,7 @@ class SphinxEngine:
         self._cpu = 0.0
         self._samples = 0
         self._levels = FrameLevels()
-        self._audio: list[bytes] = []
+        self._audio = []
 
     def feed(self, samples: np.ndarray) -> None:
         t = time.perf_counter()
@@ -231,29 +237,38 @@ class SphinxEngine:
 
     def _rival_features(self, best: str, words) -> dict:
         """How much better the heard bid or count explains its stretch of audio than the best
-        of its rivals (nats per frame); {"rivalled": 0} for other calls."""
+        of its rivals (nats per frame), as {"rivalled": 1, "rival_margin": m}; NOT_RIVALLED for
+        other calls, or when the rival decoder cannot score it."""
         grammars = rival_grammars(best, self.players, self.settings.max_count)
         spans = [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+", "("))]
         if self._rival is None or grammars is None or not spans:
-            return {"rivalled": 0, "rival_margin": 0.0}
+            return dict(NOT_RIVALLED)
         # the call's words with a little room either side (half a second of babble before a
         # call would otherwise weigh as much as the call)
         first = max(0, spans[0].start_frame - RIVAL_ROOM)
         last = spans[-1].end_frame + RIVAL_ROOM
         audio = b"".join(self._audio)[first * 320:(last + 1) * 320]
+        d = self._rival
         scores = []
-        for name, grammar in zip(("heard", "rivals"), grammars):
-            d = self._rival
-            try:
+        try:
+            for name, grammar in zip(("heard", "rivals"), grammars):
                 d.add_jsgf_string(name, grammar)
-            except (RuntimeError, ValueError):
-                return {"rivalled": 0, "rival_margin": 0.0}
-            d.activate_search(name)
-            d.reinit_feat()  # the same audio must score the same: no normalisation carried over
-            d.start_utt()
-            d.process_raw(audio, False, True)
-            d.end_utt()
-            scores.append(_log_score(d.hyp()))
+                d.activate_search(name)
+                d.reinit_feat()  # the same audio must score the same: no normalisation carried over
+                d.start_utt()
+                try:
+                    d.process_raw(audio, False, True)
+                finally:
+                    d.end_utt()
+                hyp = d.hyp()
+                if hyp is None:
+                    return dict(NOT_RIVALLED)
+                scores.append(_log_score(hyp))
+        except (RuntimeError, ValueError):
+            return dict(NOT_RIVALLED)  # a call it cannot score is judged without this measure
+        finally:
+            # searches are replaced by name on the next call: never the active one
+            d.activate_search("idle")
         n = max(10, len(audio) // 320)
         return {"rivalled": 1, "rival_margin": round(max(-5.0, min(5.0, (scores[0] - scores[1]) / n)), 4)}
 
@@ -279,6 +294,7 @@ class SphinxEngine:
 
 
 RIVAL_ROOM = 20  # frames of audio kept either side of a call's words for its rival scoring
+NOT_RIVALLED = {"rivalled": 0, "rival_margin": 0.0}
 
 
 def rival_grammars(text: str, players: Sequence[str] = (), max_count: int = MAX_COUNT

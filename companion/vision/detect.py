@@ -351,11 +351,9 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
 
     for gi, b in enumerate(blobs):
         n_est = b.area / unit
-        (w, h) = b.rect[1]
-        aspect = max(w, h) / max(1e-3, min(w, h))
         if n_est < 0.3:
             continue
-        if b.solidity > 0.85 and ((n_est < 2.2 and aspect < 1.45) or (n_est < 1.8 and aspect < 1.7)):
+        if b.solidity > 0.85 and _dice_in(n_est, *b.rect[1]) == 1:
             pieces = [(b.points, 1, n_est)]  # one die, perhaps with its side face and shadow
         else:
             pieces = []
@@ -372,9 +370,7 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
                 (pw, ph) = _rect(piece)[1]
                 if n_p < 0.3 or len(piece) / max(1.0, pw * ph) < 0.4:
                     continue  # thin frames, cables, edges of the tray: not dice
-                asp = max(pw, ph) / max(1e-3, min(pw, ph))
-                single = (n_p < 2.2 and asp < 1.45) or (n_p < 1.8 and asp < 1.7)
-                pieces.append((piece, 1 if single else min(max(2, int(round(n_p))), 40), n_p))
+                pieces.append((piece, _dice_in(n_p, pw, ph), n_p))
         for pts, k, n_p in pieces:
             opts = _cuts(pts, k, n_p, side, f, gi)
             if opts:
@@ -390,6 +386,15 @@ def find_regions(img: np.ndarray, *, background: np.ndarray | None = None, die_s
         if opts:
             regions.append(opts)
     return regions
+
+
+def _dice_in(n_p: float, w: float, h: float) -> int:
+    """How many dice a piece of n_p die areas in a w x h rectangle holds: one (perhaps with its
+    side face and shadow) when it is small and squarish enough, else about its area in dice."""
+    aspect = max(w, h) / max(1e-3, min(w, h))
+    if (n_p < 2.2 and aspect < 1.45) or (n_p < 1.8 and aspect < 1.7):
+        return 1
+    return min(max(2, int(round(n_p))), 40)
 
 
 def _split(pts: np.ndarray, k: int, side: float, f: float, gi: int,
@@ -474,7 +479,7 @@ class Region(list):
         """The piece's cuts for dice `factor` times the size (full-resolution side), as a Region."""
         f = self.scale
         side = self.side * factor * f
-        pts = self.points * f
+        pts = np.rint(self.points * f)  # back on the working image's pixels
         n_p = len(pts) / (side * side)
         k = min(max(2, int(round(n_p))), 40)
         opts = _cuts(pts, k, n_p, side, f, self.group)
@@ -482,12 +487,12 @@ class Region(list):
 
 
     def rest(self, kept: list[Candidate], least: float = 0.6, grow: float = 1.05) -> list["Region"]:
-        """The piece without the pixels under `kept` dice, in die-sized pieces, each with its own
-        cuts: how the reader cuts a cluster again around the dice it is sure of. Nothing when
-        less than `least` of a die is left."""
+        """The piece without the pixels under `kept` dice, in pieces of at least 0.6 of a die,
+        each with its own cuts: how the reader cuts a cluster again around the dice it is sure
+        of. Nothing when less than `least` of a die is left in all."""
         f = self.scale
         side = self.side * f
-        pts = self.points * f
+        pts = np.rint(self.points * f)  # back on the working image's pixels
         free = np.ones(len(pts), bool)
         for c in kept:
             a = np.deg2rad(c.angle)
@@ -496,17 +501,13 @@ class Region(list):
             v = np.abs(-d[:, 0] * np.sin(a) + d[:, 1] * np.cos(a))
             free &= ~((u <= c.w * f * grow / 2) & (v <= c.h * f * grow / 2))
         out = []
-        if free.sum() < max(0.6, least) * side * side:
+        if free.sum() < least * side * side:
             return out
         for piece in _open_pieces(pts[free], side, 0.5):
             n_p = len(piece) / (side * side)
             if n_p < 0.6:
                 continue
-            (pw, ph) = _rect(piece)[1]
-            asp = max(pw, ph) / max(1e-3, min(pw, ph))
-            single = (n_p < 2.2 and asp < 1.45) or (n_p < 1.8 and asp < 1.7)
-            k = 1 if single else min(max(2, int(round(n_p))), 40)
-            opts = _cuts(piece, k, n_p, side, f, self.group)
+            opts = _cuts(piece, _dice_in(n_p, *_rect(piece)[1]), n_p, side, f, self.group)
             if opts:
                 out.append(Region(opts, points=piece / f, side=self.side, scale=f, group=self.group))
         return out
@@ -604,10 +605,10 @@ def _segment(small, bg_small, k_frac, side_hint, threshold, judge=None):
     grad = _gradient(dist)
     blobs = _blobs(mask, min_area)
     side, support = (side_hint, float("inf")) if side_hint else _size_estimate(blobs, grad, judge)
-    if side_hint is None and support == 0.0:
+    if side_hint is None and support == 0.0 and blobs:
         # No lone square: on a grained table every die may touch a stripe of grain, and the
         # chain rule then measures the stripes. Strokes thinner than a die vanish under an
-        # opening; the first width that leaves lone squares bigger than itself measures dice.
+        # opening; the first width that leaves lone squares over twice as wide measures dice.
         for k in (5, 9, 15):
             opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
             again, sup2 = _size_estimate(_blobs(opened, min_area), grad, judge)

@@ -76,8 +76,7 @@ class DiceReader:
             mine_sims = [None] * len(mine_probs) if sims is None else sims[_span(opts, best)]
             cut = list(zip(opts[best], mine_probs, mine_sims))
             i += n
-            if isinstance(opts, Region) and sims is None and \
-                    sum(p[SEVERAL] >= 0.5 for _, p, _ in cut) >= max(1, len(cut) / 2):
+            if isinstance(opts, Region) and sum(p[SEVERAL] >= 0.5 for _, p, _ in cut) >= max(1, len(cut) / 2):
                 # Most parts hold several dice: the die size, measured on lone dice with their
                 # side faces and shadows, came out too big for this cluster. Cut it again for
                 # smaller dice and keep that cut if the model likes it clearly better.
@@ -87,7 +86,7 @@ class DiceReader:
                 mine.extend(self._decide(img, c, p, sim))
             if isinstance(opts, Region) and len(mine) > 1:
                 mine = self._join_halves(img, mine, opts.side)
-            if isinstance(opts, Region) and sims is None:
+            if isinstance(opts, Region):
                 mine = self._recut_unsure(img, opts, mine)
             kept.extend(mine)
             if isinstance(opts, Region):
@@ -126,13 +125,15 @@ class DiceReader:
                 best = max(roomy, key=lambda j: (scores[j], -j))
         return best, scores[best]
 
-    def _read_cuts(self, img, region: Region) -> tuple[list[tuple[Candidate, np.ndarray, None]], float]:
-        """Read every cut of a region made anew: its best cut as (candidate, probabilities, None)
-        and that cut's score."""
-        flat = [c for o in region for c in o]
-        probs = self.model.predict(np.stack([crop(img, c, PATCH) for c in flat]))
-        best, score = self._best_cut(region, probs, None)
-        return [(c, p, None) for c, p in zip(region[best], probs[_span(region, best)])], score
+    def _read_cuts(self, img, region: Region) -> tuple[list[tuple], float]:
+        """Read every cut of a region made anew: its best cut as (candidate, probabilities,
+        similarity to the profile's Paco or None) and that cut's score."""
+        patches = np.stack([crop(img, c, PATCH) for o in region for c in o])
+        probs = self.model.predict(patches)
+        sims = self._paco_similarity(patches)
+        best, score = self._best_cut(region, probs, sims)
+        mine = _span(region, best)
+        return list(zip(region[best], probs[mine], [None] * len(probs[mine]) if sims is None else sims[mine])), score
 
     def _smaller(self, img, region: Region, cut, score: float):
         """(region, cut) for the first smaller die size whose best cut scores clearly better,
@@ -155,8 +156,8 @@ class DiceReader:
         pieces = region.rest([c for c, _ in sure], least=0.6 if unsure else 0.9)
         if not pieces:
             return mine
-        found = [read for piece in pieces for c, p, _ in self._read_cuts(img, piece)[0]
-                 for read in self._decide(img, c, p, None)]
+        found = [read for piece in pieces for c, p, sim in self._read_cuts(img, piece)[0]
+                 for read in self._decide(img, c, p, sim)]
         old = sum(d.confidence for _, d in unsure)
         new = sum(d.confidence for _, d in found)
         if new > old + RECUT_GAIN:
@@ -187,8 +188,9 @@ class DiceReader:
                     continue  # (halves take in side faces and shadow: their square is a little big)
                 union = Candidate(cx=cx, cy=cy, w=min(w, 1.2 * side), h=min(h, 1.2 * side), angle=ang,
                                   group=ca.group, parts=ca.parts)
-                p = self.model.predict(crop(img, union, PATCH)[None])[0]
-                read = self._decide(img, union, p, None)
+                patch = crop(img, union, PATCH)[None]
+                sim = self._paco_similarity(patch)
+                read = self._decide(img, union, self.model.predict(patch)[0], None if sim is None else sim[0])
                 if len(read) == 1 and read[0][1].confidence >= min(mine[a][1].confidence, mine[b][1].confidence):
                     used.update((a, b))
                     joined.append(read[0])
