@@ -27,9 +27,8 @@ from companion.listen.confidence import ConfidenceModel, ConfidenceModelError
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import (
-    FACE_TERMS, MAX_COUNT, SPANISH_PRONUNCIATIONS, VocabularyError, grammar_words, jsgf, letter_to_sound,
-    normalise_name)
-from companion.rules.bids import number_words
+    FACE_TERMS, MAX_COUNT, SPANISH_PRONUNCIATIONS, VocabularyError, count_words, grammar_words, jsgf,
+    letter_to_sound, normalise_name)
 from companion.sources import Expect
 
 ALLPHONE_LM = "en-us-phone.lm.bin"
@@ -240,7 +239,7 @@ class SphinxEngine:
         of its rivals (nats per frame), as {"rivalled": 1, "rival_margin": m}; NOT_RIVALLED for
         other calls, or when the rival decoder cannot score it."""
         grammars = rival_grammars(best, self.players, self.settings.max_count)
-        spans = [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+", "("))]
+        spans = _call_words(words)
         if self._rival is None or grammars is None or not spans:
             return dict(NOT_RIVALLED)
         # the call's words with a little room either side (half a second of babble before a
@@ -304,7 +303,7 @@ def rival_grammars(text: str, players: Sequence[str] = (), max_count: int = MAX_
     None for other calls."""
     call = parse_call_or_none(text, players)
     words = text.split()
-    counts = [(number_words(n), n) for n in range(1, max_count + 1)] + [("zero", 0)]
+    counts = list(zip(count_words(max_count), range(1, max_count + 1))) + [("zero", 0)]
     if isinstance(call, BidCall):
         j = max((i for i, w in enumerate(words) if w in FACE_WORDS), default=None)
         if j is None:
@@ -405,13 +404,18 @@ class FrameLevels:
                 "level_mid": round(float(np.percentile(db, 50) - floor), 3)}
 
 
+def _call_words(words) -> list:
+    """The grammar decoder's segments that are words of the call (not silence, fillers or
+    empty lattice nodes), in order."""
+    return [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+", "("))]
+
+
 def _span_features(words, phones, frames: int) -> dict:
     """Where the call's words sit, and what the phone loop heard inside and outside them.
 
     Noise around a call (babble before or after it) is voiced to the phone loop but has
     nothing to do with the call; noise and silence absorbed between the words does."""
-    spans = [(w.start_frame, w.end_frame, w.ascore) for w in words
-             if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+", "("))]
+    spans = [(w.start_frame, w.end_frame, w.ascore) for w in _call_words(words)]
     if not spans:
         return {"span": 0, "word_frames": 0, "voiced_in": 0, "voiced_out": 0, "word_ac": 0.0}
     first, last = min(a for a, _, _ in spans), max(b for _, b, _ in spans)
@@ -435,7 +439,7 @@ def _agreement_features(words, phones, lookup) -> dict:
 
     A wrong call inside the grammar (nine heard for five) is scored against the same audio
     as the right one would be, so only the phones themselves tell them apart."""
-    spans = [w for w in words if w.start_frame >= 0 and not w.word.startswith(("<", "[", "+", "("))]
+    spans = _call_words(words)
     if not spans:
         return {"phone_err": 1.0, "word_prob_min": 0.0, "word_prob_mean": 0.0, "word_fit_min": -50.0,
                 "word_margin_min": -50.0}

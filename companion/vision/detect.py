@@ -485,7 +485,6 @@ class Region(list):
         opts = _cuts(pts, k, n_p, side, f, self.group)
         return Region(opts, points=self.points, side=side / f, scale=f, group=self.group) if opts else None
 
-
     def rest(self, kept: list[Candidate], least: float = 0.6, grow: float = 1.05) -> list["Region"]:
         """The piece without the pixels under `kept` dice, in pieces of at least 0.6 of a die,
         each with its own cuts: how the reader cuts a cluster again around the dice it is sure

@@ -70,27 +70,20 @@ class DiceReader:
         i = 0
         for opts in regions:
             n = sum(len(o) for o in opts)
-            sims = None if paco_sim is None else paco_sim[i:i + n]
-            best, score = self._best_cut(opts, probs[i:i + n], sims)
-            mine_probs = probs[i:i + n][_span(opts, best)]
-            mine_sims = [None] * len(mine_probs) if sims is None else sims[_span(opts, best)]
-            cut = list(zip(opts[best], mine_probs, mine_sims))
+            cut, score = self._chosen_cut(opts, probs[i:i + n], None if paco_sim is None else paco_sim[i:i + n])
             i += n
             if isinstance(opts, Region) and sum(p[SEVERAL] >= 0.5 for _, p, _ in cut) >= max(1, len(cut) / 2):
                 # Most parts hold several dice: the die size, measured on lone dice with their
                 # side faces and shadows, came out too big for this cluster. Cut it again for
                 # smaller dice and keep that cut if the model likes it clearly better.
                 opts, cut = self._smaller(img, opts, cut, score)
-            mine = []
-            for c, p, sim in cut:
-                mine.extend(self._decide(img, c, p, sim))
-            if isinstance(opts, Region) and len(mine) > 1:
-                mine = self._join_halves(img, mine, opts.side)
+            mine = [read for c, p, sim in cut for read in self._decide(img, c, p, sim)]
             if isinstance(opts, Region):
+                if len(mine) > 1:
+                    mine = self._join_halves(img, mine, opts.side)
                 mine = self._recut_unsure(img, opts, mine)
-            kept.extend(mine)
-            if isinstance(opts, Region):
                 extra.extend(leftovers(opts, [c for c, _ in mine]))
+            kept.extend(mine)
         if extra:
             # a die-sized part of a cluster no chosen die covers: ask the model about it too
             p2 = self.model.predict(np.stack([crop(img, c, PATCH) for c in extra]))
@@ -125,15 +118,18 @@ class DiceReader:
                 best = max(roomy, key=lambda j: (scores[j], -j))
         return best, scores[best]
 
+    def _chosen_cut(self, opts, probs: np.ndarray, paco_sim: np.ndarray | None) -> tuple[list[tuple], float]:
+        """The best cut (see _best_cut) as (candidate, probabilities, similarity to the
+        profile's Paco or None) for each of its dice, and its score."""
+        best, score = self._best_cut(opts, probs, paco_sim)
+        mine = _span(opts, best)
+        sims = [None] * len(opts[best]) if paco_sim is None else paco_sim[mine]
+        return list(zip(opts[best], probs[mine], sims)), score
+
     def _read_cuts(self, img, region: Region) -> tuple[list[tuple], float]:
-        """Read every cut of a region made anew: its best cut as (candidate, probabilities,
-        similarity to the profile's Paco or None) and that cut's score."""
+        """Read every cut of a region made anew: its chosen cut (see _chosen_cut) and score."""
         patches = np.stack([crop(img, c, PATCH) for o in region for c in o])
-        probs = self.model.predict(patches)
-        sims = self._paco_similarity(patches)
-        best, score = self._best_cut(region, probs, sims)
-        mine = _span(region, best)
-        return list(zip(region[best], probs[mine], [None] * len(probs[mine]) if sims is None else sims[mine])), score
+        return self._chosen_cut(region, self.model.predict(patches), self._paco_similarity(patches))
 
     def _smaller(self, img, region: Region, cut, score: float):
         """(region, cut) for the first smaller die size whose best cut scores clearly better,
