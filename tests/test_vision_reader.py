@@ -79,3 +79,26 @@ def test_a_white_die_on_a_pale_table_is_found(reader, name):
     gt = [(d["face"], tuple(d["box"]), False) for d in rec["dice"]]
     r = reader.read(img)
     assert len(match(r.dice, gt)) == len(gt)
+
+
+def _sure(face, p=0.99):
+    out = np.full(9, (1 - p) / 8, np.float32)
+    out[face] = p
+    return out
+
+
+def test_a_cut_adds_dice_only_when_it_keeps_every_die_and_the_new_ones_are_sure_and_roomy():
+    from companion.vision.detect import Candidate
+    from companion.vision.reader import _adds_sure_dice
+
+    a, b, c = (Candidate(cx=x, cy=100, w=50, h=50, angle=0) for x in (100, 155, 210))
+    cut, probs = [a, b], np.stack([_sure(3), _sure(5)])
+    assert _adds_sure_dice(cut, probs, [a, b, c], np.stack([_sure(3), _sure(5), _sure(2)]), 50)
+    # the new die unsure, an old die read otherwise, an old die gone, or no more dice: no
+    assert not _adds_sure_dice(cut, probs, [a, b, c], np.stack([_sure(3), _sure(5), _sure(2, 0.8)]), 50)
+    assert not _adds_sure_dice(cut, probs, [a, b, c], np.stack([_sure(3), _sure(6), _sure(2)]), 50)
+    assert not _adds_sure_dice(cut, probs, [a, c], np.stack([_sure(3), _sure(2)]), 50)
+    assert not _adds_sure_dice(cut, probs, [a, b], probs, 50)
+    # a box on a die's side face, closer than a die's room: no
+    side_face = Candidate(cx=100, cy=135, w=50, h=30, angle=0)
+    assert not _adds_sure_dice(cut, probs, [a, b, side_face], np.stack([_sure(3), _sure(5), _sure(3)]), 50)

@@ -98,7 +98,7 @@ class DiceReader:
         scores = []
         for j in range(len(opts)):
             p = probs[_span(opts, j)]
-            good = np.maximum.reduce([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]])
+            good = _faces(p).max(1)
             if paco_sim is not None:
                 good = np.maximum(good, (paco_sim[_span(opts, j)] >= self.paco_similarity).astype(np.float32))
             scores.append(float(good.mean()))
@@ -116,6 +116,9 @@ class DiceReader:
             roomy = [j for j in near if not _crowded(opts[j], opts.side)]
             if roomy and best not in roomy:
                 best = max(roomy, key=lambda j: (scores[j], -j))
+            more = [j for j in roomy if _adds_sure_dice(opts[best], probs[_span(opts, best)], opts[j], probs[_span(opts, j)], opts.side)]
+            if more:
+                best = max(more, key=lambda j: (len(opts[j]), scores[j]))
         return best, scores[best]
 
     def _chosen_cut(self, opts, probs: np.ndarray, paco_sim: np.ndarray | None) -> tuple[list[tuple], float]:
@@ -154,11 +157,46 @@ class DiceReader:
             return mine
         found = [read for piece in pieces for c, p, sim in self._read_cuts(img, piece)[0]
                  for read in self._decide(img, c, p, sim)]
+        angles = [c.angle for c, _ in mine]
+        scanned = [read for piece in pieces for read in self._scan(img, piece, angles, [c for c, _ in sure])]
+        if sum(d.confidence for _, d in scanned) > sum(d.confidence for _, d in found):
+            found = scanned
         old = sum(d.confidence for _, d in unsure)
         new = sum(d.confidence for _, d in found)
         if new > old + RECUT_GAIN:
             return sure + found
         return mine
+
+    def _scan(self, img, piece: Region, angles: list[float], taken: list[Candidate]) -> list[tuple[Candidate, Die]]:
+        """Look for dice in a piece of a cluster with a die-sized window slid over it, a quarter
+        of a die at a time, turned like the cluster's dice: where no cut of the piece falls on
+        its dice (glare or table joined to it), the windows centred on a die are read surely."""
+        side = piece.side
+        step = side / 4
+        cells, counts = np.unique(np.floor(piece.points / step).astype(np.int64), axis=0, return_counts=True)
+        centres = (cells[counts >= 0.5 * (step * piece.scale) ** 2] + 0.5) * step  # (points are working pixels)
+        turns: list[float] = []
+        for a in list(angles) + [_rect_angle(piece.points)]:
+            if all(abs((a - t + 45) % 90 - 45) > 8 for t in turns):
+                turns.append(a)
+        wins = [Candidate(cx=float(x), cy=float(y), w=side, h=side, angle=float(a)) for x, y in centres for a in turns[:3]]
+        if not wins:
+            return []
+        p = self.model.predict_sym(np.stack([crop(img, c, PATCH) for c in wins]), (0,))
+        good = _faces(p).max(1) * (p[:, NOT_DIE] < 0.5) * (p[:, SEVERAL] < 0.5)
+        chosen: list[Candidate] = []
+        for i in np.argsort(-good):
+            if good[i] < SCAN_SURE:
+                break
+            # (a die-sized window still holds all of a die when a quarter of a die off it)
+            if all(np.hypot(wins[i].cx - o.cx, wins[i].cy - o.cy) >= SCAN_APART * side for o in chosen + taken):
+                chosen.append(wins[i])
+        if not chosen:
+            return []
+        patches = np.stack([crop(img, c, PATCH) for c in chosen])
+        sims = self._paco_similarity(patches)
+        return [read for k, (c, q) in enumerate(zip(chosen, self.model.predict(patches)))
+                for read in self._decide(img, c, q, None if sims is None else sims[k])]
 
     def _join_halves(self, img, mine: list[tuple[Candidate, Die]], side: float) -> list[tuple[Candidate, Die]]:
         """Two thin parts side by side that together make one die-sized square are one die cut
@@ -193,18 +231,14 @@ class DiceReader:
         return [m for i, m in enumerate(mine) if i not in used] + joined
 
     def _decide(self, img, c: Candidate, p: np.ndarray, sim) -> list[tuple[Candidate, Die]]:
-        faces = np.array([p[1] + p[PACO], p[2], p[3], p[4], p[5], p[6]])
         if sim is not None and sim >= self.paco_similarity and p[SEVERAL] < 0.5:
             # the player's own Paco face, shown at calibration
-            return [(c, Die(face=1, box=c.box, confidence=float(max(sim, faces[0])), paco=True))]
+            return [(c, Die(face=1, box=c.box, confidence=float(max(sim, p[1] + p[PACO])), paco=True))]
         if p[NOT_DIE] >= self.die_threshold:
             return []
         if p[SEVERAL] >= 0.5:
             return self._resplit(img, c)
-        f = int(np.argmax(faces)) + 1
-        # confidence: how sure the face is, given it is a die at all, damped when it may not be a die
-        conf = float(faces[f - 1] / max(1e-6, faces.sum())) * float(min(1.0, faces.sum() / 0.8))
-        return [(c, Die(face=f, box=c.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1])))]
+        return [(c, _die(c, p))]
 
     def _resplit(self, img: np.ndarray, c: Candidate) -> list[tuple[Candidate, Die]]:
         """A region the model says holds several dice: try two halves along its long side."""
@@ -222,12 +256,8 @@ class DiceReader:
         probs = self.model.predict(patches)
         out = []
         for q, p in zip(parts, probs):
-            if p[NOT_DIE] >= self.die_threshold or p[SEVERAL] >= 0.5:
-                continue
-            faces = np.array([p[1] + p[PACO], p[2], p[3], p[4], p[5], p[6]])
-            f = int(np.argmax(faces)) + 1
-            conf = float(faces[f - 1] / max(1e-6, faces.sum())) * float(min(1.0, faces.sum() / 0.8))
-            out.append((q, Die(face=f, box=q.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1]))))
+            if p[NOT_DIE] < self.die_threshold and p[SEVERAL] < 0.5:
+                out.append((q, _die(q, p)))
         return out
 
     def _paco_similarity(self, patches: np.ndarray) -> np.ndarray | None:
@@ -246,6 +276,9 @@ SURE_DIE = 0.95  # a cluster's dice read at least this surely stay put when the 
 RECUT_GAIN = 0.8  # ... and the new cut must add this much confidence, summed over its dice
 SMALLER = (0.75, 0.6)  # die sizes, as fractions of the measured one, tried on a cluster of "several"
 HALF = 0.8  # a part whose short side is under this many die sides is part of a die, not a die
+SCAN_SURE = 0.97  # a window slid over a cluster is taken for a die when read this surely
+SCAN_APART = 0.75  # ... and at least this many die sides from another such window
+ROOM = 0.85  # a die a cut adds to a cluster's near-tied cut is at least this many die sides from the others
 CROWDED = 0.7  # parts' centres closer than this many die sides: one die cut in two (touching tops
 # are a top's side apart, and the die size measured from blobs, with side faces, is a little more)
 
@@ -254,6 +287,44 @@ def _span(opts, j: int) -> slice:
     """Where cut j's candidates sit in the flat list of all the cuts' candidates."""
     start = sum(len(o) for o in opts[:j])
     return slice(start, start + len(opts[j]))
+
+
+def _rect_angle(points: np.ndarray) -> float:
+    return float(cv2.minAreaRect(points.astype(np.float32))[2])
+
+
+def _faces(p: np.ndarray) -> np.ndarray:
+    """(n, 6) face probabilities of (n, N_CLASSES) model outputs, a Paco counting as a 1."""
+    return np.stack([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]], 1)
+
+
+def _die(c: Candidate, p: np.ndarray) -> Die:
+    """The die a candidate is, from the model's probabilities for it."""
+    faces = _faces(p[None])[0]
+    f = int(np.argmax(faces)) + 1
+    # confidence: how sure the face is, given it is a die at all, damped when it may not be a die
+    conf = float(faces[f - 1] / max(1e-6, faces.sum())) * float(min(1.0, faces.sum() / 0.8))
+    return Die(face=f, box=c.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1]))
+
+
+def _adds_sure_dice(cut, probs, other, other_probs, side: float) -> bool:
+    """Does `other` read every die of `cut` the same (same place, same face) and more dice besides,
+    each surely? Then it explains more of the cluster and nothing less."""
+    if len(other) <= len(cut):
+        return False
+    fa, fb = _faces(probs), _faces(other_probs)
+    used = set()
+    for a, pa in zip(cut, fa):
+        twin = [i for i, b in enumerate(other) if i not in used and same_die(a, b) and fb[i].argmax() == pa.argmax()]
+        if not twin:
+            return False
+        used.add(twin[0])
+    extra = [i for i in range(len(other)) if i not in used]
+    if not all(fb[i].max() >= SURE_DIE for i in extra):
+        return False
+    # and each new die has a whole die's room (a die's side face read as another die is not)
+    return all(np.hypot(other[i].cx - b.cx, other[i].cy - b.cy) >= ROOM * side
+               for i in extra for k, b in enumerate(other) if k != i)
 
 
 def _crowded(cut: list[Candidate], side: float) -> bool:
