@@ -145,3 +145,12 @@ def test_a_die_joined_to_glare_is_found_by_a_sliding_window(reader, seed):
     # fell on the last die; a die-sized window slid over it finds it
     sc, r, gt, pairs = _read_scene(reader, seed)
     assert len(pairs) == len(gt) == len(r.dice)
+
+
+@pytest.mark.parametrize("seed", [7000291, 7000378])
+def test_a_box_holding_a_die_and_part_of_the_next_is_cut_again(reader, seed):
+    # (dev seeds) a cluster cut with boxes 1.2 die sides across: each held a die and part of its
+    # neighbour, was read surely as the one die, and a die was lost between them
+    sc, r, gt, pairs = _read_scene(reader, seed)
+    assert len(pairs) == len(gt) == len(r.dice)
+

@@ -82,6 +82,9 @@ class DiceReader:
                 if len(mine) > 1:
                     mine = self._join_halves(img, mine, opts.side)
                 mine = self._recut_unsure(img, opts, mine)
+                # then once more with the boxes well over a die's size among the unsure: such a
+                # box can hold a die and part of the next, and be read surely as the one die
+                mine = self._recut_unsure(img, opts, mine, oversize=True)
                 extra.extend(leftovers(opts, [c for c, _ in mine]))
             kept.extend(mine)
         if extra:
@@ -145,12 +148,18 @@ class DiceReader:
                     return again, new_cut
         return region, cut
 
-    def _recut_unsure(self, img, region: Region, mine: list[tuple[Candidate, Die]]) -> list[tuple[Candidate, Die]]:
+    def _recut_unsure(self, img, region: Region, mine: list[tuple[Candidate, Die]],
+                      oversize: bool = False) -> list[tuple[Candidate, Die]]:
         """Keep the dice of a cluster the model is sure of and cut the rest of it again around
         them. One cut for a whole cluster can straddle two dice with one box (and lose one of
-        them) while getting the others right; the dice it got right fix where the others can be."""
-        sure = [(c, d) for c, d in mine if d.confidence >= SURE_DIE]
-        unsure = [(c, d) for c, d in mine if d.confidence < SURE_DIE]
+        them) while getting the others right; the dice it got right fix where the others can be.
+        With `oversize`, a cluster's boxes well over a die's size count as unsure too, and the
+        new cut must leave its dice room for each other."""
+        firm = [d.confidence >= SURE_DIE and (not oversize or max(c.w, c.h) <= OVERSIZE * region.side) for c, d in mine]
+        if oversize and (len(mine) < 2 or all(f or d.confidence < SURE_DIE for f, (_, d) in zip(firm, mine))):
+            return mine
+        sure = [m for m, f in zip(mine, firm) if f]
+        unsure = [m for m, f in zip(mine, firm) if not f]
         # with every die sure, only a die's worth of pixels left over is worth a look
         pieces = region.rest([c for c, _ in sure], least=0.6 if unsure else 0.9)
         if not pieces:
@@ -163,7 +172,9 @@ class DiceReader:
             found = scanned
         old = sum(d.confidence for _, d in unsure)
         new = sum(d.confidence for _, d in found)
-        if new > old + RECUT_GAIN:
+        # a die taken apart for its size must come back as dice with room for each other (its
+        # halves read as two dice are not)
+        if new > old + RECUT_GAIN and not (oversize and _crowded([c for c, _ in sure + found], region.side, RECUT_ROOM)):
             return sure + found
         return mine
 
@@ -273,6 +284,8 @@ class DiceReader:
 
 
 SURE_DIE = 0.95  # a cluster's dice read at least this surely stay put when the rest is cut again
+OVERSIZE = 1.15  # ... and are no bigger than this many die sides
+RECUT_ROOM = 0.8  # ... and leave every die this many die sides of room
 RECUT_GAIN = 0.8  # ... and the new cut must add this much confidence, summed over its dice
 SMALLER = (0.75, 0.6)  # die sizes, as fractions of the measured one, tried on a cluster of "several"
 HALF = 0.8  # a part whose short side is under this many die sides is part of a die, not a die
@@ -327,12 +340,12 @@ def _adds_sure_dice(cut, probs, other, other_probs, side: float) -> bool:
                for i in extra for k, b in enumerate(other) if k != i)
 
 
-def _crowded(cut: list[Candidate], side: float) -> bool:
+def _crowded(cut: list[Candidate], side: float, room: float = CROWDED) -> bool:
     c = np.array([[q.cx, q.cy] for q in cut])
     if len(c) < 2:
         return False
     d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-    return bool(d[np.triu_indices(len(c), 1)].min() < CROWDED * side)
+    return bool(d[np.triu_indices(len(c), 1)].min() < room * side)
 
 
 def _suppress(kept: list[tuple[Candidate, Die]]) -> list[Die]:
