@@ -85,7 +85,8 @@ def test_a_white_die_on_a_pale_table_is_found(reader, name):
 def test_a_lone_die_with_its_side_face_is_not_cut_again_for_its_size(reader):
     # (training photo) a lone die's box takes in its side face and is well over the die size;
     # cut again for that, as a cluster's big boxes are, its top and side face read as two dice
-    rec = next(r for r in load_labels(REAL) if r["file"].endswith("_112926.jpg"))
+    rec = next((r for r in load_labels(REAL) if r["file"].endswith("_112926.jpg")), None)
+    assert rec is not None, f"no photo *_112926.jpg in {REAL}"
     img = cv2.imread(str(REAL / rec["file"]))
     gt = [(d["face"], tuple(d["box"]), False) for d in rec["dice"]]
     r = reader.read(img)
@@ -108,7 +109,8 @@ def test_a_cut_adds_dice_only_when_it_keeps_every_die_and_the_new_ones_are_sure_
     # the new die unsure, an old die read otherwise, an old die gone, or no more dice: no
     assert not _adds_sure_dice(cut, probs, [a, b, c], np.stack([_sure(3), _sure(5), _sure(2, 0.8)]), 50)
     assert not _adds_sure_dice(cut, probs, [a, b, c], np.stack([_sure(3), _sure(6), _sure(2)]), 50)
-    assert not _adds_sure_dice(cut, probs, [a, c], np.stack([_sure(3), _sure(2)]), 50)
+    d = Candidate(cx=265, cy=100, w=50, h=50, angle=0)
+    assert not _adds_sure_dice(cut, probs, [a, c, d], np.stack([_sure(3), _sure(2), _sure(4)]), 50)
     assert not _adds_sure_dice(cut, probs, [a, b], probs, 50)
     # a box on a die's side face, closer than a die's room: no
     side_face = Candidate(cx=100, cy=135, w=50, h=30, angle=0)

@@ -153,54 +153,66 @@ class DiceReader:
         """Keep the dice of a cluster the model is sure of and cut the rest of it again around
         them. One cut for a whole cluster can straddle two dice with one box (and lose one of
         them) while getting the others right; the dice it got right fix where the others can be.
-        With `oversize`, a cluster's boxes well over a die's size count as unsure too, and the
-        new cut must leave its dice room for each other."""
-        firm = [d.confidence >= SURE_DIE and (not oversize or max(c.w, c.h) <= OVERSIZE * region.side) for c, d in mine]
-        if oversize and (len(mine) < 2 or all(f or d.confidence < SURE_DIE for f, (_, d) in zip(firm, mine))):
+
+        With `oversize`, a cluster's boxes well over a die's size count as unsure too (one can
+        hold a die and part of the next and be read surely as the one die), and the new cut must
+        leave its dice room for each other. Never for a lone die: its box takes in its side face.
+        """
+        big = [d.confidence >= SURE_DIE and max(c.w, c.h) > OVERSIZE * region.side for c, d in mine]
+        if oversize and (len(mine) < 2 or not any(big) or _dice_worth(region) < len(mine) + ROOM_FOR_ONE_MORE):
             return mine
+        firm = [d.confidence >= SURE_DIE and not (oversize and b) for (_, d), b in zip(mine, big)]
         sure = [m for m, f in zip(mine, firm) if f]
         unsure = [m for m, f in zip(mine, firm) if not f]
         # with every die sure, only a die's worth of pixels left over is worth a look
         pieces = region.rest([c for c, _ in sure], least=0.6 if unsure else 0.9)
         if not pieces:
             return mine
-        found = [read for piece in pieces for c, p, sim in self._read_cuts(img, piece)[0]
-                 for read in self._decide(img, c, p, sim)]
-        angles = [c.angle for c, _ in mine]
-        scanned = [read for piece in pieces for read in self._scan(img, piece, angles, [c for c, _ in sure])]
-        if sum(d.confidence for _, d in scanned) > sum(d.confidence for _, d in found):
-            found = scanned
         old = sum(d.confidence for _, d in unsure)
-        new = sum(d.confidence for _, d in found)
-        # a die taken apart for its size must come back as dice with room for each other (its
-        # halves read as two dice are not)
-        if new > old + RECUT_GAIN and not (oversize and _crowded([c for c, _ in sure + found], region.side, RECUT_ROOM)):
+        taken = [c for c, _ in sure]
+        # the sure dice's turn first: the cluster's dice lie much the same way
+        angles = [c.angle for c, _ in sure] + [c.angle for c, _ in unsure]
+        found: list[tuple[Candidate, Die]] = []
+        for piece in pieces:
+            reads = [read for c, p, sim in self._read_cuts(img, piece)[0] for read in self._decide(img, c, p, sim)]
+            if _total(found) + _total(reads) <= old + RECUT_GAIN:
+                # no cut of this piece falls on its dice well enough: slide a window over it
+                scanned = self._scan(img, piece, angles, taken + [c for c, _ in found])
+                if _total(scanned) > _total(reads):
+                    reads = scanned
+            found += reads
+        # (a die _join_halves made is over OVERSIZE: this room is what keeps it from coming back
+        # as its two halves)
+        if _total(found) > old + RECUT_GAIN and not (oversize and _crowded([c for c, _ in sure + found], region.side, RECUT_ROOM)):
             return sure + found
         return mine
 
     def _scan(self, img, piece: Region, angles: list[float], taken: list[Candidate]) -> list[tuple[Candidate, Die]]:
-        """Look for dice in a piece of a cluster with a die-sized window slid over it, a quarter
+        """Look for dice in a piece of a cluster with a die-sized window slid over it, a third
         of a die at a time, turned like the cluster's dice: where no cut of the piece falls on
-        its dice (glare or table joined to it), the windows centred on a die are read surely."""
+        its dice (glare or table joined to it), the windows centred on a die are read surely.
+        Windows are kept clear of the `taken` dice."""
         side = piece.side
-        step = side / 4
+        step = side / SCAN_STEPS
+        # one point per working pixel: a full cell holds (step * scale)^2 of them
         cells, counts = np.unique(np.floor(piece.points / step).astype(np.int64), axis=0, return_counts=True)
-        centres = (cells[counts >= 0.5 * (step * piece.scale) ** 2] + 0.5) * step  # (points are working pixels)
+        centres = (cells[counts >= 0.5 * (step * piece.scale) ** 2] + 0.5) * step
         turns: list[float] = []
-        for a in list(angles) + [_rect_angle(piece.points)]:
+        for a in [*angles[:1], _rect_angle(piece.points), *angles[1:]]:
             if all(abs((a - t + 45) % 90 - 45) > 8 for t in turns):
                 turns.append(a)
-        wins = [Candidate(cx=float(x), cy=float(y), w=side, h=side, angle=float(a)) for x, y in centres for a in turns[:3]]
+        wins = [Candidate(cx=float(x), cy=float(y), w=side, h=side, angle=float(a)) for x, y in centres for a in turns[:SCAN_TURNS]]
         if not wins:
             return []
         p = self.model.predict_sym(np.stack([crop(img, c, PATCH) for c in wins]), (0,))
-        good = _faces(p).max(1) * (p[:, NOT_DIE] < 0.5) * (p[:, SEVERAL] < 0.5)
+        good = _faces(p).max(1) * (p[:, NOT_DIE] < self.die_threshold) * (p[:, SEVERAL] < 0.5)
         chosen: list[Candidate] = []
         for i in np.argsort(-good):
             if good[i] < SCAN_SURE:
                 break
-            # (a die-sized window still holds all of a die when a quarter of a die off it)
-            if all(np.hypot(wins[i].cx - o.cx, wins[i].cy - o.cy) >= SCAN_APART * side for o in chosen + taken):
+            # a window a third of a die off a die still holds all of it and reads it surely:
+            # one window per die
+            if _room(wins[i], chosen + taken) >= SCAN_APART * side:
                 chosen.append(wins[i])
         if not chosen:
             return []
@@ -283,13 +295,21 @@ class DiceReader:
         return (f @ t.T).max(1)
 
 
+# Room between dice. Two tops cannot overlap, so touching dice's centres are a top's side apart,
+# and the die side measured from blobs (with side faces) is a little more than a top's. How close
+# is too close depends on what the two boxes are, each line chosen on the development scenes:
+# one die read twice (detect.SAME_DIE, 0.6) < a cut's parts on one die (CROWDED, 0.7) < two
+# windows on one die (SCAN_APART, 0.75) < a big box cut again into halves (RECUT_ROOM, 0.8) < a
+# die a near-tied cut adds (ROOM, 0.85).
 SURE_DIE = 0.95  # a cluster's dice read at least this surely stay put when the rest is cut again
 OVERSIZE = 1.15  # ... and are no bigger than this many die sides
+ROOM_FOR_ONE_MORE = 0.75  # ... when its pixels make this many dice more than it read
 RECUT_ROOM = 0.8  # ... and leave every die this many die sides of room
 RECUT_GAIN = 0.8  # ... and the new cut must add this much confidence, summed over its dice
 SMALLER = (0.75, 0.6)  # die sizes, as fractions of the measured one, tried on a cluster of "several"
 HALF = 0.8  # a part whose short side is under this many die sides is part of a die, not a die
 SCAN_SURE = 0.97  # a window slid over a cluster is taken for a die when read this surely
+SCAN_STEPS, SCAN_TURNS = 3, 2  # ... slid a third of a die at a time, turned at most two ways
 SCAN_APART = 0.75  # ... and at least this many die sides from another such window
 ROOM = 0.85  # a die a cut adds to a cluster's near-tied cut is at least this many die sides from the others
 CROWDED = 0.7  # parts' centres closer than this many die sides: one die cut in two (touching tops
@@ -333,19 +353,29 @@ def _adds_sure_dice(cut, probs, other, other_probs, side: float) -> bool:
             return False
         used.add(twin[0])
     extra = [i for i in range(len(other)) if i not in used]
-    if not all(fb[i].max() >= SURE_DIE for i in extra):
+    if not all(fb[i].max() >= SURE_DIE for i in extra):  # (the face's own probability)
         return False
     # and each new die has a whole die's room (a die's side face read as another die is not)
-    return all(np.hypot(other[i].cx - b.cx, other[i].cy - b.cy) >= ROOM * side
-               for i in extra for k, b in enumerate(other) if k != i)
+    return all(_room(other[i], other[:i] + other[i + 1:]) >= ROOM * side for i in extra)
+
+
+def _room(c: Candidate, others: list[Candidate]) -> float:
+    """Distance from a candidate's centre to the nearest of the others' (inf for none)."""
+    return min((float(np.hypot(c.cx - o.cx, c.cy - o.cy)) for o in others), default=float("inf"))
+
+
+def _dice_worth(region: Region) -> float:
+    """How many dice's tops the region's pixels would make (one point per working pixel)."""
+    return len(region.points) / (region.scale * region.side) ** 2
+
+
+def _total(reads: list[tuple[Candidate, Die]]) -> float:
+    return sum(d.confidence for _, d in reads)
 
 
 def _crowded(cut: list[Candidate], side: float, room: float = CROWDED) -> bool:
-    c = np.array([[q.cx, q.cy] for q in cut])
-    if len(c) < 2:
-        return False
-    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-    return bool(d[np.triu_indices(len(c), 1)].min() < room * side)
+    """Are any two centres of the cut closer than `room` die sides?"""
+    return any(_room(c, cut[i + 1:]) < room * side for i, c in enumerate(cut))
 
 
 def _suppress(kept: list[tuple[Candidate, Die]]) -> list[Die]:
