@@ -4,7 +4,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers, same_die
+from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers, min_rect, same_die
 from companion.vision.frames import as_bgr
 from companion.vision.model import NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, features, load_model
 from companion.vision.profile import Profile
@@ -168,7 +168,7 @@ class DiceReader:
         pieces = region.rest([c for c, _ in sure], least=0.6 if unsure else 0.9)
         if not pieces:
             return mine
-        old = sum(d.confidence for _, d in unsure)
+        old = _total(unsure)
         taken = [c for c, _ in sure]
         # the sure dice's turn first: the cluster's dice lie much the same way
         angles = [c.angle for c, _ in sure] + [c.angle for c, _ in unsure]
@@ -198,7 +198,7 @@ class DiceReader:
         cells, counts = np.unique(np.floor(piece.points / step).astype(np.int64), axis=0, return_counts=True)
         centres = (cells[counts >= 0.5 * (step * piece.scale) ** 2] + 0.5) * step
         turns: list[float] = []
-        for a in [*angles[:1], _rect_angle(piece.points), *angles[1:]]:
+        for a in [*angles[:1], min_rect(piece.points)[2], *angles[1:]]:
             if all(abs((a - t + 45) % 90 - 45) > 8 for t in turns):
                 turns.append(a)
         wins = [Candidate(cx=float(x), cy=float(y), w=side, h=side, angle=float(a)) for x, y in centres for a in turns[:SCAN_TURNS]]
@@ -322,10 +322,6 @@ def _span(opts, j: int) -> slice:
     return slice(start, start + len(opts[j]))
 
 
-def _rect_angle(points: np.ndarray) -> float:
-    return float(cv2.minAreaRect(points.astype(np.float32))[2])
-
-
 def _faces(p: np.ndarray) -> np.ndarray:
     """(n, 6) face probabilities of (n, N_CLASSES) model outputs, a Paco counting as a 1."""
     return np.stack([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]], 1)
@@ -374,8 +370,13 @@ def _total(reads: list[tuple[Candidate, Die]]) -> float:
 
 
 def _crowded(cut: list[Candidate], side: float, room: float = CROWDED) -> bool:
-    """Are any two centres of the cut closer than `room` die sides?"""
-    return any(_room(c, cut[i + 1:]) < room * side for i, c in enumerate(cut))
+    """Are any two centres of the cut closer than `room` die sides? (All pairs at once: it runs
+    on every near-tied cut of every cluster.)"""
+    c = np.array([[q.cx, q.cy] for q in cut])
+    if len(c) < 2:
+        return False
+    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+    return bool(d[np.triu_indices(len(c), 1)].min() < room * side)
 
 
 def _suppress(kept: list[tuple[Candidate, Die]]) -> list[Die]:
