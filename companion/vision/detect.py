@@ -475,12 +475,18 @@ class Region(list):
         self.scale = scale  # working image / full resolution: the cuts are made there
         self.group = group
 
+    def dice_worth(self, factor: float = 1.0) -> float:
+        """How many tops of dice `factor` times the die size the piece's pixels would make (one
+        point per working pixel)."""
+        side = self.side * factor * self.scale
+        return len(self.points) / (side * side)
+
     def smaller(self, factor: float) -> "Region | None":
         """The piece's cuts for dice `factor` times the size (full-resolution side), as a Region."""
         f = self.scale
         side = self.side * factor * f
         pts = np.rint(self.points * f)  # back on the working image's pixels
-        n_p = len(pts) / (side * side)
+        n_p = self.dice_worth(factor)
         k = min(max(2, int(round(n_p))), 40)
         opts = _cuts(pts, k, n_p, side, f, self.group)
         return Region(opts, points=self.points, side=side / f, scale=f, group=self.group) if opts else None

@@ -159,7 +159,7 @@ class DiceReader:
         leave its dice room for each other. Never for a lone die: its box takes in its side face.
         """
         big = [d.confidence >= SURE_DIE and max(c.w, c.h) > OVERSIZE * region.side for c, d in mine]
-        if oversize and (len(mine) < 2 or not any(big) or _dice_worth(region) < len(mine) + ROOM_FOR_ONE_MORE):
+        if oversize and (len(mine) < 2 or not any(big) or region.dice_worth() < len(mine) + ROOM_FOR_ONE_MORE):
             return mine
         firm = [d.confidence >= SURE_DIE and not (oversize and b) for (_, d), b in zip(mine, big)]
         sure = [m for m, f in zip(mine, firm) if f]
@@ -237,7 +237,7 @@ class DiceReader:
                 if b <= a or a in used or b in used:
                     continue
                 ca, cb = mine[a][0], mine[b][0]
-                if np.hypot(ca.cx - cb.cx, ca.cy - cb.cy) > 0.85 * side:
+                if _room(ca, [cb]) > 0.85 * side:
                     continue
                 pts = np.concatenate([cv2.boxPoints(((c.cx, c.cy), (c.w, c.h), c.angle)) for c in (ca, cb)])
                 (cx, cy), (w, h), ang = cv2.minAreaRect(pts.astype(np.float32))
@@ -358,11 +358,6 @@ def _adds_sure_dice(cut, probs, other, other_probs, side: float) -> bool:
 def _room(c: Candidate, others: list[Candidate]) -> float:
     """Distance from a candidate's centre to the nearest of the others' (inf for none)."""
     return min((float(np.hypot(c.cx - o.cx, c.cy - o.cy)) for o in others), default=float("inf"))
-
-
-def _dice_worth(region: Region) -> float:
-    """How many dice's tops the region's pixels would make (one point per working pixel)."""
-    return len(region.points) / (region.scale * region.side) ** 2
 
 
 def _total(reads: list[tuple[Candidate, Die]]) -> float:
