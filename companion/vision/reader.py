@@ -6,7 +6,8 @@ import numpy as np
 
 from companion.vision.detect import Candidate, Region, crop, find_regions, leftovers, min_rect, same_die
 from companion.vision.frames import as_bgr
-from companion.vision.model import NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, features, load_model
+from companion.vision.model import (ALL_VIEWS, NOT_DIE, PACO, PATCH, REFINE_BELOW, SEVERAL, TWO_VIEWS, FaceModel, Views,
+                                    features, load_model)
 from companion.vision.profile import Profile
 from companion.vision.types import DiceReading, Die
 
@@ -63,8 +64,8 @@ class DiceReader:
         if not flat:
             return []
         patches = np.stack([crop(img, c, PATCH) for c in flat])
-        probs = self.model.predict(patches)
         paco_sim = self._paco_similarity(patches)
+        probs = self._read_options(regions, patches, paco_sim)
         kept: list[tuple[Candidate, Die]] = []
         extra: list[Candidate] = []
         i = 0
@@ -95,9 +96,35 @@ class DiceReader:
                     kept.extend(self._decide(img, c, p, None))
         return _suppress(kept)
 
-    def _best_cut(self, opts, probs: np.ndarray, paco_sim: np.ndarray | None) -> tuple[int, float]:
-        """Score each way of cutting the blob: the one whose crops look most like single dice
-        wins. Returns its index and score."""
+    def _read_options(self, regions, patches: np.ndarray, paco_sim: np.ndarray | None) -> np.ndarray:
+        """Class probabilities of every cut's patches, looking harder only where it can change
+        the answer: one view of each patch; two (as `FaceModel.predict`) for the patches of the
+        cuts that can still win, scoring within CONTENDS of their region's best; all eight for
+        those of them still unsure. Most cuts of a cluster are clearly wrong, and their unsure
+        patches were nine in ten of those read in eight views."""
+        views = Views(self.model, patches)
+        views.look(views.everyone, (0,))
+        views.look(self._contenders(regions, views.probabilities(), paco_sim, CONTENDS_FOR_TWO), TWO_VIEWS)
+        contenders = self._contenders(regions, views.probabilities(), paco_sim, CONTENDS_FOR_ALL)
+        views.look(views.unsure(contenders, REFINE_BELOW), ALL_VIEWS)
+        return views.probabilities()
+
+    def _contenders(self, regions, probs: np.ndarray, paco_sim: np.ndarray | None, margin: float) -> np.ndarray:
+        """Indices of the patches of every cut scoring within `margin` of its region's best."""
+        out: list[np.ndarray] = []
+        i = 0
+        for opts in regions:
+            n = sum(len(o) for o in opts)
+            scores = self._cut_scores(opts, probs[i:i + n], None if paco_sim is None else paco_sim[i:i + n])
+            for j, score in enumerate(scores):
+                if score >= max(scores) - margin:
+                    span = _span(opts, j)
+                    out.append(np.arange(i + span.start, i + span.stop))
+            i += n
+        return np.concatenate(out) if out else np.zeros(0, int)
+
+    def _cut_scores(self, opts, probs: np.ndarray, paco_sim: np.ndarray | None) -> list[float]:
+        """How much each cut's crops look like single dice (their mean top face probability)."""
         scores = []
         for j in range(len(opts)):
             p = probs[_span(opts, j)]
@@ -105,6 +132,12 @@ class DiceReader:
             if paco_sim is not None:
                 good = np.maximum(good, (paco_sim[_span(opts, j)] >= self.paco_similarity).astype(np.float32))
             scores.append(float(good.mean()))
+        return scores
+
+    def _best_cut(self, opts, probs: np.ndarray, paco_sim: np.ndarray | None) -> tuple[int, float]:
+        """Score each way of cutting the blob: the one whose crops look most like single dice
+        wins. Returns its index and score."""
+        scores = self._cut_scores(opts, probs, paco_sim)
         best = 0
         for j in range(1, len(opts)):
             if scores[j] > scores[best] + 0.03:  # the preferred cut wins near-ties
@@ -135,7 +168,8 @@ class DiceReader:
     def _read_cuts(self, img, region: Region) -> tuple[list[tuple], float]:
         """Read every cut of a region made anew: its chosen cut (see _chosen_cut) and score."""
         patches = np.stack([crop(img, c, PATCH) for o in region for c in o])
-        return self._chosen_cut(region, self.model.predict(patches), self._paco_similarity(patches))
+        sims = self._paco_similarity(patches)
+        return self._chosen_cut(region, self._read_options([region], patches, sims), sims)
 
     def _smaller(self, img, region: Region, cut, score: float):
         """(region, cut) for the first smaller die size whose best cut scores clearly better,
@@ -301,6 +335,8 @@ class DiceReader:
 # one die read twice (detect.SAME_DIE, 0.6) < a cut's parts on one die (CROWDED, 0.7) < two
 # windows on one die (SCAN_APART, 0.75) < a big box cut again into halves (RECUT_ROOM, 0.8) < a
 # die a near-tied cut adds (ROOM, 0.85).
+CONTENDS_FOR_TWO = 0.15  # a cut read in one view within this of its region's best is read in two
+CONTENDS_FOR_ALL = 0.1  # ... and its unsure patches in all eight, if it is within this of the best in two
 SURE_DIE = 0.95  # a cluster's dice read at least this surely stay put when the rest is cut again
 OVERSIZE = 1.15  # ... and are no bigger than this many die sides
 ROOM_FOR_ONE_MORE = 0.75  # ... when its pixels make this many dice more than it read
