@@ -1,4 +1,4 @@
-"""The face model's network run by OpenCV's DNN module, built in memory from the numpy weights.
+"""The vision networks run by OpenCV's DNN module, built in memory from the numpy weights.
 
 Why: OpenCV's convolutions are about 1.6x faster than the numpy im2col ones on this network, and
 face reading is half of a frame's time. OpenCV reads networks as ONNX, so the network is written
@@ -67,35 +67,79 @@ def _value(name: str, dims) -> bytes:  # ValueInfoProto of a float tensor; str d
     return _str(1, name) + _bytes(2, _bytes(1, _int(1, FLOAT) + _bytes(2, shape)))
 
 
+class Graph:
+    """An ONNX graph written op by op: each method adds a node and returns its output's name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._nodes: list[bytes] = []
+        self._inits: list[bytes] = []
+        self._n = 0
+
+    def _out(self, op: str, inputs: list[str], *attributes: bytes) -> str:
+        self._n += 1
+        out = f"{op.lower()}{self._n}"
+        self._nodes.append(_node(op, inputs, [out], *attributes))
+        return out
+
+    def constant(self, array: np.ndarray) -> str:
+        name = f"k{len(self._inits)}"
+        self._inits.append(_tensor(name, array))
+        return name
+
+    def conv(self, x: str, weight: np.ndarray, bias: np.ndarray, *, stride: int = 1, dilation: int = 1) -> str:
+        """A 'same' convolution; `weight` is (out, in, k, k) as ONNX and torch hold it."""
+        k = weight.shape[-1]
+        pad = dilation * (k // 2)
+        return self._out("Conv", [x, self.constant(weight), self.constant(bias)],
+                         _ints("kernel_shape", [k, k]), _ints("pads", [pad] * 4),
+                         _ints("strides", [stride, stride]), _ints("dilations", [dilation, dilation]))
+
+    def relu(self, x: str) -> str:
+        return self._out("Relu", [x])
+
+    def max_pool2(self, x: str) -> str:
+        return self._out("MaxPool", [x], _ints("kernel_shape", [2, 2]), _ints("strides", [2, 2]))
+
+    def flatten(self, x: str) -> str:
+        return self._out("Flatten", [x], _one_int("axis", 1))
+
+    def dense(self, x: str, weight: np.ndarray, bias: np.ndarray) -> str:
+        """x @ weight + bias, `weight` as (in, out)."""
+        return self._out("Gemm", [x, self.constant(weight), self.constant(bias)])
+
+    def model(self, input_dims, output: str, output_dims) -> bytes:
+        """The ModelProto (ir_version 7, opset 13) with input "x"; str dims are symbolic."""
+        graph = b"".join(_bytes(1, n) for n in self._nodes) + _str(2, self.name) + \
+            b"".join(_bytes(5, t) for t in self._inits) + \
+            _bytes(11, _value("x", input_dims)) + _bytes(12, _value(output, output_dims))
+        return _int(1, 7) + _str(2, "companion") + _bytes(7, graph) + _bytes(8, _str(1, "") + _int(2, 13))
+
+
 def onnx_bytes(weights: tuple[np.ndarray, ...], channels: int, patch: int) -> bytes:
     """The network of FaceModel (3 x [3x3 conv, ReLU, 2x2 max pool], dense, ReLU, dense) as an
     ONNX model: NCHW input (n, channels, patch, patch), logits out."""
-    nodes, inits, x = [], [], "x"
+    g = Graph("face")
+    x = "x"
     for i in range(3):
         w = weights[2 * i]
         c, f = w.shape[0] // 9, w.shape[1]
         # numpy's im2col rows are ((dy * 3 + dx) * C + c); ONNX wants (F, C, dy, dx)
-        inits += [_tensor(f"w{i}", w.reshape(3, 3, c, f).transpose(3, 2, 0, 1)),
-                  _tensor(f"b{i}", weights[2 * i + 1])]
-        nodes += [_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], _ints("kernel_shape", [3, 3]),
-                        _ints("pads", [1, 1, 1, 1])),
-                  _node("Relu", [f"c{i}"], [f"r{i}"]),
-                  _node("MaxPool", [f"r{i}"], [f"p{i}"], _ints("kernel_shape", [2, 2]), _ints("strides", [2, 2]))]
-        x = f"p{i}"
+        x = g.max_pool2(g.relu(g.conv(x, w.reshape(3, 3, c, f).transpose(3, 2, 0, 1), weights[2 * i + 1])))
     side, last = patch // 8, weights[4].shape[1]
     # numpy flattens (h, w, c); ONNX's Flatten gives (c, h, w): reorder the dense rows to match
     dense = weights[6].reshape(side, side, last, -1).transpose(2, 0, 1, 3).reshape(last * side * side, -1)
-    inits += [_tensor("d1", dense), _tensor("e1", weights[7]), _tensor("d2", weights[8]),
-              _tensor("e2", weights[9])]
-    nodes += [_node("Flatten", [x], ["flat"], _one_int("axis", 1)),
-              _node("Gemm", ["flat", "d1", "e1"], ["g1"]), _node("Relu", ["g1"], ["h1"]),
-              _node("Gemm", ["h1", "d2", "e2"], ["logits"])]
-    graph = b"".join(_bytes(1, n) for n in nodes) + _str(2, "face") + \
-        b"".join(_bytes(5, t) for t in inits) + \
-        _bytes(11, _value("x", ["n", channels, patch, patch])) + \
-        _bytes(12, _value("logits", ["n", weights[8].shape[1]]))
-    # ModelProto: ir_version 7, producer, graph, opset 13
-    return _int(1, 7) + _str(2, "companion") + _bytes(7, graph) + _bytes(8, _str(1, "") + _int(2, 13))
+    logits = g.dense(g.relu(g.dense(g.flatten(x), dense, weights[7])), weights[8], weights[9])
+    return g.model(["n", channels, patch, patch], logits, ["n", weights[8].shape[1]])
+
+
+def load_onnx(data: bytes, what: str):
+    """cv2.dnn's network from ONNX bytes, or None (with a warning) where OpenCV cannot load it."""
+    try:
+        return cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
+    except cv2.error as err:  # an OpenCV without this importer: same answers, just slower
+        warnings.warn(f"the {what} runs in numpy: OpenCV cannot load it ({err})", RuntimeWarning)
+        return None
 
 
 class DnnForward:
@@ -106,13 +150,8 @@ class DnnForward:
 
     @classmethod
     def build(cls, weights: tuple[np.ndarray, ...], channels: int, patch: int) -> "DnnForward | None":
-        data = onnx_bytes(weights, channels, patch)
-        try:
-            net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
-        except cv2.error as err:  # an OpenCV without this importer: same answers, just slower
-            warnings.warn(f"the face model runs in numpy: OpenCV cannot load it ({err})", RuntimeWarning)
-            return None
-        return cls(net, channels, patch)
+        net = load_onnx(onnx_bytes(weights, channels, patch), "face model")
+        return None if net is None else cls(net, channels, patch)
 
     def __call__(self, features: np.ndarray) -> np.ndarray:
         self._net.setInput(np.ascontiguousarray(features.reshape(len(features), *self._shape), np.float32))
