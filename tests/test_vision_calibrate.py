@@ -131,8 +131,21 @@ def test_a_paco_photo_of_plain_faces_is_refused(calib_dir, tmp_path):
 
 def test_a_paco_photo_of_the_bare_table_is_refused(calib_dir, tmp_path):
     d = _with_paco_photo(calib_dir, tmp_path / "bare", generate_scene(1, n_dice=0, **KW).image)
-    with pytest.raises(CalibrationFailed, match="^paco-1.png: I see only the table; hold only"):
+    with pytest.raises(CalibrationFailed, match="^paco-1.png: I see no die; hold only"):
         build_profile(load_calibration_images(d), "bare")
+
+
+def test_a_paco_photo_whose_only_find_is_table_is_refused():
+    """The detector offers a spot that the face model takes for table: refused as only the table."""
+    from companion.vision.calibrate import paco_references
+    from companion.vision.detect import Candidate
+
+    class OneSpot:  # a detector that finds one die-sized spot in the middle
+        def find(self, image, **_):
+            return [Candidate(cx=320, cy=240, w=60, h=60, angle=0)]
+
+    bare = generate_scene(1, n_dice=0, **KW).image
+    assert paco_references(bare, DiceReader(detector=OneSpot())) == ([], "I see only the table")
 
 
 def test_a_profile_is_not_used_for_another_framing(calib_dir, tmp_path, capsys):
@@ -279,3 +292,36 @@ def test_a_profile_folder_that_cannot_be_made_is_a_clear_failure(calib_dir, tmp_
                          say=lambda s: None)
     err = capsys.readouterr().err
     assert code == 1 and "cannot save the profile in" in err and "Traceback" not in err
+
+
+def test_a_die_printed_on_the_table_is_the_table_but_a_die_on_it_is_read():
+    """A tablecloth printed with a die looks like one to the reader; the profile's empty-table photo
+    shows it there before any die was thrown, so it is the table. A real die thrown onto the print
+    is still read. (Calibration refuses an empty-table photo with anything read surely as a die,
+    so this profile is made by hand: a fainter look-alike passes calibration the same way.)"""
+    import numpy as np
+
+    from companion.vision.profile import Profile
+    from companion.vision.scenes import draw_face
+
+    def paste(img, face, body, pip, x, y, s, seed):
+        out = img.astype(np.float32)
+        top, mask = draw_face(np.random.default_rng(seed), face, body, pip)
+        top = cv2.resize(top, (s, s), interpolation=cv2.INTER_AREA)
+        a = cv2.resize(mask, (s, s), interpolation=cv2.INTER_AREA).astype(np.float32)[..., None] / 255
+        out[y:y + s, x:x + s] = out[y:y + s, x:x + s] * (1 - a) + top * a
+        return out.astype(np.uint8)
+
+    def with_print(img):
+        return paste(img, 5, (200, 200, 200), (30, 30, 30), 520, 60, 44, 0)
+
+    empty = with_print(generate_scene(1, n_dice=0, **KW).image)
+    prof = Profile(name="printed", resolution=SIZE, die_size=None, background=empty,
+                   paco_patches=np.zeros((0, 32, 32, 3), np.uint8))
+    sc = generate_scene(20, n_dice=5, faces=(2, 3, 4, 6), paco_fraction=0.0, **KW)
+    frame = with_print(sc.image)
+    assert DiceReader().read(frame).counts[5] == 1  # without the profile: the print reads as a five
+    assert DiceReader(prof).read(frame).counts == sc.counts
+    # a die thrown onto the print covers it: read, not taken for the table
+    r = DiceReader(prof).read(paste(frame, 2, (40, 40, 190), (240, 240, 240), 518, 58, 48, 1))
+    assert r.counts[2] == sc.counts[2] + 1 and r.total == len(sc.dice) + 1

@@ -1,10 +1,10 @@
-"""The face model run by OpenCV's DNN module must give what the numpy reference gives."""
+"""The networks run by OpenCV's DNN module must give what their numpy references give."""
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from companion.vision.detect import crop, find_candidates
+from companion.vision.detect import crop, load_detector, network_input, scaled_input
 from companion.vision.dnn import DnnForward, onnx_bytes
 from companion.vision.model import CHANNELS, PATCH, features, load_model
 from companion.vision.scenes import generate_scene
@@ -14,7 +14,7 @@ def test_opencv_and_numpy_give_the_same_probabilities():
     model = load_model()
     assert model.use_dnn
     sc = generate_scene(7400, size=(540, 960))
-    patches = np.stack([crop(sc.image, c, PATCH) for c in find_candidates(sc.image)])
+    patches = np.stack([crop(sc.image, c, PATCH) for c in load_detector().find(sc.image)])
     assert len(patches) >= 5
     fast = model.predict(patches)
     assert model._dnn and model._dnn[0] is not None  # OpenCV did load the network
@@ -33,3 +33,13 @@ def test_the_onnx_bytes_are_one_model_with_every_weight():
     broken = (model.weights[0][:, :4].copy(),) + model.weights[1:]
     with pytest.warns(RuntimeWarning, match="runs in numpy: OpenCV cannot load it"):
         assert DnnForward.build(broken, CHANNELS, PATCH) is None
+
+
+def test_the_detector_in_opencv_and_numpy_gives_the_same_maps():
+    det = load_detector()
+    sc = generate_scene(7401, size=(480, 640))
+    x = network_input(scaled_input(sc.image, 0.5))
+    fast = det.maps(x)
+    assert det._nets[x.shape] is not None  # OpenCV did load the network
+    np.testing.assert_allclose(fast, det.maps_numpy(x), atol=2e-3)
+    assert fast.shape == (6, x.shape[2] // 4, x.shape[3] // 4)

@@ -7,6 +7,7 @@ import pytest
 
 from companion.vision.errors import ImageUnreadable, ModelError, ProfileError, VisionError
 from companion.vision.frames import ImageFrames, as_bgr, read_image
+from companion.vision.detect import load_detector
 from companion.vision.model import load_model
 from companion.vision.profile import load_profile
 
@@ -95,13 +96,19 @@ def test_profile_with_unreadable_image(tmp_path):
         load_profile(d)
 
 
-def test_model_missing_or_corrupt(tmp_path):
-    with pytest.raises(ModelError, match="missing"):
-        load_model(tmp_path / "none.npz")
+@pytest.mark.parametrize("load, what", [(load_model, "face model"), (load_detector, "dice detector")])
+def test_network_missing_corrupt_or_of_another_shape(tmp_path, load, what):
+    with pytest.raises(ModelError, match=f"^{what} .* is missing"):
+        load(tmp_path / "none.npz")
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"zip? no")
-    with pytest.raises(ModelError, match="unreadable"):
-        load_model(bad)
+    with pytest.raises(ModelError, match=f"^{what} .* is unreadable"):
+        load(bad)
+    other = tmp_path / "other.npz"
+    np.savez(other, w0=np.zeros((27, 8), np.float32), w1=np.zeros(8, np.float32),
+             mean=np.zeros(3, np.float32), std=np.ones(3, np.float32))
+    with pytest.raises(ModelError, match=f"^{what} .* has the wrong shape"):
+        load(other)
 
 
 def test_missing_camera_is_typed():

@@ -75,3 +75,45 @@ def test_training_learns_faces_and_gives_a_model_the_reader_can_save_and_load(tm
     model.save(tmp_path / "m.npz")
     again = load_model(tmp_path / "m.npz")
     assert (again.predict(X).argmax(1) == y).mean() > 0.95
+
+
+def test_the_trained_detector_exports_to_the_forward_pass_the_reader_runs():
+    """Convolution weights as im2col matrices, strides and dilations: the exported detector must
+    give the torch network's own maps, in numpy and in OpenCV's DNN module."""
+    torch = pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
+    from companion.vision.detect import Detector
+    from companion.vision.train_detector import export, network
+
+    torch.manual_seed(0)
+    net = network().eval()
+    x = np.random.default_rng(2).normal(0, 1, (1, 3, 72, 96)).astype(np.float32)
+    with torch.no_grad():
+        want = net(torch.from_numpy(x))[0].numpy()
+    for use_dnn in (False, True):
+        got = Detector(weights=export(net), use_dnn=use_dnn).maps(x)
+        assert got.shape == want.shape == (6, 18, 24)
+        assert np.allclose(got, want, atol=1e-4)
+
+
+def test_detector_training_lowers_its_box_losses_and_saves_a_detector_that_loads(tmp_path):
+    """A short run: the offset and size losses fall (the heat's focal loss only starts to fall
+    after a hundred-odd steps of the full run; where the dice are is pinned by the target and
+    augmentation tests), and the saved weights are the same network."""
+    pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
+    import re
+
+    from companion.vision.detect import load_detector, network_input, scaled_input
+    from companion.vision.scenes import generate_scene
+    from companion.vision.train_detector import fit_detector, save_detector, synthetic_examples
+
+    examples = synthetic_examples(9300000, 16, processes=1)
+    lines: list[str] = []
+    det = fit_detector(examples * 8, epochs=4, batch=16, threads=1, log=lambda line, **k: lines.append(line))
+    losses = [[float(v) for v in re.findall(r"(?:heat|offset|size|turn) ([0-9.]+)", line)] for line in lines]
+    assert len(losses) == 4 and all(len(row) == 4 for row in losses)
+    (heat0, offset0, size0, _), (heat, offset, size, turn) = losses[0], losses[-1]
+    assert offset < 0.8 * offset0 and size < 0.8 * size0, losses
+    assert np.isfinite([heat, turn]).all() and heat < 1.2 * heat0, losses
+    save_detector(det, tmp_path / "d.npz")
+    x = network_input(scaled_input(generate_scene(9300100, size=(480, 640)).image, 0.5))
+    np.testing.assert_array_equal(load_detector(tmp_path / "d.npz").maps(x), det.maps(x))

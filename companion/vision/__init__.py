@@ -1,4 +1,4 @@
-"""Reading real dice at the reveal: OpenCV detection plus a small shipped face model."""
+"""Reading real dice at the reveal: two small shipped networks (a dice detector and a face model) run by OpenCV."""
 import os
 
 # OpenCV logs every camera it fails to open in several noisy lines; our typed errors already

@@ -20,7 +20,7 @@ from typing import Callable, Protocol
 import cv2
 import numpy as np
 
-from companion.vision.detect import crop, find_candidates
+from companion.vision.detect import crop
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
 from companion.vision.frames import FrameSource, read_image, write_image
 from companion.rules.bids import number_words
@@ -96,7 +96,7 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
                 for i, im in enumerate(images.empty) if (problem := dice_on_empty_table(im, plain))]
     patches = []
     for i, im in enumerate(images.paco):
-        found, problem = paco_references(im, plain.model)
+        found, problem = paco_references(im, plain)
         patches += found
         if problem:
             problems.append(f"{images.label('paco', i)}: {problem}; {PACO_HINT}")
@@ -110,8 +110,7 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
         if im.shape[:2] != shape[:2]:
             raise CalibrationFailed(f"{images.label('dice', i)}: dice photos must have the same size "
                                     "as the empty-table photo")
-        for c in find_candidates(im, background=background):
-            sizes.append(min(c.w, c.h))
+        sizes += [c.w for c in plain.detector.find(im) if c.score >= SURE_SIZE]
     die_size = float(np.median(sizes)) if sizes else None
     profile = Profile(name=name, resolution=(int(shape[0]), int(shape[1])), die_size=die_size,
                       background=background, paco_patches=np.stack(patches))
@@ -123,6 +122,7 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
 # shows a die, or that a "Paco" photo shows a plain face. Synthetic empty tables (50 seeds)
 # gave nothing above 0.71.
 SURE = 0.9
+SURE_SIZE = 0.5  # the detector's heat from which a die found in a dice photo measures the die size
 PACO_HINT = "hold only the toucan face of your dice to the camera, close and well lit"
 
 
@@ -135,20 +135,21 @@ def dice_on_empty_table(image: np.ndarray, plain_reader) -> str | None:
     return f"I see {count_of(n)} on it" if n else None
 
 
-def paco_references(image: np.ndarray, model) -> tuple[list[np.ndarray], str | None]:
+def paco_references(image: np.ndarray, plain_reader) -> tuple[list[np.ndarray], str | None]:
     """The Paco references in a photo of the Paco face held to the camera, or why there are none.
 
-    They are the big die-sized regions, less the table. A region the face model reads surely as
+    They are the biggest dice the detector finds. One the face model reads surely as
     a pip face of two to six is not a Paco and refuses the photo: a plain face kept as a
     reference would be read as a 1 in every game after."""
     from companion.voice.phrases import join_and
 
-    cands = find_candidates(image)
+    model = plain_reader.model
+    cands = plain_reader.detector.find(image)
     if not cands:
         return [], "I see no die"
     big = max(max(c.w, c.h) for c in cands)
     cands = [c for c in cands if max(c.w, c.h) >= 0.6 * big]
-    patches = [crop(image, c, PATCH) for c in cands]
+    patches = [crop(image, c) for c in cands]
     probs = model.predict(np.stack(patches))
     plain_faces = sorted(int(np.argmax(p[2:7])) + 2 for p in probs if p[2:7].max() >= SURE)
     if plain_faces:
@@ -349,7 +350,7 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
     ask("Hold one of your dice with its Paco face toward the camera, then press Enter.")
     for attempt in range(DICE_TRIES):
         paco = frames.read()
-        _, problem = paco_references(paco, plain.model)
+        _, problem = paco_references(paco, plain)
         if problem is None:
             break
         ask(f"{problem}. Hold only the Paco face of one of your dice toward the camera, close and "

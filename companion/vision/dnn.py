@@ -13,6 +13,8 @@ import warnings
 import cv2
 import numpy as np
 
+from companion.vision.model import oihw
+
 # --- protobuf wire format: just what the ONNX messages below need ---------------------------
 
 
@@ -123,14 +125,26 @@ def onnx_bytes(weights: tuple[np.ndarray, ...], channels: int, patch: int) -> by
     x = "x"
     for i in range(3):
         w = weights[2 * i]
-        c, f = w.shape[0] // 9, w.shape[1]
-        # numpy's im2col rows are ((dy * 3 + dx) * C + c); ONNX wants (F, C, dy, dx)
-        x = g.max_pool2(g.relu(g.conv(x, w.reshape(3, 3, c, f).transpose(3, 2, 0, 1), weights[2 * i + 1])))
+        x = g.max_pool2(g.relu(g.conv(x, oihw(w, w.shape[0] // 9), weights[2 * i + 1])))
     side, last = patch // 8, weights[4].shape[1]
     # numpy flattens (h, w, c); ONNX's Flatten gives (c, h, w): reorder the dense rows to match
     dense = weights[6].reshape(side, side, last, -1).transpose(2, 0, 1, 3).reshape(last * side * side, -1)
     logits = g.dense(g.relu(g.dense(g.flatten(x), dense, weights[7])), weights[8], weights[9])
     return g.model(["n", channels, patch, patch], logits, ["n", weights[8].shape[1]])
+
+
+def detector_onnx(weights: tuple[np.ndarray, ...], layers, shape) -> bytes:
+    """The dice detector (companion.vision.detect: convolutions with `layers`' strides and
+    dilations, ReLU after all but the last) as an ONNX model for one NCHW input `shape`."""
+    g = Graph("detector")
+    x, cin = "x", shape[1]
+    for i, (out, _, stride, dilation) in enumerate(layers):
+        x = g.conv(x, oihw(weights[2 * i], cin), weights[2 * i + 1], stride=stride, dilation=dilation)
+        if i < len(layers) - 1:
+            x = g.relu(x)
+        cin = out
+    cells = [1, cin] + [-(-side // np.prod([s for _, _, s, _ in layers])) for side in shape[2:]]
+    return g.model(list(shape), x, cells)
 
 
 def load_onnx(data: bytes, what: str):

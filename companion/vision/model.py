@@ -13,6 +13,7 @@ import numpy as np
 from companion.vision.errors import ModelError
 
 PATCH = 32
+MARGIN = 1.25  # a patch shows a die's top and this much around it (its edges, a little table)
 N_CLASSES = 9
 NOT_DIE, PACO, SEVERAL = 0, 7, 8
 MODEL_PATH = pathlib.Path(__file__).with_name("face_model.npz")
@@ -48,12 +49,24 @@ def dihedral(patches: np.ndarray, k: int) -> np.ndarray:
     return np.ascontiguousarray(p)
 
 
-def conv3(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """3x3 'same' convolution, NHWC, as one matrix product (im2col). Returns output and columns."""
+def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int = 1, dilation: int = 1) -> np.ndarray:
+    """A 'same' k x k convolution, NHWC, as one matrix product (im2col): `w` is (k*k*in, out) with
+    rows in (dy, dx, channel) order, the layout both shipped networks keep their weights in."""
     n, h, wd, c = x.shape
-    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-    cols = np.concatenate([xp[:, dy:dy + h, dx:dx + wd, :] for dy in range(3) for dx in range(3)], axis=3)
-    return cols @ w + b, cols
+    k = int(round(np.sqrt(w.shape[0] // c)))
+    pad = dilation * (k // 2)
+    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    oh, ow = (h - 1) // stride + 1, (wd - 1) // stride + 1
+    cols = np.concatenate([xp[:, dy * dilation:dy * dilation + stride * (oh - 1) + 1:stride,
+                              dx * dilation:dx * dilation + stride * (ow - 1) + 1:stride, :]
+                           for dy in range(k) for dx in range(k)], axis=3)
+    return cols @ w + b
+
+
+def oihw(w: np.ndarray, channels: int) -> np.ndarray:
+    """An im2col weight matrix (see `conv`) as the (out, in, k, k) array ONNX and torch hold."""
+    k = int(round(np.sqrt(w.shape[0] // channels)))
+    return w.reshape(k, k, channels, w.shape[1]).transpose(3, 2, 0, 1)
 
 
 def pool2(x: np.ndarray) -> np.ndarray:
@@ -101,7 +114,7 @@ class FaceModel:
         x = f.reshape(n, CHANNELS, PATCH, PATCH).transpose(0, 2, 3, 1)
         ws = self.weights
         for i in range(0, 6, 2):
-            x = pool2(np.maximum(conv3(x, ws[i], ws[i + 1])[0], 0))
+            x = pool2(np.maximum(conv(x, ws[i], ws[i + 1]), 0))
         x = np.maximum(x.reshape(n, -1) @ ws[6] + ws[7], 0)
         return x @ ws[8] + ws[9]
 

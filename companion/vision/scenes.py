@@ -59,11 +59,15 @@ def _jitter(rng, c, amount=25):
     return tuple(int(np.clip(v + rng.integers(-amount, amount + 1), 0, 255)) for v in c)
 
 
-def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False, size: int = CANON):
-    """Draw one die's top face (BGR) and its alpha mask on a size x size canvas."""
+def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False, size: int = CANON,
+              marbled: bool = False):
+    """Draw one die's top face (BGR) and its alpha mask on a size x size canvas. `marbled`: a
+    marbled or translucent body instead of a solid one (see _marble)."""
     s = size
     img = np.zeros((s, s, 3), np.uint8)
     img[:] = body
+    if marbled:
+        img = _marble(rng, img, body, pip, face)
     mask = np.zeros((s, s), np.uint8)
     r = int(s * rng.uniform(0.08, 0.18))  # rounded corners
     cv2.rectangle(mask, (r, 0), (s - 1 - r, s - 1), 255, -1)
@@ -87,6 +91,29 @@ def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False
             cy = (0.5 + (py - 0.5) * k) * s
             cv2.circle(img, (int(cx * 16), int(cy * 16)), int(pr * 16), pip, -1, cv2.LINE_AA, shift=4)
     return img, mask
+
+
+def _marble(rng, img: np.ndarray, body, pip, face: int) -> np.ndarray:
+    """A marbled body (a second colour swirled through it) or a translucent one (the pips of the
+    faces below show through faintly, a little off): real dice that a solid body does not teach."""
+    s = img.shape[0]
+    out = img.astype(np.float32)
+    if rng.random() < 0.5:
+        other = np.array(_jitter(rng, BODY_COLOURS[int(rng.integers(len(BODY_COLOURS)))], 25), np.float32)
+        field = cv2.resize(rng.normal(0, 1, (5, 5)).astype(np.float32), (s, s), interpolation=cv2.INTER_CUBIC)
+        veins = np.abs(np.sin(field * rng.uniform(1, 3) + rng.uniform(0, np.pi)))
+        amount = np.clip(1 - veins / rng.uniform(0.35, 0.9), 0, 1) * rng.uniform(0.5, 0.9)
+        out = out * (1 - amount[..., None]) + other * amount[..., None]
+    else:
+        ghost = img.copy()
+        dx, dy = rng.uniform(-0.08, 0.08, 2) * s
+        below = int(rng.integers(1, 7))
+        for px, py in PIPS[below]:
+            cv2.circle(ghost, (int((px * s + dx) * 16), int((py * s + dy) * 16)), int(s * 0.09 * 16), pip, -1,
+                       cv2.LINE_AA, shift=4)
+        ghost = cv2.GaussianBlur(ghost, (0, 0), s * 0.03)
+        out = out * 0.75 + ghost.astype(np.float32) * 0.25
+    return np.clip(out, 0, 255).astype(np.uint8)
 
 
 def _draw_toucan(rng, img, body) -> None:
@@ -146,11 +173,13 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
                    paco_fraction: float = 0.3, touching: float = 0.35, angle: float = 1.0,
                    hard: float = 1.0, faces: tuple[int, ...] | None = None,
                    body_colours: tuple[tuple[int, int, int], ...] | None = None,
-                   die_scale: float = 1.0, table_seed: int | None = None) -> Scene:
+                   die_scale: float = 1.0, table_seed: int | None = None, marbled: float = 0.0) -> Scene:
     """Make one scene: (height, width) `size`, 1..30 dice unless `n_dice` given.
 
     `angle` scales the perspective tilt (0 = top-down), `hard` scales glare, blur and noise.
     `table_seed` fixes the table, light and camera apart from the dice (calibration photos share it).
+    `marbled` is the share of dice with a marbled or translucent body (0: no random draw for it, so
+    scenes made before it existed stay the same).
     """
     rng = np.random.default_rng(seed)
     tr = rng if table_seed is None else np.random.default_rng(table_seed)
@@ -220,7 +249,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
             pip = (0, 0, 220) if _lum(body) > 150 else (0, 220, 255)
             if not _contrast_ok(body, pip, 60):
                 pip = (245, 245, 245) if _lum(body) < 120 else (20, 20, 20)
-        top, mask = draw_face(rng, face, body, pip, paco)
+        top, mask = draw_face(rng, face, body, pip, paco, marbled=marbled > 0 and rng.random() < marbled)
         # side face toward the camera's far side: gives the moderate-angle 3D look
         vec = (sq.mean(0) - cam) / max(w, h) * angle * s * rng.uniform(0.3, 0.7)
         side = np.vstack([sq, sq + vec])

@@ -1,9 +1,11 @@
-"""Train the shipped face model: python -m companion.vision.train [--scenes N] [--real DIR] [--out PATH].
+"""Train the shipped networks: python -m companion.vision.train [--only detector|faces] [--real DIR].
 
-Reproducible: fixed seeds for the synthetic scenes, the jitter and the weight start, OpenCV on one
-thread and torch's deterministic algorithms (the same --threads gives the same model). Real photos
-are optional; when present, only the training split (see `real_split`) is used, never the held-out
-part. Needs torch (pip install -e '.[train]'); the model it writes runs without it.
+First the dice detector (detector_model.npz, see companion/vision/train_detector.py), then the face
+model (face_model.npz) on the crops that detector gives. Reproducible: fixed seeds for the synthetic
+scenes, the jitter and the weight start, OpenCV on one thread and torch's deterministic algorithms
+(the same --threads gives the same networks). Real photos are optional; when present, only the
+training split (see `real_split`) is used, never the held-out part. Needs torch (pip install -e
+'.[train]'); the networks it writes run without it.
 """
 from __future__ import annotations
 
@@ -16,11 +18,16 @@ import time
 import cv2
 import numpy as np
 
-from companion.vision.detect import Candidate, crop, find_regions
+from companion.vision import train_detector
+from companion.vision.detect import MODEL_PATH as DETECTOR_PATH
+from companion.vision.detect import Candidate, Detector, crop, load_detector
 from companion.vision.model import CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral, features
 from companion.vision.scenes import generate_scene
 
 REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
+# The detector's synthetic scenes start at this seed (times --seed): apart from the face model's
+# (100000+), the benchmark's (2024000+) and the development sets (3000000+, 7000000+, 9000000+).
+DETECTOR_SCENES_FROM = 5_000_000
 
 
 def load_labels(root: pathlib.Path) -> list[dict]:
@@ -98,25 +105,29 @@ def photometric(rng, patch: np.ndarray) -> np.ndarray:
     return np.clip(p, 0, 255).astype(np.uint8)
 
 
+# Heat from which the detector's peaks become training crops: the weak ones teach "not a die".
+CANDIDATE_HEAT = 0.1
+
+
 def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Candidate], rng, jitter: int,
-            augment: bool = False, side_jit: float = 0.1):
+            detector: Detector, augment: bool = False, side_jit: float = 0.1):
     """Labelled patches of one image: the detector's own crops (and jittered copies) matched to the
     ground truth, jittered crops of every true die, and off-centre crops that are no die."""
     patches, labels = [], []
     aug = (lambda p: photometric(rng, p)) if augment else (lambda p: p)
-    # every alternative cut the detector offers, so the model learns to judge them
-    cands = [c for opts in find_regions(image) for o in opts for c in o]
+    # every peak the detector offers, weak ones too, so the model learns to judge them
+    cands = detector.find(image, threshold=CANDIDATE_HEAT)
     for c, y in zip(cands, label_candidates(cands, gts)):
         if y is None:
             continue
-        patches.append(crop(image, c, PATCH))
+        patches.append(crop(image, c))
         labels.append(y)
         for cj in _jittered(rng, c, jitter if y not in (NOT_DIE, SEVERAL) else 1, side_jit):
-            patches.append(aug(crop(image, cj, PATCH)))
+            patches.append(aug(crop(image, cj)))
             labels.append(y)
     for (cls, _), g in zip(gts, gt_cands):
         for cj in _jittered(rng, g, jitter, side_jit):
-            patches.append(aug(crop(image, cj, PATCH)))
+            patches.append(aug(crop(image, cj)))
             labels.append(cls)
     # off-centre crops (half a die away) teach the model to say "not a die" between two dice
     for (cls, _), g in zip(gts, gt_cands):
@@ -125,29 +136,27 @@ def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Cand
         off = Candidate(cx=g.cx + np.cos(a) * s * 0.55, cy=g.cy + np.sin(a) * s * 0.55, w=g.w, h=g.h, angle=g.angle)
         inside = label_candidates([off], gts)[0]
         if inside == NOT_DIE:
-            patches.append(crop(image, off, PATCH))
+            patches.append(crop(image, off))
             labels.append(NOT_DIE)
     return patches, labels
 
 
-def synthetic_data(n_scenes: int, seed: int, jitter: int = 2):
+def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2, marbled: float = 0.0):
     rng = np.random.default_rng(seed)
     P, Y = [], []
     for i in range(n_scenes):
         size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][i % 4]
-        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5)
+        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, marbled=marbled)
         gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
-        gcs = []
-        for d in sc.dice:
-            (cx, cy), (w, h), ang = cv2.minAreaRect(np.array(d.corners, np.float32))
-            gcs.append(Candidate(cx=cx, cy=cy, w=w * 1.08, h=h * 1.08, angle=ang))
-        p, y = collect(sc.image, gts, gcs, rng, jitter)
+        gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
+               for cx, cy, side, a in (train_detector.top_face(d.corners) for d in sc.dice)]
+        p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
         P += p
         Y += y
     return P, Y
 
 
-def real_data(records: list[dict], root: pathlib.Path, seed: int, jitter: int = 6):
+def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Detector, jitter: int = 6):
     """Patches of the real photos given (the training split only), with camera-like augmentation."""
     rng = np.random.default_rng(seed)
     P, Y = [], []
@@ -156,20 +165,21 @@ def real_data(records: list[dict], root: pathlib.Path, seed: int, jitter: int = 
         if img is None:
             continue
         gts = [(d["face"], tuple(d["box"])) for d in r["dice"]]
-        gcs = [Candidate(cx=x + w / 2, cy=y + h / 2, w=w * 0.95, h=h * 0.95, angle=0.0) for _, (x, y, w, h) in gts]
-        p, y = collect(img, gts, gcs, rng, jitter, augment=True, side_jit=0.15)
+        side = train_detector.BOX_TO_SIDE
+        gcs = [Candidate(cx=x + w / 2, cy=y + h / 2, w=w * side, h=h * side, angle=0.0) for _, (x, y, w, h) in gts]
+        p, y = collect(img, gts, gcs, rng, jitter, detector, augment=True, side_jit=0.15)
         P += p
         Y += y
     return P, Y
 
 
-def evaluate(model: FaceModel, records: list[dict], root: pathlib.Path) -> dict:
-    """Per-die accuracy of the whole reader (detector + this model) on labelled photos, as the bench
+def evaluate(model: FaceModel, detector: Detector, records: list[dict], root: pathlib.Path) -> dict:
+    """Per-die accuracy of the whole reader (detector + face model) on labelled photos, as the bench
     counts it."""
     from companion.bench.vision import Tally, score
     from companion.vision.reader import DiceReader
 
-    reader = DiceReader(model=model)
+    reader = DiceReader(model=model, detector=detector)
     t = Tally("photos")
     for r in records:
         img = cv2.imread(str(root / r["file"]))
@@ -223,14 +233,9 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
         log=print) -> FaceModel:
     """Train with AdamW and a cosine schedule, class-balanced loss, a random square symmetry per
     batch. Needs torch (pip install -e '.[train]'); the shipped model then runs without it."""
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        raise SystemExit("training needs torch: pip install -e '.[train]'") from None
-    torch.manual_seed(seed)
-    torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
+    torch = train_detector.start_torch(seed, threads)
+    import torch.nn.functional as F
+
     rng = np.random.default_rng(seed)
     n = len(y)
     # features commute with the square's symmetries (the body colour is a median of the centre),
@@ -270,43 +275,63 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m companion.vision.train", description=__doc__)
-    ap.add_argument("--scenes", type=int, default=300, help="synthetic scenes to learn from")
+    ap.add_argument("--only", choices=("detector", "faces"), help="train one network (faces: on the shipped detector)")
+    ap.add_argument("--detector-scenes", type=int, default=3000, help="synthetic scenes the detector learns from")
+    ap.add_argument("--detector-epochs", type=int, default=30)
+    ap.add_argument("--photo-repeat", type=int, default=6, help="times each training photo is seen per detector epoch")
+    ap.add_argument("--scenes", type=int, default=300, help="synthetic scenes the face model learns from")
+    ap.add_argument("--marbled", type=float, default=0.0, help="share of the face model's synthetic dice drawn marbled or translucent")
     ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos (training split only)")
     ap.add_argument("--no-real", action="store_true", help="synthetic data only")
-    ap.add_argument("--epochs", type=int, default=30)
-    ap.add_argument("--chans", type=str, default="16,32,48", help="conv channels per stage")
+    ap.add_argument("--epochs", type=int, default=30, help="face model epochs")
+    ap.add_argument("--chans", type=str, default="16,32,48", help="face model conv channels per stage")
     ap.add_argument("--dense", type=int, default=128)
     ap.add_argument("--real-jitter", type=int, default=6, help="jittered, camera-augmented copies per real die crop")
     ap.add_argument("--val-every", type=int, default=0,
                     help="set every N-th training photo aside to compare settings (0: train on all of them)")
-    ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the extracted patches here (.npz)")
+    ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the face model's extracted patches here (.npz)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2, help="torch threads (at most the free cores: more spin)")
+    ap.add_argument("--detector-out", type=pathlib.Path, default=DETECTOR_PATH)
     ap.add_argument("--out", type=pathlib.Path, default=MODEL_PATH)
     a = ap.parse_args(argv)
     cv2.setRNGSeed(a.seed)
-    cv2.setNumThreads(1)  # the same crops (and so the same model) whatever the machine
+    cv2.setNumThreads(1)  # the same crops (and so the same networks) whatever the machine
     t0 = time.time()
     use_real = not a.no_real and (a.real / "labels.jsonl").exists()
     train, held, val = [], [], []
     if use_real:
         train, held = real_split(load_labels(a.real))
         train, val = validation_split(train, a.val_every)
+    elif not a.no_real:
+        print(f"real photos not found at {a.real}; synthetic only", flush=True)
+    if a.only == "faces":
+        detector = load_detector(a.detector_out)
+    else:
+        examples = train_detector.synthetic_examples(DETECTOR_SCENES_FROM * a.seed, a.detector_scenes, a.threads)
+        photos = train_detector.photo_examples(train, a.real) if use_real else []
+        print(f"detector: {len(examples)} scenes and {len(photos)} photos x {a.photo_repeat} "
+              f"({time.time() - t0:.0f}s)", flush=True)
+        detector = train_detector.fit_detector(examples + photos * a.photo_repeat, epochs=a.detector_epochs,
+                                               seed=a.seed, threads=a.threads)
+        train_detector.save_detector(detector, a.detector_out)
+        print(f"saved {a.detector_out} ({a.detector_out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s",
+              flush=True)
+        if a.only == "detector":
+            return 0
     if a.cache is not None and a.cache.exists():
         with np.load(a.cache) as z:
             X, y = z["X"], z["y"]
         print(f"patches from cache {a.cache}: {len(y)}", flush=True)
     else:
-        P, Y = synthetic_data(a.scenes, a.seed)
-        print(f"synthetic: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
+        P, Y = synthetic_data(a.scenes, a.seed, detector, marbled=a.marbled)
+        print(f"faces: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
         if use_real:
-            p, yy = real_data(train, a.real, a.seed, a.real_jitter)
+            p, yy = real_data(train, a.real, a.seed, detector, a.real_jitter)
             P += p
             Y += yy
-            print(f"real: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
+            print(f"faces: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
                   f"validation, {len(held)} held out; both unused)", flush=True)
-        elif not a.no_real:
-            print(f"real photos not found at {a.real}; synthetic only", flush=True)
         X = np.stack(P).astype(np.uint8)
         y = np.array(Y, np.int64)
         if a.cache is not None:
@@ -317,11 +342,11 @@ def main(argv: list[str] | None = None) -> int:
                 threads=a.threads)
     model.save(a.out)
     print(f"saved {a.out} ({a.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s", flush=True)
-    # a check on photos the model never saw: the validation photos while settings are being
+    # a check on photos the networks never saw: the validation photos while settings are being
     # compared, else the fixed held-out split (report it; never tune on it)
     for name, recs in (("validation", val), ("held-out", held if not val else [])):
         if recs:
-            r = evaluate(model, recs, a.real)
+            r = evaluate(model, detector, recs, a.real)
             print(f"{name} real photos: {r['photos']} photos, {r['dice']} dice: per-die {100 * r['per_die']:.2f}% "
                   f"face acc {100 * r['face_acc']:.2f}% recall {100 * r['recall']:.2f}%", flush=True)
     return 0
