@@ -14,7 +14,7 @@ def test_opencv_and_numpy_give_the_same_probabilities():
     model = load_model()
     assert model.use_dnn
     sc = generate_scene(7400, size=(540, 960))
-    patches = np.stack([crop(sc.image, c, PATCH) for c in load_detector().find(sc.image)])
+    patches = np.stack([crop(sc.image, c) for c in load_detector().find(sc.image)])
     assert len(patches) >= 5
     fast = model.predict(patches)
     assert model._dnn and model._dnn[0] is not None  # OpenCV did load the network
@@ -38,7 +38,7 @@ def test_the_onnx_bytes_are_one_model_with_every_weight():
 def test_the_detector_in_opencv_and_numpy_gives_the_same_maps():
     det = load_detector()
     sc = generate_scene(7401, size=(480, 640))
-    x = network_input(scaled_input(sc.image, 0.5))
+    x = network_input(scaled_input(sc.image, 0.5)[0])
     fast = det.maps(x)
     assert det._nets[x.shape] is not None  # OpenCV did load the network
     np.testing.assert_allclose(fast, det.maps_numpy(x), atol=2e-3)

@@ -46,7 +46,7 @@ def test_bad_arrays():
 
 def _write_profile(d: pathlib.Path, **over):
     d.mkdir(parents=True, exist_ok=True)
-    data = {"version": 1, "name": "t", "resolution": [48, 64], "die_size": 10.0, "background": None, "paco": []}
+    data = {"version": 2, "name": "t", "resolution": [48, 64], "die_size": 10.0, "background": None, "paco": []}
     data.update(over)
     (d / "profile.json").write_text(json.dumps(data))
     return d
@@ -70,6 +70,17 @@ def test_good_minimal_profile_loads(tmp_path):
 def test_corrupt_profiles(tmp_path, over, msg):
     d = _write_profile(tmp_path / "bad", **over)
     with pytest.raises(ProfileError, match=msg):
+        load_profile(d)
+
+
+def test_a_profile_of_the_earlier_format_is_refused_with_the_command_to_make_it_again(tmp_path):
+    """Version 1 measured the die size with side faces and shadows: used now, it would set the
+    wrong scale. Its photos are kept in images/, so the message gives the rebuild."""
+    d = _write_profile(tmp_path / "old", version=1)
+    with pytest.raises(ProfileError, match=r"earlier companion.*calibrate again: companion calibrate$"):
+        load_profile(d)
+    (d / "images").mkdir()
+    with pytest.raises(ProfileError, match=rf"calibrate again: companion calibrate --images {d / 'images'} --out {d}$"):
         load_profile(d)
 
 

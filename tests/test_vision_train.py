@@ -5,7 +5,8 @@ import pytest
 
 from companion.vision.detect import Candidate
 from companion.vision.model import NOT_DIE, SEVERAL
-from companion.vision.train import label_candidates, photometric, real_split, validation_split
+from companion.vision.train import label_candidates, real_split, validation_split
+from companion.vision.train_detector import photometric
 
 
 def _recs(n):
@@ -115,5 +116,5 @@ def test_detector_training_lowers_its_box_losses_and_saves_a_detector_that_loads
     assert offset < 0.8 * offset0 and size < 0.8 * size0, losses
     assert np.isfinite([heat, turn]).all() and heat < 1.2 * heat0, losses
     save_detector(det, tmp_path / "d.npz")
-    x = network_input(scaled_input(generate_scene(9300100, size=(480, 640)).image, 0.5))
+    x = network_input(scaled_input(generate_scene(9300100, size=(480, 640)).image, 0.5)[0])
     np.testing.assert_array_equal(load_detector(tmp_path / "d.npz").maps(x), det.maps(x))

@@ -144,7 +144,7 @@ def paco_references(image: np.ndarray, plain_reader) -> tuple[list[np.ndarray], 
     from companion.voice.phrases import join_and
 
     model = plain_reader.model
-    cands = plain_reader.detector.find(image)
+    cands = plain_reader.detector.find(image, close_up=True)
     if not cands:
         return [], "I see no die"
     big = max(max(c.w, c.h) for c in cands)
@@ -167,7 +167,8 @@ def check_profile(profile: Profile, images: CalibrationImages, reader) -> None:
     # Paco photos are held up to the camera: not over the table, not at table distance
     from companion.vision.reader import DiceReader
 
-    held = DiceReader(replace(profile, background=None, die_size=None), reader.model)
+    held = DiceReader(replace(profile, background=None, die_size=None), reader.model, detector=reader.detector,
+                      close_up=True)
     for i, im in enumerate(images.paco):
         r = held.read(im)
         if r.total == 0 or r.counts[1] == 0:

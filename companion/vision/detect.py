@@ -25,17 +25,19 @@ from companion.vision.model import MARGIN, PATCH, conv
 
 MODEL_PATH = pathlib.Path(__file__).with_name("detector_model.npz")
 INPUT = 320  # the longest side of the network's input when the die size is not known
-STRIDE = 4  # input pixels per heatmap cell
 # (out channels, kernel, stride, dilation) of each convolution, ReLU after all but the last: the
 # dilated ones see a die's neighbours (receptive field ~67 input px, a die ~18)
 LAYERS = ((16, 3, 2, 1), (16, 3, 1, 1), (32, 3, 2, 1), (48, 3, 1, 1), (48, 3, 1, 2), (48, 3, 1, 4),
           (48, 3, 1, 1), (6, 1, 1, 1))
+STRIDE = int(np.prod([stride for _, _, stride, _ in LAYERS]))  # input pixels per heatmap cell (4)
 OUTPUTS = 6  # heat logit, x and y offset in the cell, log(side / STRIDE), cos 4a, sin 4a
 THRESHOLD = 0.3  # heat at a peak from which it is a die (the face model then judges it too)
 DIE_AT_INPUT = 18.0  # input pixels a die's side is scaled to when its size is known
 SIZES_SEEN = (14.0, 32.0)  # measured die sides at the input it reads best (recall 99.9% and more): else look again
 LOOKS = 2  # ... at most this many times
-LARGEST_INPUT = 800  # a second look never scales the frame's longest side beyond this
+CLOSE_UP_SCALES = (0.25, 0.35, 0.5, 0.7, 1.0)  # a close-up is looked at this much smaller, coarsest first
+LARGEST_INPUT = 800  # another look never scales the frame's longest side beyond this
+NETS_KEPT = 4  # OpenCV networks kept built, one per input shape
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class Candidate:
     cy: float
     w: float
     h: float
-    angle: float  # degrees, as cv2.minAreaRect gives it
+    angle: float  # degrees, 0 to 90: how far its edges are turned (cv2.boxPoints' angle)
     score: float = 1.0  # the detector's heat at the centre
 
     @property
@@ -62,13 +64,25 @@ def network_input(img: np.ndarray) -> np.ndarray:
     return ((img.astype(np.float32) - 128.0) / 64.0).transpose(2, 0, 1)[None].copy()
 
 
-def scaled_input(img: np.ndarray, f: float) -> np.ndarray:
-    """The frame scaled by f, its sides padded up to whole heatmap cells (the pad repeats the
-    edge, so it adds no outline)."""
+def resized(img: np.ndarray, f: float) -> tuple[np.ndarray, tuple[float, float]]:
+    """The image scaled by about f, and the true (x, y) scales of its whole-pixel size."""
     h, w = img.shape[:2]
-    sw, sh = max(STRIDE, int(round(w * f))), max(STRIDE, int(round(h * f)))
-    small = cv2.resize(img, (sw, sh), interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_LINEAR)
-    return cv2.copyMakeBorder(small, 0, -sh % STRIDE, 0, -sw % STRIDE, cv2.BORDER_REPLICATE)
+    sw, sh = max(1, int(round(w * f))), max(1, int(round(h * f)))
+    out = cv2.resize(img, (sw, sh), interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_LINEAR)
+    return out, (sw / w, sh / h)
+
+
+def rescale(x, y, scale: tuple[float, float]):
+    """Pixel coordinates (OpenCV's: pixel centres at whole numbers) in an image resized by `scale`."""
+    return (x + 0.5) * scale[0] - 0.5, (y + 0.5) * scale[1] - 0.5
+
+
+def scaled_input(img: np.ndarray, f: float) -> tuple[np.ndarray, tuple[float, float]]:
+    """The frame scaled by about f, its sides padded up to whole heatmap cells (the pad repeats
+    the edge, so it adds no outline), and its true scales."""
+    small, scale = resized(img, f)
+    sh, sw = small.shape[:2]
+    return cv2.copyMakeBorder(small, 0, -sh % STRIDE, 0, -sw % STRIDE, cv2.BORDER_REPLICATE), scale
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +91,7 @@ class Detector:
 
     weights: tuple[np.ndarray, ...]  # w0 b0 w1 b1 ... one pair per LAYERS entry
     use_dnn: bool = True
-    # OpenCV's network per input shape (a camera sends one shape; building one takes ~2 ms)
+    # OpenCV's network for the last few input shapes (a camera sends one; building one takes ~2 ms)
     _nets: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def maps(self, x: np.ndarray) -> np.ndarray:
@@ -102,38 +116,59 @@ class Detector:
         if shape not in self._nets:
             from companion.vision.dnn import detector_onnx, load_onnx
 
+            if len(self._nets) >= NETS_KEPT:
+                del self._nets[next(iter(self._nets))]  # the oldest
             self._nets[shape] = load_onnx(detector_onnx(self.weights, LAYERS, shape), "dice detector")
         return self._nets[shape]
 
-    def find(self, img: np.ndarray, *, die_size: float | None = None,
+    def find(self, img: np.ndarray, *, die_size: float | None = None, close_up: bool = False,
              threshold: float = THRESHOLD) -> list[Candidate]:
-        """The dice in a BGR frame, surest first. `die_size` (full-resolution px) when known."""
+        """The dice in a BGR frame, surest first. `die_size` (full-resolution px) when known;
+        `close_up` for a die held to the camera (see _close_up)."""
         h, w = img.shape[:2]
         if die_size:
             return self._find_at(img, _clamp(DIE_AT_INPUT / die_size, h, w), threshold)
         f = INPUT / max(h, w)
+        if close_up:
+            return self._close_up(img, f, threshold)
         found = self._find_at(img, f, threshold)
-        # Dice far bigger or smaller than those it learned (the Paco face held to the camera, a
-        # camera high above a big table) are found less surely, and measured toward the sizes it
-        # knows: look again where they would be the usual size, twice at most. A die measured
-        # too big is; one measured too small may be (a 5 px die measures 13, as a 15 px die
-        # does), so a closer look counts only if it finds more dice. With nothing found, a
-        # close-up may be all die: look smaller once.
+        # Dice far bigger or smaller than those it learned (a camera low over the table, or high
+        # above a big one) are found less surely, and measured toward the sizes it knows: look
+        # again where they would be the usual size, twice at most. Dice measured too big are, if
+        # they then measure the usual size; dice measured too small may not be (a 5 px die
+        # measures 13, as a 15 px die does), so a closer look counts if it finds more.
         for _ in range(LOOKS):
             side = _measured(found, f)
-            if SIZES_SEEN[0] <= side <= SIZES_SEEN[1]:
+            if side is None or SIZES_SEEN[0] <= side <= SIZES_SEEN[1]:
                 break
             f2 = _clamp(f * DIE_AT_INPUT / side, h, w)
             if abs(np.log(f2 / f)) < np.log(1.2):
                 break
             again = self._find_at(img, f2, threshold)
-            if _sure(again) <= (_sure(found) if f2 > f else 0):
+            if f2 > f:
+                better = _sure(again) > _sure(found)
+            else:
+                new_side = _measured(again, f2)
+                better = new_side is not None and SIZES_SEEN[0] <= new_side <= SIZES_SEEN[1]
+            if not better:
                 break
             found, f = again, f2
         return found
 
+    def _close_up(self, img: np.ndarray, f: float, threshold: float) -> list[Candidate]:
+        """A die held to the camera may be several times the usual size, and then its pips look
+        like dice of the usual size: the dice are those of the coarsest scale at which dice are
+        found at a size it reads well."""
+        for k in CLOSE_UP_SCALES:
+            found = self._find_at(img, f * k, threshold)
+            side = _measured(found, f * k)
+            if side is not None and SIZES_SEEN[0] <= side <= SIZES_SEEN[1]:
+                return found
+        return found
+
     def _find_at(self, img: np.ndarray, f: float, threshold: float) -> list[Candidate]:
-        return decode(self.maps(network_input(scaled_input(img, f))), f, threshold)
+        x, scale = scaled_input(img, f)
+        return decode(self.maps(network_input(x)), scale, threshold)
 
 
 def _sure(found: list[Candidate]) -> int:
@@ -142,30 +177,30 @@ def _sure(found: list[Candidate]) -> int:
     return sum(c.score >= THRESHOLD for c in found)
 
 
-def _measured(found: list[Candidate], f: float) -> float:
-    """The typical side at the input of the dice found surely (a close-up's guess when none)."""
+def _measured(found: list[Candidate], f: float) -> float | None:
+    """The typical side, at an input scaled by f, of the dice found surely (None: none)."""
     sides = [c.w for c in found if c.score >= THRESHOLD]
-    return float(np.median(sides)) * f if sides else DIE_AT_INPUT * 3
+    return float(np.median(sides)) * f if sides else None
 
 
 def _clamp(f: float, h: int, w: int) -> float:
     return float(min(f, LARGEST_INPUT / max(h, w)))
 
 
-def decode(maps: np.ndarray, f: float, threshold: float = THRESHOLD) -> list[Candidate]:
-    """The dice in output maps of an input scaled by f: the heatmap's local peaks over
-    `threshold`, in full-resolution pixels, surest first."""
+def decode(maps: np.ndarray, scale: tuple[float, float], threshold: float = THRESHOLD) -> list[Candidate]:
+    """The dice in output maps of an input resized by `scale` (x, y): the heatmap's local peaks
+    over `threshold`, in full-resolution pixels, surest first."""
     heat = 1.0 / (1.0 + np.exp(-maps[0]))
     peaks = (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat > threshold)
     ys, xs = np.nonzero(peaks)
     order = np.argsort(-heat[ys, xs], kind="stable")
-    out = []
-    for y, x in zip(ys[order], xs[order]):
-        side = float(np.exp(np.clip(maps[3, y, x], -3, 5))) * STRIDE / f
-        turn = float(np.degrees(np.arctan2(maps[5, y, x], maps[4, y, x])) / 4) % 90.0
-        out.append(Candidate(cx=float((x + maps[1, y, x]) * STRIDE / f), cy=float((y + maps[2, y, x]) * STRIDE / f),
-                             w=side, h=side, angle=turn, score=float(heat[y, x])))
-    return out
+    ys, xs = ys[order], xs[order]
+    back = (1 / scale[0], 1 / scale[1])
+    cx, cy = rescale((xs + maps[1, ys, xs]) * STRIDE, (ys + maps[2, ys, xs]) * STRIDE, back)
+    sides = np.exp(np.clip(maps[3, ys, xs], -3, 5)) * STRIDE * 2 / (scale[0] + scale[1])
+    turns = np.degrees(np.arctan2(maps[5, ys, xs], maps[4, ys, xs])) / 4 % 90.0
+    return [Candidate(cx=float(x), cy=float(y), w=float(d), h=float(d), angle=float(a), score=float(heat[i, j]))
+            for x, y, d, a, i, j in zip(cx, cy, sides, turns, ys, xs)]
 
 
 def load_detector(path: pathlib.Path | None = None) -> Detector:

@@ -1,9 +1,10 @@
-"""The vision networks run by OpenCV's DNN module, built in memory from the numpy weights.
+"""The vision networks (the face model and the dice detector) run by OpenCV's DNN module, built in
+memory from their numpy weights.
 
-Why: OpenCV's convolutions are about 1.6x faster than the numpy im2col ones on this network, and
-face reading is half of a frame's time. OpenCV reads networks as ONNX, so the network is written
-as ONNX bytes here with a minimal protobuf writer (no onnx package needed); the weights stay in
-face_model.npz, and FaceModel's numpy forward pass remains the reference (and the fallback).
+Why: OpenCV's convolutions are several times faster than the numpy im2col ones. OpenCV reads
+networks as ONNX, so each network is written as ONNX bytes here with a minimal protobuf writer (no
+onnx package needed); the weights stay in face_model.npz and detector_model.npz, and each
+network's numpy forward pass remains the reference (and the fallback).
 """
 from __future__ import annotations
 
@@ -143,7 +144,8 @@ def detector_onnx(weights: tuple[np.ndarray, ...], layers, shape) -> bytes:
         if i < len(layers) - 1:
             x = g.relu(x)
         cin = out
-    cells = [1, cin] + [-(-side // np.prod([s for _, _, s, _ in layers])) for side in shape[2:]]
+    stride = int(np.prod([s for _, _, s, _ in layers]))
+    cells = [shape[0], cin] + [-(-side // stride) for side in shape[2:]]
     return g.model(list(shape), x, cells)
 
 

@@ -1,6 +1,6 @@
 """The small face model: a convolutional network over a die patch, shipped as face_model.npz.
 
-Classes: 0 not a die, 1..6 pip faces, 7 Paco (toucan) face, 8 several touching dice in one region.
+Classes: 0 not a die, 1..6 pip faces, 7 Paco (toucan) face, 8 a patch over several touching dice.
 """
 from __future__ import annotations
 
@@ -61,6 +61,12 @@ def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int = 1, dilation:
                               dx * dilation:dx * dilation + stride * (ow - 1) + 1:stride, :]
                            for dy in range(k) for dx in range(k)], axis=3)
     return cols @ w + b
+
+
+def im2col_weights(w: np.ndarray) -> np.ndarray:
+    """An (out, in, k, k) convolution weight, as ONNX and torch hold it, as the im2col matrix `conv`
+    takes (the inverse of `oihw`)."""
+    return np.ascontiguousarray(np.asarray(w).transpose(2, 3, 1, 0).reshape(-1, w.shape[0]))
 
 
 def oihw(w: np.ndarray, channels: int) -> np.ndarray:

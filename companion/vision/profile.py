@@ -1,9 +1,11 @@
 """Calibration profiles: calibration/<name>/profile.json plus reference images.
 
-profile.json (version 1):
-  {"version": 1, "name": str, "resolution": [h, w], "die_size": float px at that resolution or null,
+profile.json (version 2):
+  {"version": 2, "name": str, "resolution": [h, w], "die_size": float px at that resolution or null,
    "background": "background.png" or null, "paco": ["paco-0.png", ...]}
-background.png is the empty table; paco-N.png are 32x32 upright patches of the player's Paco face.
+die_size is the side of a die's top face as the detector measures it; background.png is the empty
+table; paco-N.png are 32x32 upright patches of the player's Paco face (cut as the reader cuts dice).
+Version 1 profiles measured dice another way (boxes with side faces and shadows) and are refused.
 Anything missing, unreadable or inconsistent raises ProfileError: a bad profile never gives a count.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from companion.vision.errors import ProfileError
 from companion.vision.frames import write_image
 from companion.vision.model import PATCH, dihedral, features
 
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,6 +121,10 @@ def load_profile(directory: str | pathlib.Path) -> Profile:
         raise ProfileError(f"{pj} is corrupt ({exc}); run calibration again") from None
     if not isinstance(data, dict):
         raise ProfileError(f"{pj} is corrupt (not a JSON object); run calibration again")
+    if data.get("version") == 1:
+        again = f"companion calibrate --images {d / 'images'} --out {d}" if (d / "images").is_dir() else "companion calibrate"
+        raise ProfileError(f"{pj} was made by an earlier companion, which measured dice another way; "
+                           f"calibrate again: {again}")
     if data.get("version") != VERSION:
         raise ProfileError(f"{pj} has version {data.get('version')!r}, this program reads version {VERSION}")
     res = data.get("resolution")

@@ -26,10 +26,14 @@ def default_detector() -> Detector:
     return _CACHE["detector"]
 
 
-# A spot the detector finds on the calibration photo of the empty table, and that still looks the
-# same in the frame (mean Lab difference of their patches under this), is the table's own pattern
-# (a printed square, a stand's foot), not a die. A die put there changes the patch by 40 and more.
-SAME_AS_TABLE = 12.0
+# A spot the detector finds on the calibration photo of the empty table (weak peaks included) is
+# the table's own look-alike of a die (a printed square, a stand's foot) where it still looks the
+# same in the frame: under this share of its patch changed by more than CHANGED (Lab units, after
+# matching the frame's overall lightness to the photo's). A die thrown there changes a tenth of
+# the patch and more, even a white two on a printed white five; camera noise changes none.
+SAME_AS_TABLE = 0.03
+CHANGED = 25.0
+LOOKALIKE_HEAT = 0.1
 
 
 class DiceReader:
@@ -38,18 +42,20 @@ class DiceReader:
     empty table and the player's own Paco face."""
 
     def __init__(self, profile: Profile | None = None, model: FaceModel | None = None, *,
-                 detector: Detector | None = None, die_threshold: float = 0.5, paco_similarity: float = 0.8) -> None:
+                 detector: Detector | None = None, close_up: bool = False, die_threshold: float = 0.5,
+                 paco_similarity: float = 0.8) -> None:
         self.profile = profile
+        self.close_up = close_up  # frames of a die held to the camera (calibration's Paco photo)
         self.model = model or default_model()
         self.detector = detector or default_detector()
         self.die_threshold = die_threshold
         self.paco_similarity = paco_similarity
-        self._table: dict[tuple, list[Candidate]] = {}  # look-alikes on the empty table, per frame shape
+        self._table: dict[tuple, tuple] = {}  # per frame shape: the empty table and its look-alikes
 
     def read(self, frame: np.ndarray) -> DiceReading:
         img = as_bgr(frame)
         size = self.profile.die_size_for(img.shape) if self.profile is not None else None
-        found = [c for c in self.detector.find(img, die_size=size) if not self._is_table(img, c)]
+        found = self._not_table(img, self.detector.find(img, die_size=size, close_up=self.close_up), size)
         if not found:
             return DiceReading(dice=())
         patches = np.stack([crop(img, c) for c in found])
@@ -60,18 +66,23 @@ class DiceReader:
         dice = _one_per_die(kept)
         return DiceReading(dice=tuple(sorted(dice, key=lambda d: (d.box[1], d.box[0]))))
 
-    def _is_table(self, img: np.ndarray, c: Candidate) -> bool:
-        """Is this spot the empty table's own look-alike of a die, unchanged?"""
+    def _not_table(self, img: np.ndarray, found: list[Candidate], size: float | None) -> list[Candidate]:
+        """The candidates less the empty table's look-alikes of dice, where they look unchanged."""
         bg = self.profile.background_for(img.shape) if self.profile is not None else None
-        if bg is None or bg.shape != img.shape:
-            return False
+        if bg is None or not found:
+            return found
         if img.shape not in self._table:
-            self._table[img.shape] = self.detector.find(bg)
-        if not any(same_die(c, t) for t in self._table[img.shape]):
-            return False
-        a, b = (cv2.cvtColor(crop(im, c), cv2.COLOR_BGR2LAB).astype(np.float32) for im in (img, bg))
-        a[..., 0] *= np.median(b[..., 0]) / max(1.0, float(np.median(a[..., 0])))  # the light may have changed
-        return float(np.abs(a - b).mean()) < SAME_AS_TABLE
+            if bg.shape[:2] != img.shape[:2]:  # the same framing at another resolution
+                bg = cv2.resize(bg, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_AREA)
+            self._table[img.shape] = (bg, self.detector.find(bg, die_size=size, threshold=LOOKALIKE_HEAT))
+        bg, lookalikes = self._table[img.shape]
+        near = [any(same_die(c, t) for t in lookalikes) for c in found]
+        if not any(near):
+            return found
+        # the room light may have changed since calibration: match the frame's overall lightness
+        gain = float(np.clip(np.median(_lab(bg)[::4, ::4, 0]) / max(1.0, float(np.median(_lab(img)[::4, ::4, 0]))),
+                             0.6, 1.6))
+        return [c for c, n in zip(found, near) if not (n and _unchanged(crop(img, c), crop(bg, c), gain))]
 
     def _decide(self, c: Candidate, p: np.ndarray, sim) -> list[tuple[Candidate, Die]]:
         if sim is not None and sim >= self.paco_similarity and p[SEVERAL] < 0.5:
@@ -91,6 +102,17 @@ class DiceReader:
         t = (t - self.model.mean) / self.model.std
         t = t / (np.linalg.norm(t, axis=1, keepdims=True) + 1e-6)
         return (f @ t.T).max(1)
+
+
+def _lab(img: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _unchanged(patch: np.ndarray, table_patch: np.ndarray, gain: float) -> bool:
+    """Does a frame's patch show what the empty table showed there (see SAME_AS_TABLE)?"""
+    a, b = _lab(patch), _lab(table_patch)
+    a[..., 0] *= gain
+    return float((np.abs(a - b).max(axis=2) > CHANGED).mean()) < SAME_AS_TABLE
 
 
 def _faces(p: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ import numpy as np
 from companion.vision import train_detector
 from companion.vision.detect import MODEL_PATH as DETECTOR_PATH
 from companion.vision.detect import Candidate, Detector, crop, load_detector
-from companion.vision.model import CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral, features
+from companion.vision.model import (CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral,
+                                    features, im2col_weights)
 from companion.vision.scenes import generate_scene
 
 REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
@@ -90,21 +91,6 @@ def _jittered(rng, c: Candidate, n: int, side_jit=0.1) -> list[Candidate]:
     return out
 
 
-def photometric(rng, patch: np.ndarray) -> np.ndarray:
-    """Camera-like changes of one patch: contrast, brightness, colour cast, focus blur, noise.
-
-    Why: the 160 training photos share one phone and one light; the model should not learn them."""
-    p = patch.astype(np.float32)
-    mean = p.mean()
-    p = (p - mean) * rng.uniform(0.7, 1.3) + mean + rng.uniform(-30, 30)
-    p *= rng.uniform(0.92, 1.08, 3).astype(np.float32)
-    if rng.random() < 0.5:
-        p = cv2.GaussianBlur(p, (0, 0), rng.uniform(0.4, 1.1))
-    if rng.random() < 0.5:
-        p += rng.normal(0, rng.uniform(1, 6), p.shape).astype(np.float32)
-    return np.clip(p, 0, 255).astype(np.uint8)
-
-
 # Heat from which the detector's peaks become training crops: the weak ones teach "not a die".
 CANDIDATE_HEAT = 0.1
 
@@ -114,7 +100,7 @@ def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Cand
     """Labelled patches of one image: the detector's own crops (and jittered copies) matched to the
     ground truth, jittered crops of every true die, and off-centre crops that are no die."""
     patches, labels = [], []
-    aug = (lambda p: photometric(rng, p)) if augment else (lambda p: p)
+    aug = (lambda p: train_detector.photometric(rng, p)) if augment else (lambda p: p)
     # every peak the detector offers, weak ones too, so the model learns to judge them
     cands = detector.find(image, threshold=CANDIDATE_HEAT)
     for c, y in zip(cands, label_candidates(cands, gts)):
@@ -165,8 +151,8 @@ def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Dete
         if img is None:
             continue
         gts = [(d["face"], tuple(d["box"])) for d in r["dice"]]
-        side = train_detector.BOX_TO_SIDE
-        gcs = [Candidate(cx=x + w / 2, cy=y + h / 2, w=w * side, h=h * side, angle=0.0) for _, (x, y, w, h) in gts]
+        gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=0.0)
+               for cx, cy, side in (train_detector.photo_top(box) for _, box in gts)]
         p, y = collect(img, gts, gcs, rng, jitter, detector, augment=True, side_jit=0.15)
         P += p
         Y += y
@@ -222,7 +208,7 @@ def export(net) -> tuple[np.ndarray, ...]:
     weights: list[np.ndarray] = []
     for conv in (m for m in net.body if isinstance(m, nn.Conv2d)):
         w = conv.weight.detach()
-        weights += [w.permute(2, 3, 1, 0).reshape(-1, w.shape[0]).numpy().copy(), conv.bias.detach().numpy().copy()]
+        weights += [im2col_weights(w.numpy()), conv.bias.detach().numpy().copy()]
     for lin in (m for m in net.head if isinstance(m, nn.Linear)):
         weights += [lin.weight.detach().T.contiguous().numpy().copy(), lin.bias.detach().numpy().copy()]
     return tuple(weights)

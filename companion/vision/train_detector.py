@@ -1,8 +1,9 @@
 """Training the dice detector (companion.vision.detect), run by `python -m companion.vision.train`.
 
 Each training image is a synthetic scene or a training photo scaled so its longest side is the
-detector's INPUT, with its dice as (cx, cy, side, angle, angle known) at that scale. Photos are
-labelled with upright boxes only, so their dice teach the centre and the size but not the turn.
+detector's INPUT, with its dice as (cx, cy, side, angle, exact) at that scale, in OpenCV's pixel
+coordinates (pixel centres at whole numbers) through every resize, turn and mirror. Photos are
+labelled with upright boxes only, so their dice teach the centre, not the size or the turn.
 Training looks at random 160 px windows, scaled, turned, mirrored and recoloured, with CenterNet's
 targets: a Gaussian bump per die centre on the heatmap (penalty-reduced focal loss) and the
 offset, size and turn at the centre's cell (L1).
@@ -16,17 +17,16 @@ import time
 import cv2
 import numpy as np
 
-from companion.vision.detect import INPUT, LAYERS, OUTPUTS, STRIDE, Detector, network_input
+from companion.vision.detect import INPUT, LAYERS, OUTPUTS, STRIDE, Detector, network_input, rescale, resized
+from companion.vision.model import im2col_weights
 from companion.vision.scenes import generate_scene
 
 WINDOW = 160  # input pixels a side of each training window
 SIZES = ((720, 1280), (720, 1280), (640, 640), (480, 640))  # frame shapes of the synthetic scenes
 
 
-def to_input_scale(img: np.ndarray) -> tuple[np.ndarray, float]:
-    h, w = img.shape[:2]
-    f = INPUT / max(h, w)
-    return cv2.resize(img, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA), f
+def to_input_scale(img: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
+    return resized(img, INPUT / max(img.shape[:2]))
 
 
 def top_face(corners) -> tuple[float, float, float, float]:
@@ -40,8 +40,8 @@ def top_face(corners) -> tuple[float, float, float, float]:
 def scene_example(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """One synthetic scene at the detector's scale and its dice (cx, cy, side, angle, 1)."""
     sc = generate_scene(seed, size=SIZES[seed % len(SIZES)])
-    img, f = to_input_scale(sc.image)
-    dice = [(cx * f, cy * f, side * f, a, 1.0) for cx, cy, side, a in (top_face(d.corners) for d in sc.dice)]
+    img, scale = to_input_scale(sc.image)
+    dice = [(*rescale(cx, cy, scale), side * scale[0], a, 1.0) for cx, cy, side, a in (top_face(d.corners) for d in sc.dice)]
     return img, np.array(dice, np.float32).reshape(-1, 5)
 
 
@@ -59,28 +59,35 @@ def synthetic_examples(first_seed: int, n: int, processes: int = 2) -> list[tupl
 BOX_TO_SIDE = 0.92
 
 
+def photo_top(box) -> tuple[float, float, float]:
+    """(cx, cy, side) of a labelled photo die's top from its upright box [x, y, w, h]. The side is
+    only roughly right: a die turned 45 degrees fills a box 1.4 times its side."""
+    x, y, w, h = box
+    return x + w / 2, y + h / 2, min(w, h) * BOX_TO_SIDE
+
+
 def photo_examples(records: list[dict], root: pathlib.Path) -> list[tuple[np.ndarray, np.ndarray]]:
     out = []
     for r in records:
         img = cv2.imread(str(root / r["file"]))
         if img is None:
             continue
-        img, f = to_input_scale(img)
-        dice = [((x + w / 2) * f, (y + h / 2) * f, min(w, h) * f * BOX_TO_SIDE, 0.0, 0.0)
-                for x, y, w, h in (d["box"] for d in r["dice"])]
+        img, scale = to_input_scale(img)
+        dice = [(*rescale(cx, cy, scale), side * scale[0], 0.0, 0.0)
+                for cx, cy, side in (photo_top(d["box"]) for d in r["dice"])]
         out.append((img, np.array(dice, np.float32).reshape(-1, 5)))
     return out
 
 
 def targets(dice: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Heatmap (g, g), regression targets (5, g, g) and their masks (2, g, g: any, turn known) for
-    a size x size window's dice."""
+    """Heatmap (g, g), regression targets (5, g, g) and their masks (2, g, g: a centre; its size
+    and turn exact) for a size x size window's dice."""
     g = size // STRIDE
     heat = np.zeros((g, g), np.float32)
     reg = np.zeros((5, g, g), np.float32)
     mask = np.zeros((2, g, g), np.float32)
     yy, xx = np.mgrid[0:g, 0:g]
-    for cx, cy, side, angle, known in dice:
+    for cx, cy, side, angle, exact in dice:
         u, v = cx / STRIDE, cy / STRIDE
         iu, iv = int(np.floor(u)), int(np.floor(v))
         if not (0 <= iu < g and 0 <= iv < g):
@@ -90,7 +97,7 @@ def targets(dice: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.nda
         heat[iv, iu] = 1.0
         a = np.deg2rad(angle) * 4
         reg[:, iv, iu] = (u - iu, v - iv, np.log(max(side, 2.0) / STRIDE), np.cos(a), np.sin(a))
-        mask[:, iv, iu] = (1.0, known)
+        mask[:, iv, iu] = (1.0, exact)
     return heat, reg, mask
 
 
@@ -100,13 +107,28 @@ def targets(dice: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.nda
 SCALES = (0.7, 1.4)
 
 
+def photometric(rng, image: np.ndarray) -> np.ndarray:
+    """Camera-like changes of an image or patch: contrast, brightness, colour cast, focus blur,
+    noise. Why: the training photos share one phone and one light; the networks should not learn
+    them."""
+    p = image.astype(np.float32)
+    mean = p.mean()
+    p = (p - mean) * rng.uniform(0.7, 1.3) + mean + rng.uniform(-30, 30)
+    p *= rng.uniform(0.92, 1.08, 3).astype(np.float32)
+    if rng.random() < 0.5:
+        p = cv2.GaussianBlur(p, (0, 0), rng.uniform(0.4, 1.1))
+    if rng.random() < 0.5:
+        p += rng.normal(0, rng.uniform(1, 6), p.shape).astype(np.float32)
+    return np.clip(p, 0, 255).astype(np.uint8)
+
+
 def augment(rng: np.random.Generator, img: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A random WINDOW x WINDOW view: scaled (see SCALES), turned by quarter turns, perhaps
-    mirrored, with another contrast, brightness and colour cast, perhaps blurred or noisy."""
+    mirrored, recoloured (see photometric), with its dice's labels moved the same way."""
     d = dice.copy()
-    s = rng.uniform(*SCALES)
-    img = cv2.resize(img, None, fx=s, fy=s, interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
-    d[:, :3] *= s
+    img, scale = resized(img, rng.uniform(*SCALES))
+    d[:, 0], d[:, 1] = rescale(d[:, 0], d[:, 1], scale)
+    d[:, 2] *= scale[0]
     h, w = img.shape[:2]
     if h < WINDOW or w < WINDOW:
         # a flat pad of the table's colour (a mirrored pad would hold unlabelled dice)
@@ -117,22 +139,15 @@ def augment(rng: np.random.Generator, img: np.ndarray, dice: np.ndarray) -> tupl
     img = img[y0:y0 + WINDOW, x0:x0 + WINDOW]
     d[:, 0] -= x0
     d[:, 1] -= y0
-    for _ in range(int(rng.integers(4))):  # a quarter turn: (x, y) -> (y, WINDOW - x); turns stay
+    last = WINDOW - 1  # the last pixel's coordinate
+    for _ in range(int(rng.integers(4))):  # a quarter turn (np.rot90): (x, y) -> (y, last - x); turns stay
         img = np.rot90(img)
-        d[:, 0], d[:, 1] = d[:, 1].copy(), WINDOW - d[:, 0]
+        d[:, 0], d[:, 1] = d[:, 1].copy(), last - d[:, 0]
     if rng.random() < 0.5:
         img = img[:, ::-1]
-        d[:, 0] = WINDOW - d[:, 0]
+        d[:, 0] = last - d[:, 0]
         d[:, 3] = (-d[:, 3]) % 90.0
-    x = np.ascontiguousarray(img).astype(np.float32)
-    mean = float(x.mean())
-    x = (x - mean) * rng.uniform(0.7, 1.3) + mean + rng.uniform(-25, 25)
-    x *= rng.uniform(0.85, 1.15, 3).astype(np.float32)
-    if rng.random() < 0.3:
-        x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.3, 1.0))
-    if rng.random() < 0.3:
-        x += rng.normal(0, rng.uniform(1, 5), x.shape).astype(np.float32)
-    return np.clip(x, 0, 255).astype(np.uint8), d
+    return photometric(rng, np.ascontiguousarray(img)), d
 
 
 def network(layers=LAYERS):
@@ -159,7 +174,7 @@ def export(net) -> tuple[np.ndarray, ...]:
     out: list[np.ndarray] = []
     for c in (m for m in net if isinstance(m, nn.Conv2d)):
         w = c.weight.detach()
-        out += [w.permute(2, 3, 1, 0).reshape(-1, w.shape[0]).numpy().copy(), c.bias.detach().numpy().copy()]
+        out += [im2col_weights(w.numpy()), c.bias.detach().numpy().copy()]
     return tuple(out)
 
 
@@ -210,11 +225,11 @@ def fit_detector(examples: list[tuple[np.ndarray, np.ndarray]], *, epochs: int =
             x, heat, reg, mask = (torch.from_numpy(np.stack(a)) for a in (xs, hs, rs, ms))
             out = net(x)
             n = mask[:, 0].sum().clamp(min=1)
-            n_turn = mask[:, 1].sum().clamp(min=1)
+            n_exact = mask[:, 1].sum().clamp(min=1)
             losses = (_focal(out[:, 0], heat),
                       (torch.abs(out[:, 1:3] - reg[:, 0:2]) * mask[:, :1]).sum() / n,
-                      (torch.abs(out[:, 3] - reg[:, 2]) * mask[:, 0]).sum() / n,
-                      (torch.abs(out[:, 4:6] - reg[:, 3:5]) * mask[:, 1:2]).sum() / n_turn)
+                      (torch.abs(out[:, 3] - reg[:, 2]) * mask[:, 1]).sum() / n_exact,
+                      (torch.abs(out[:, 4:6] - reg[:, 3:5]) * mask[:, 1:2]).sum() / n_exact)
             loss = losses[0] + losses[1] + 0.5 * losses[2] + 0.5 * losses[3]
             opt.zero_grad()
             loss.backward()
