@@ -118,3 +118,16 @@ def test_detector_training_lowers_its_box_losses_and_saves_a_detector_that_loads
     save_detector(det, tmp_path / "d.npz")
     x = network_input(scaled_input(generate_scene(9300100, size=(480, 640)).image, 0.5)[0])
     np.testing.assert_array_equal(load_detector(tmp_path / "d.npz").maps(x), det.maps(x))
+
+
+def test_detector_training_is_reproducible():
+    """The same seed gives the same weights bit for bit, and the scenes do not depend on how many
+    processes make them: the shipped detector is what `python -m companion.vision.train` makes."""
+    pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
+    from companion.vision.train_detector import fit_detector, synthetic_examples
+
+    examples = synthetic_examples(9300000, 6, processes=2)
+    again = synthetic_examples(9300000, 6, processes=1)
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(examples, again))
+    runs = [fit_detector(examples * 4, epochs=1, batch=8, threads=1, log=lambda *a, **k: None).weights for _ in range(2)]
+    assert all(np.array_equal(a, b) for a, b in zip(*runs))

@@ -59,15 +59,27 @@ def _jitter(rng, c, amount=25):
     return tuple(int(np.clip(v + rng.integers(-amount, amount + 1), 0, 255)) for v in c)
 
 
+# Pip colours of real dice beside white and black: red, gold, yellow, green, blue (BGR).
+PIP_COLOURS = ((40, 40, 200), (40, 160, 200), (0, 220, 255), (60, 160, 40), (200, 90, 30))
+
+
 def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False, size: int = CANON,
-              marbled: bool = False):
-    """Draw one die's top face (BGR) and its alpha mask on a size x size canvas. `marbled`: a
-    marbled or translucent body instead of a solid one (see _marble)."""
+              rough: bool = False):
+    """Draw one die's top face (BGR) and its alpha mask on a size x size canvas. `rough`: looks of
+    real dice that a solid die with contrasted pips lacks, each at random: a marbled or
+    translucent body (see _marble), coloured pips of little contrast, a glare streak."""
     s = size
     img = np.zeros((s, s, 3), np.uint8)
     img[:] = body
-    if marbled:
-        img = _marble(rng, img, body, pip, face)
+    streak = False
+    if rough:
+        if rng.random() < 0.4:
+            img = _marble(rng, img, body, pip, face)
+        if rng.random() < 0.4:  # red or gold pips on a red or dark die
+            options = [c for c in PIP_COLOURS if _contrast_ok(body, c, 25)]
+            if options:
+                pip = options[int(rng.integers(len(options)))]
+        streak = rng.random() < 0.4
     mask = np.zeros((s, s), np.uint8)
     r = int(s * rng.uniform(0.08, 0.18))  # rounded corners
     cv2.rectangle(mask, (r, 0), (s - 1 - r, s - 1), 255, -1)
@@ -90,7 +102,23 @@ def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False
             cx = (0.5 + (px - 0.5) * k) * s
             cy = (0.5 + (py - 0.5) * k) * s
             cv2.circle(img, (int(cx * 16), int(cy * 16)), int(pr * 16), pip, -1, cv2.LINE_AA, shift=4)
+    if streak:
+        _glare_streak(rng, img)
     return img, mask
+
+
+def _glare_streak(rng, img: np.ndarray) -> None:
+    """A lamp's reflection along a die's glossy top: a thin bright band, often across the pips."""
+    s = img.shape[0]
+    a = rng.uniform(0, np.pi)
+    d = np.array([np.cos(a), np.sin(a)]) * s
+    c = np.array([s / 2, s / 2]) + rng.uniform(-0.3, 0.3, 2) * s
+    band = np.zeros((s, s), np.float32)
+    p0, p1 = (c - d).astype(int), (c + d).astype(int)
+    cv2.line(band, (int(p0[0]), int(p0[1])), (int(p1[0]), int(p1[1])), 1.0, max(1, int(s * rng.uniform(0.03, 0.1))), cv2.LINE_AA)
+    band = cv2.GaussianBlur(band, (0, 0), s * 0.015) * rng.uniform(0.5, 0.95)
+    out = img.astype(np.float32)
+    img[:] = np.clip(out + (255 - out) * band[..., None], 0, 255).astype(np.uint8)
 
 
 def _marble(rng, img: np.ndarray, body, pip, face: int) -> np.ndarray:
@@ -173,13 +201,13 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
                    paco_fraction: float = 0.3, touching: float = 0.35, angle: float = 1.0,
                    hard: float = 1.0, faces: tuple[int, ...] | None = None,
                    body_colours: tuple[tuple[int, int, int], ...] | None = None,
-                   die_scale: float = 1.0, table_seed: int | None = None, marbled: float = 0.0) -> Scene:
+                   die_scale: float = 1.0, table_seed: int | None = None, rough: float = 0.0) -> Scene:
     """Make one scene: (height, width) `size`, 1..30 dice unless `n_dice` given.
 
     `angle` scales the perspective tilt (0 = top-down), `hard` scales glare, blur and noise.
     `table_seed` fixes the table, light and camera apart from the dice (calibration photos share it).
-    `marbled` is the share of dice with a marbled or translucent body (0: no random draw for it, so
-    scenes made before it existed stay the same).
+    `rough` is the share of dice drawn with real dice's rougher looks (see draw_face; 0: no random
+    draw for it, so scenes made before it existed stay the same).
     """
     rng = np.random.default_rng(seed)
     tr = rng if table_seed is None else np.random.default_rng(table_seed)
@@ -249,7 +277,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
             pip = (0, 0, 220) if _lum(body) > 150 else (0, 220, 255)
             if not _contrast_ok(body, pip, 60):
                 pip = (245, 245, 245) if _lum(body) < 120 else (20, 20, 20)
-        top, mask = draw_face(rng, face, body, pip, paco, marbled=marbled > 0 and rng.random() < marbled)
+        top, mask = draw_face(rng, face, body, pip, paco, rough=rough > 0 and rng.random() < rough)
         # side face toward the camera's far side: gives the moderate-angle 3D look
         vec = (sq.mean(0) - cam) / max(w, h) * angle * s * rng.uniform(0.3, 0.7)
         side = np.vstack([sq, sq + vec])

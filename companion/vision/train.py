@@ -127,12 +127,12 @@ def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Cand
     return patches, labels
 
 
-def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2, marbled: float = 0.0):
+def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2, rough: float = 0.0):
     rng = np.random.default_rng(seed)
     P, Y = [], []
     for i in range(n_scenes):
         size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][i % 4]
-        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, marbled=marbled)
+        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, rough=rough)
         gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
                for cx, cy, side, a in (train_detector.top_face(d.corners) for d in sc.dice)]
@@ -266,7 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector-epochs", type=int, default=30)
     ap.add_argument("--photo-repeat", type=int, default=6, help="times each training photo is seen per detector epoch")
     ap.add_argument("--scenes", type=int, default=300, help="synthetic scenes the face model learns from")
-    ap.add_argument("--marbled", type=float, default=0.0, help="share of the face model's synthetic dice drawn marbled or translucent")
+    ap.add_argument("--rough", type=float, default=0.0,
+                    help="share of the face model's synthetic dice drawn with real dice's rougher looks (marbled, "
+                         "pips of little contrast, glare streaks)")
     ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos (training split only)")
     ap.add_argument("--no-real", action="store_true", help="synthetic data only")
     ap.add_argument("--epochs", type=int, default=30, help="face model epochs")
@@ -310,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             X, y = z["X"], z["y"]
         print(f"patches from cache {a.cache}: {len(y)}", flush=True)
     else:
-        P, Y = synthetic_data(a.scenes, a.seed, detector, marbled=a.marbled)
+        P, Y = synthetic_data(a.scenes, a.seed, detector, rough=a.rough)
         print(f"faces: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
         if use_real:
             p, yy = real_data(train, a.real, a.seed, detector, a.real_jitter)
