@@ -35,7 +35,7 @@ THRESHOLD = 0.3  # heat at a peak from which it is a die (the face model then ju
 DIE_AT_INPUT = 18.0  # input pixels a die's side is scaled to when its size is known
 SIZES_SEEN = (14.0, 32.0)  # measured die sides at the input it reads best (recall 99.9% and more): else look again
 LOOKS = 2  # ... at most this many times
-CLOSE_UP_SCALES = (0.25, 0.35, 0.5, 0.7, 1.0)  # a close-up is looked at this much smaller, coarsest first
+CLOSE_UP_SCALES = (0.15, 0.2, 0.25, 0.35, 0.5, 0.7, 1.0)  # a close-up is looked at this much smaller, coarsest first
 LARGEST_INPUT = 800  # another look never scales the frame's longest side beyond this
 NETS_KEPT = 4  # OpenCV networks kept built, one per input shape
 

@@ -88,8 +88,11 @@ class DiceReader:
         if sim is not None and sim >= self.paco_similarity and p[SEVERAL] < 0.5:
             # the player's own Paco face, shown at calibration
             return [(c, Die(face=1, box=c.box, confidence=float(max(sim, p[1] + p[PACO])), paco=True))]
-        if p[NOT_DIE] >= self.die_threshold or p[SEVERAL] >= 0.5:
+        if p[NOT_DIE] >= self.die_threshold:
             return []  # table, glare, or a spot between dice (each of which has its own centre)
+        # "Several dice" is kept, doubtful (_die damps it): the detector gives each die a centre of
+        # its own, and the crops the model calls several were mostly lone dice (4 of 5 on 600
+        # development scenes and the training photos), which dropping would lose from the count.
         return [(c, _die(c, p))]
 
     def _paco_similarity(self, patches: np.ndarray) -> np.ndarray | None:
