@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from companion.vision.detect import crop, load_detector
-from companion.vision.model import N_CLASSES, PATCH, FaceModel, Views, dihedral, features, load_model
+from companion.vision.model import N_CLASSES, PATCH, FaceModel, Views, dihedral, face_probabilities, features, load_model
+from companion.vision.reader import DiceReader
 from companion.vision.scenes import generate_scene
 
 
@@ -65,3 +66,33 @@ def test_each_view_of_a_patch_is_read_once(patches):
     views.look(unsure, tuple(range(8)))
     assert counting.read[0] == 2 * len(patches) + 6 * len(unsure)
     assert len(Views(counting, patches[:0]).probabilities()) == 0
+
+
+def test_checked_reads_give_predicts_probabilities_and_the_share_of_views_that_agree(patches):
+    model = load_model()
+    noise = np.random.default_rng(0).integers(0, 256, (8,) + patches.shape[1:]).astype(patches.dtype)
+    patches = np.concatenate([patches, noise])  # (noise reads differently turned: views disagree)
+    probs, agreement = model.predict_checked(patches)
+    np.testing.assert_allclose(probs, model.predict(patches), atol=1e-6)  # the check changes no probability
+    faces = face_probabilities(probs).argmax(1)
+    own = np.stack([face_probabilities(reference(model, patches, (k,))).argmax(1) for k in range(8)], 1)
+    np.testing.assert_allclose(agreement, (own == faces[:, None]).mean(1))
+    assert agreement.min() < 1.0 and agreement[:-8].max() == 1.0
+
+
+def test_a_die_whose_views_disagree_is_doubtful(monkeypatch):
+    sc = generate_scene(7100 + 5, size=(480, 640), n_dice=1, faces=(5,), paco_fraction=0.0, hard=0.3)
+    reader = DiceReader()
+    sure = reader.read(sc.image)
+    assert sure.total == 1 and sure.dice[0].face == 5 and not sure.doubtful
+    plain = FaceModel.predict_checked
+
+    def two_dissent(self, p, *a, **k):
+        probs, _ = plain(self, p, *a, **k)
+        return probs, np.full(len(p), 6 / 8)
+
+    monkeypatch.setattr(FaceModel, "predict_checked", two_dissent)
+    doubted = reader.read(sc.image)
+    assert doubted.dice[0].face == 5 and doubted.dice[0].confidence == pytest.approx(6 / 8) and doubted.doubtful == 1
+    monkeypatch.setattr(FaceModel, "predict_checked", lambda self, p, *a, **k: (plain(self, p, *a, **k)[0], np.full(len(p), 7 / 8)))
+    assert not reader.read(sc.image).doubtful  # one dissent of eight is allowed

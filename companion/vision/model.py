@@ -85,6 +85,11 @@ ALL_VIEWS = tuple(range(8))
 REFINE_BELOW = 0.9  # a patch read less surely than this in two views is read in all eight
 
 
+def face_probabilities(p: np.ndarray) -> np.ndarray:
+    """(n, 6) probabilities of faces 1 to 6 from (n, N_CLASSES) model outputs, a Paco counting as a 1."""
+    return np.stack([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]], 1)
+
+
 def _softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(1, keepdims=True)
     e = np.exp(z)
@@ -133,6 +138,18 @@ class FaceModel:
         views.look(views.unsure(views.everyone, refine_below), ALL_VIEWS)
         return views.probabilities()
 
+    def predict_checked(self, patches: np.ndarray, refine_below: float = REFINE_BELOW) -> tuple[np.ndarray, np.ndarray]:
+        """`predict`'s probabilities, and per patch the share of its eight views whose own top face
+        is the face those probabilities give: a die read surely from two views can still be a
+        die some turns of which read as another face (glare across a pip, dark pips on a dark
+        body), and those are the sure mistakes."""
+        views = Views(self, patches)
+        views.look(views.everyone, TWO_VIEWS)
+        views.look(views.unsure(views.everyone, refine_below), ALL_VIEWS)
+        probs = views.probabilities()
+        views.look(views.everyone, ALL_VIEWS)
+        return probs, views.agreement(face_probabilities(probs).argmax(1))
+
     def predict_sym(self, patches: np.ndarray, symmetries: tuple[int, ...]) -> np.ndarray:
         """Class probabilities with logits averaged over the given symmetries of the square."""
         views = Views(self, patches)
@@ -174,23 +191,40 @@ class Views:
         self._maps = features(patches).reshape(n, CHANNELS, PATCH, PATCH)
         self._sum = np.zeros((n, N_CLASSES), np.float64)
         self._seen = np.zeros((n, len(ALL_VIEWS)), bool)
+        self._top_face = np.zeros((n, len(ALL_VIEWS)), np.int8)  # each view's own top face (0-5)
 
     def look(self, which: np.ndarray, symmetries: tuple[int, ...]) -> None:
-        """Read the patches `which` (indices) in each of `symmetries` they were not read in yet."""
+        """Read the patches `which` (indices) in each of `symmetries` they were not read in yet
+        (all of them in one batch: the network's fixed cost per call is paid once)."""
+        batches = []
         for k in symmetries:
             todo = which[~self._seen[which, k]]
             if len(todo):
                 maps = np.rot90(self._maps[todo], k % 4, axes=(2, 3))  # as `dihedral`, channels first
                 if k >= 4:
                     maps = maps[:, :, :, ::-1]
-                flat = np.ascontiguousarray(maps).reshape(len(todo), -1)
-                self._sum[todo] += self.model.logits(flat)
-                self._seen[todo, k] = True
+                batches.append((k, todo, np.ascontiguousarray(maps).reshape(len(todo), -1)))
+        if not batches:
+            return
+        logits = self.model.logits(np.concatenate([flat for _, _, flat in batches]))
+        top_faces = face_probabilities(_softmax(logits)).argmax(1)
+        start = 0
+        for k, todo, _ in batches:
+            part = slice(start, start + len(todo))
+            self._sum[todo] += logits[part]
+            self._seen[todo, k] = True
+            self._top_face[todo, k] = top_faces[part]
+            start += len(todo)
 
     def probabilities(self) -> np.ndarray:
         if not len(self._sum):
             return np.zeros((0, N_CLASSES), np.float32)
         return _softmax(self._sum / np.maximum(1, self._seen.sum(1))[:, None])
+
+    def agreement(self, faces: np.ndarray) -> np.ndarray:
+        """Per patch, the share of the views read so far whose own top face is `faces` (0-5)."""
+        agree = (self._top_face == np.asarray(faces)[:, None]) & self._seen
+        return agree.sum(1) / np.maximum(1, self._seen.sum(1))
 
     def unsure(self, which: np.ndarray, below: float) -> np.ndarray:
         """Those of the patches `which` whose top probability is under `below`."""
