@@ -153,12 +153,19 @@ def test_resume_after_a_kill_loses_nothing(tmp_path):
     assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
 
 
+def _ctrl_c_as_at_a_terminal():
+    # A shell starts background jobs (a CI runner's, `nohup ... &`) with SIGINT ignored, and the
+    # child would inherit that; at a terminal, Ctrl-C reaches the game.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop_midway(journal, script, last, stop, *args):
     """Play `script` in a child process, wait until `last` is journalled, then send `stop`."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben",
                              "--input", "text", "--mute", "--journal", str(journal), *args],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_ctrl_c_as_at_a_terminal)
     proc.stdin.write(script)
     proc.stdin.flush()  # stdin stays open: the game waits for the next call
     deadline = time.monotonic() + 60
