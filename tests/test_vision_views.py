@@ -93,6 +93,7 @@ def test_a_die_whose_views_disagree_is_doubtful(monkeypatch):
 
     monkeypatch.setattr(FaceModel, "predict_checked", two_dissent)
     doubted = reader.read(sc.image)
-    assert doubted.dice[0].face == 5 and doubted.dice[0].confidence == pytest.approx(6 / 8) and doubted.doubtful == 1
+    assert doubted.total == 1 and doubted.dice[0].face == 5 and doubted.dice[0].confidence == pytest.approx(6 / 8)
+    assert doubted.doubtful == 1
     monkeypatch.setattr(FaceModel, "predict_checked", lambda self, p, *a, **k: (plain(self, p, *a, **k)[0], np.full(len(p), 7 / 8)))
     assert not reader.read(sc.image).doubtful  # one dissent of eight is allowed

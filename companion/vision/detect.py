@@ -37,7 +37,7 @@ SIZES_SEEN = (14.0, 32.0)  # measured die sides at the input it reads best (reca
 LOOKS = 2  # ... at most this many times
 CLOSE_UP_SCALES = (0.15, 0.2, 0.25, 0.35, 0.5, 0.7, 1.0)  # a close-up is looked at this much smaller, coarsest first
 LARGEST_INPUT = 800  # another look never scales the frame's longest side beyond this
-NETS_KEPT = 4  # OpenCV networks kept built, one per input shape
+NETS_KEPT = len(CLOSE_UP_SCALES) + 1  # OpenCV networks kept built, one per input shape (a close-up's scales and a frame's)
 
 
 @dataclass(frozen=True)

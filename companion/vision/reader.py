@@ -94,7 +94,8 @@ class DiceReader:
 
     def _decide(self, c: Candidate, p: np.ndarray, sim, agreement: float) -> list[tuple[Candidate, Die]]:
         if sim is not None and sim >= self.paco_similarity and p[SEVERAL] < 0.5:
-            # the player's own Paco face, shown at calibration
+            # the player's own Paco face, shown at calibration (its likeness to the calibrated
+            # toucan, not the views' agreement, vouches for it: a printed toucan is no pip pattern)
             return [(c, Die(face=1, box=c.box, confidence=float(max(sim, p[1] + p[PACO])), paco=True))]
         if p[NOT_DIE] >= self.die_threshold:
             return []  # table, glare, or a spot between dice (each of which has its own centre)
