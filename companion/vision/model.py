@@ -133,22 +133,24 @@ class FaceModel:
         """Class probabilities from two symmetries; patches the model is unsure of (top probability
         under `refine_below`) are looked at in all eight (+2.5 points per die on real photos),
         which costs little because most patches are clear."""
-        views = Views(self, patches)
-        views.look(views.everyone, TWO_VIEWS)
-        views.look(views.unsure(views.everyone, refine_below), ALL_VIEWS)
-        return views.probabilities()
+        return self._views_as_needed(patches, refine_below).probabilities()
 
     def predict_checked(self, patches: np.ndarray, refine_below: float = REFINE_BELOW) -> tuple[np.ndarray, np.ndarray]:
         """`predict`'s probabilities, and per patch the share of its eight views whose own top face
         is the face those probabilities give: a die read surely from two views can still be a
         die some turns of which read as another face (glare across a pip, dark pips on a dark
         body), and those are the sure mistakes."""
-        views = Views(self, patches)
-        views.look(views.everyone, TWO_VIEWS)
-        views.look(views.unsure(views.everyone, refine_below), ALL_VIEWS)
+        views = self._views_as_needed(patches, refine_below)
         probs = views.probabilities()
         views.look(views.everyone, ALL_VIEWS)
         return probs, views.agreement(face_probabilities(probs).argmax(1))
+
+    def _views_as_needed(self, patches: np.ndarray, refine_below: float) -> Views:
+        """Every patch read in two views, and in all eight where those leave it unsure."""
+        views = Views(self, patches)
+        views.look(views.everyone, TWO_VIEWS)
+        views.look(views.unsure(views.everyone, refine_below), ALL_VIEWS)
+        return views
 
     def predict_sym(self, patches: np.ndarray, symmetries: tuple[int, ...]) -> np.ndarray:
         """Class probabilities with logits averaged over the given symmetries of the square."""
