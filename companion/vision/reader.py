@@ -58,7 +58,7 @@ class DiceReader:
         self.detector = detector or default_detector()
         self.die_threshold = die_threshold
         self.paco_similarity = paco_similarity
-        self._table: dict[tuple, tuple] = {}  # per frame shape: the empty table and its look-alikes
+        self._table: dict[tuple, tuple] = {}  # per frame shape: the empty table, its look-alikes, its lightness
 
     def read(self, frame: np.ndarray) -> DiceReading:
         img = as_bgr(frame)
@@ -82,14 +82,14 @@ class DiceReader:
         if img.shape not in self._table:
             if bg.shape[:2] != img.shape[:2]:  # the same framing at another resolution
                 bg = cv2.resize(bg, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_AREA)
-            self._table[img.shape] = (bg, self.detector.find(bg, die_size=size, threshold=LOOKALIKE_HEAT))
-        bg, lookalikes = self._table[img.shape]
+            self._table[img.shape] = (bg, self.detector.find(bg, die_size=size, threshold=LOOKALIKE_HEAT),
+                                      _lightness(bg))
+        bg, lookalikes, table_lightness = self._table[img.shape]
         near = [any(same_die(c, t) for t in lookalikes) for c in found]
         if not any(near):
             return found
         # the room light may have changed since calibration: match the frame's overall lightness
-        gain = float(np.clip(np.median(_lab(bg)[::4, ::4, 0]) / max(1.0, float(np.median(_lab(img)[::4, ::4, 0]))),
-                             0.6, 1.6))
+        gain = float(np.clip(table_lightness / max(1.0, _lightness(img)), 0.6, 1.6))
         return [c for c, n in zip(found, near) if not (n and _unchanged(crop(img, c), crop(bg, c), gain))]
 
     def _decide(self, c: Candidate, p: np.ndarray, sim, agreement: float) -> list[tuple[Candidate, Die]]:
@@ -118,6 +118,11 @@ class DiceReader:
 
 def _lab(img: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _lightness(img: np.ndarray) -> float:
+    """A frame's typical lightness (median Lab L over every 4th pixel)."""
+    return float(np.median(_lab(img)[::4, ::4, 0]))
 
 
 def _unchanged(patch: np.ndarray, table_patch: np.ndarray, gain: float) -> bool:
