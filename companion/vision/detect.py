@@ -139,7 +139,7 @@ class Detector:
         # measures 13, as a 15 px die does), so a closer look counts if it finds more.
         for _ in range(LOOKS):
             side = _measured(found, f)
-            if side is None or SIZES_SEEN[0] <= side <= SIZES_SEEN[1]:
+            if side is None or _reads_well(side):
                 break
             f2 = _clamp(f * DIE_AT_INPUT / side, h, w)
             if abs(np.log(f2 / f)) < np.log(1.2):
@@ -149,7 +149,7 @@ class Detector:
                 better = _sure(again) > _sure(found)
             else:
                 new_side = _measured(again, f2)
-                better = new_side is not None and SIZES_SEEN[0] <= new_side <= SIZES_SEEN[1]
+                better = new_side is not None and _reads_well(new_side)
             if not better:
                 break
             found, f = again, f2
@@ -162,7 +162,7 @@ class Detector:
         for k in CLOSE_UP_SCALES:
             found = self._find_at(img, f * k, threshold)
             side = _measured(found, f * k)
-            if side is not None and SIZES_SEEN[0] <= side <= SIZES_SEEN[1]:
+            if side is not None and _reads_well(side):
                 return found
         return found
 
@@ -181,6 +181,11 @@ def _measured(found: list[Candidate], f: float) -> float | None:
     """The typical side, at an input scaled by f, of the dice found surely (None: none)."""
     sides = [c.w for c in found if c.score >= THRESHOLD]
     return float(np.median(sides)) * f if sides else None
+
+
+def _reads_well(side: float) -> bool:
+    """Is a measured die side (input pixels) one of the sizes the detector reads best?"""
+    return SIZES_SEEN[0] <= side <= SIZES_SEEN[1]
 
 
 def _clamp(f: float, h: int, w: int) -> float:
