@@ -87,13 +87,13 @@ def test_a_die_whose_views_disagree_is_doubtful(monkeypatch):
     assert sure.total == 1 and sure.dice[0].face == 5 and not sure.doubtful
     plain = FaceModel.predict_checked
 
-    def two_dissent(self, p, *a, **k):
-        probs, _ = plain(self, p, *a, **k)
-        return probs, np.full(len(p), 6 / 8)
+    def views_agreeing(share):
+        """predict_checked with the model's probabilities but `share` of every patch's views agreeing."""
+        return lambda self, p, *a, **k: (plain(self, p, *a, **k)[0], np.full(len(p), share))
 
-    monkeypatch.setattr(FaceModel, "predict_checked", two_dissent)
+    monkeypatch.setattr(FaceModel, "predict_checked", views_agreeing(6 / 8))
     doubted = reader.read(sc.image)
     assert doubted.total == 1 and doubted.dice[0].face == 5 and doubted.dice[0].confidence == pytest.approx(6 / 8)
     assert doubted.doubtful == 1
-    monkeypatch.setattr(FaceModel, "predict_checked", lambda self, p, *a, **k: (plain(self, p, *a, **k)[0], np.full(len(p), 7 / 8)))
+    monkeypatch.setattr(FaceModel, "predict_checked", views_agreeing(7 / 8))
     assert not reader.read(sc.image).doubtful  # one dissent of eight is allowed
