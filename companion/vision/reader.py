@@ -59,6 +59,7 @@ class DiceReader:
         self.die_threshold = die_threshold
         self.paco_similarity = paco_similarity
         self._table: dict[tuple, tuple] = {}  # per frame shape: the empty table, its look-alikes, its lightness
+        self._paco_templates: np.ndarray | None = None
 
     def read(self, frame: np.ndarray) -> DiceReading:
         img = as_bgr(frame)
@@ -107,13 +108,14 @@ class DiceReader:
     def _paco_similarity(self, patches: np.ndarray) -> np.ndarray | None:
         if self.profile is None or self.profile.paco_features is None or not len(self.profile.paco_features):
             return None
-        f = features(patches)
+        if self._paco_templates is None:  # the calibrated Paco faces, set out once like the patches
+            self._paco_templates = self._unit_features(self.profile.paco_features)
+        return (self._unit_features(features(patches)) @ self._paco_templates.T).max(1)
+
+    def _unit_features(self, f: np.ndarray) -> np.ndarray:
+        """Features centred and scaled as the model saw them, each of length one (for cosines)."""
         f = (f - self.model.mean) / self.model.std
-        f /= np.linalg.norm(f, axis=1, keepdims=True) + 1e-6
-        t = self.profile.paco_features
-        t = (t - self.model.mean) / self.model.std
-        t = t / (np.linalg.norm(t, axis=1, keepdims=True) + 1e-6)
-        return (f @ t.T).max(1)
+        return f / (np.linalg.norm(f, axis=1, keepdims=True) + 1e-6)
 
 
 def _lab(img: np.ndarray) -> np.ndarray:
