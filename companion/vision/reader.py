@@ -136,7 +136,7 @@ def _unchanged(patch: np.ndarray, table_patch: np.ndarray, gain: float) -> bool:
     return float((np.abs(a - b).max(axis=2) > CHANGED).mean()) < SAME_AS_TABLE
 
 
-def _die(c: Candidate, p: np.ndarray, agreement: float = 1.0) -> Die:
+def _die(c: Candidate, p: np.ndarray, agreement: float) -> Die:
     """The die a candidate is, from the model's probabilities for it and the share of its views
     that agree on the face."""
     faces = face_probabilities(p[None])[0]
