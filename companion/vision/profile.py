@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import pathlib
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -33,7 +34,7 @@ class Profile:
     paco_patches: np.ndarray  # (n, 32, 32, 3) uint8
     directory: pathlib.Path | None = None
 
-    @property
+    @cached_property  # eight views of every Paco photo: worked out once, not on each use
     def paco_features(self) -> np.ndarray | None:
         if not len(self.paco_patches):
             return None

@@ -106,9 +106,7 @@ class DiceReader:
         return [(c, _die(c, p, agreement))]
 
     def _paco_similarity(self, patches: np.ndarray) -> np.ndarray | None:
-        # the profile's paco_features are worked out anew on every use (eight views of each Paco
-        # photo), so this check looks at the photos and only the first frame works them out
-        if self.profile is None or not len(self.profile.paco_patches):
+        if self.profile is None or self.profile.paco_features is None:
             return None
         if self._paco_templates is None:  # the calibrated Paco faces, set out once like the patches
             self._paco_templates = self._unit_features(self.profile.paco_features)
