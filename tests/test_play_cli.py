@@ -251,13 +251,28 @@ def test_recordings_after_the_player_names_are_recordings(tmp_path, monkeypatch)
     (tmp_path / "Ben").mkdir()
     monkeypatch.chdir(tmp_path)
     assert names_and_files(["Ana", "Ben"], []) == (["Ana", "Ben"], [])
-    # Through the command line: the recording is read (and refused for its rate), not named.
-    from companion.listen.audio import write_wav
-
-    write_wav(tmp_path / "phone.wav", np.zeros(8000, np.int16), rate=8000)
+    # Through the command line: the recording is read (and refused for its encoding), not named.
+    (tmp_path / "phone.wav").write_bytes(_alaw_wav())
     result = run_companion("play", "--mute", "--journal", tmp_path / "j.jsonl", "--input", "wav",
                            "--players", "Ana", "Ben", tmp_path / "phone.wav", input_text="")
-    assert result.returncode == 2 and "found 8000 Hz" in result.stderr, result.stderr
+    assert result.returncode == 2 and "phone.wav: its audio is A-law" in result.stderr, result.stderr
+    # An 8 kHz recording is converted to 16 kHz and played, not refused.
+    from companion.listen.audio import write_wav
+
+    write_wav(tmp_path / "phone8k.wav", np.zeros(8000, np.int16), rate=8000)
+    result = run_companion("play", "--mute", "--journal", tmp_path / "j8k.jsonl", "--input", "wav",
+                           "--players", "Ana", "Ben", tmp_path / "phone8k.wav", input_text="")
+    assert result.returncode == 0 and "error" not in result.stderr, result.stderr
+
+
+def _alaw_wav(seconds=0.5):
+    """An 8 kHz A-law WAV (format tag 6): a real encoding read_wav does not decode."""
+    import struct
+
+    data = b"\xd5" * int(8000 * seconds)  # A-law silence
+    fmt = struct.pack("<HHIIHH", 6, 1, 8000, 8000, 1, 8)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
 def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
@@ -268,13 +283,13 @@ def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
     from companion.listen.audio import write_wav
 
     journal = tmp_path / "j.jsonl"
-    write_wav(tmp_path / "phone.wav", np.zeros(8000, np.int16), rate=8000)
+    (tmp_path / "phone.wav").write_bytes(_alaw_wav())
     write_wav(tmp_path / "fine.wav", np.zeros(16000, np.int16))
     checks = [(["--camera", "7", "--input", "text"], "camera 7 cannot be opened"),
               (["--camera", "0", "--profile", tmp_path / "none", "--input", "text"], "profile"),
               (["--input", "wav", tmp_path / "missing.wav"], "missing.wav"),
               # a bad recording anywhere in the list is found before the game starts
-              (["--input", "wav", tmp_path / "fine.wav", tmp_path / "phone.wav"], "found 8000 Hz"),
+              (["--input", "wav", tmp_path / "fine.wav", tmp_path / "phone.wav"], "phone.wav: its audio is A-law"),
               (["--input", "wav"], "name the recordings"),
               (["--input", "text", tmp_path / "fine.wav"], "pipe it in: companion play --input text <"),
               (["--input", "text", "--camera-images", tmp_path / "nothing.png"], "nothing.png: no such file"),

@@ -1,52 +1,370 @@
-"""Reading and checking audio: everything the recognisers see is 16 kHz mono 16-bit PCM."""
+"""Reading and checking audio: everything the recognisers see is 16 kHz mono 16-bit PCM.
+
+`read_wav` takes a WAV in any common PCM or float encoding, at any rate from 4 to 192 kHz
+and with any number of channels, and gives it back as 16 kHz mono int16: channels are
+averaged and the rate is changed by `resample`, a band-limited (Kaiser-windowed sinc)
+polyphase resampler in numpy. The RIFF chunks are parsed here, since the standard `wave`
+module refuses float and WAVE_FORMAT_EXTENSIBLE files.
+"""
 
 from __future__ import annotations
 
+import math
+import operator
 import shlex
+import struct
 import wave
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from companion.listen.errors import AudioFormatError
 
 SAMPLE_RATE = 16000
+MIN_RATE, MAX_RATE = 4000, 192000  # the sample rates read_wav accepts
+
+# --- resampling --------------------------------------------------------------------------
+
+# The low-pass filter: a sinc windowed by a Kaiser window (beta 8.6: about 86 dB of
+# stopband) reaching ZEROS zero crossings of the sinc either side of the centre. The
+# cutoff is ROLLOFF of the lower of the two Nyquist frequencies, so the transition band
+# ends close to that Nyquist: to 16 kHz, flat (-0.1 dB) to 7 kHz, -6 dB near 7.5 kHz and
+# over 80 dB down from 8.2 kHz.
+ZEROS = 32
+BETA = 8.6
+ROLLOFF = 0.94
+_TABLE = 4096  # steps of the Kaiser window's table
+_BLOCK = 1 << 20  # coefficients / window elements handled at once (bounds the memory)
+_CACHED = 1 << 18  # filter banks up to this many coefficients are kept for the next call
+
+
+def resample(samples: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
+    """`samples` taken at `rate_in` Hz, resampled to `rate_out` Hz, as float32.
+
+    Band-limited: a windowed-sinc low-pass filter at the lower Nyquist frequency keeps
+    anything above it from folding back (aliasing). The ratio is reduced by the gcd to
+    up/down, and output sample n is computed at exactly n*down/up input samples, with
+    one filter per distinct phase (polyphase), so there is no drift even over hours.
+    The output has ceil(len * rate_out / rate_in) samples: the duration is kept. Outside
+    the recording the signal is taken as silence. A 2-D array is read as (frames, channels)
+    and each channel resampled. The input is not scaled or clipped: float in, float out.
+    """
+    rate_in, rate_out = _rate(rate_in, "rate_in"), _rate(rate_out, "rate_out")
+    x = np.asarray(samples)
+    if x.ndim == 2:
+        columns = [resample(x[:, c], rate_in, rate_out) for c in range(x.shape[1])]
+        frames = -(-x.shape[0] * rate_out // rate_in)
+        return np.stack(columns, axis=1) if columns else np.zeros((frames, 0), np.float32)
+    if x.ndim != 1:
+        raise ValueError(f"resample takes a 1-D array of samples (or 2-D: frames, channels), "
+                         f"not {x.ndim}-D")
+    x = x.astype(np.float32)  # a copy, even at the same rate: the caller's array is never shared
+    if rate_in == rate_out or len(x) == 0:
+        return x
+    common = math.gcd(rate_in, rate_out)
+    return _polyphase(x, rate_out // common, rate_in // common)
+
+
+def _rate(rate, name: str) -> int:
+    try:
+        value = operator.index(rate)
+    except TypeError:
+        if not (isinstance(rate, (float, np.floating)) and float(rate).is_integer()):
+            raise ValueError(f"{name} must be a whole number of Hz, not {rate!r}") from None
+        value = int(rate)
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number of Hz, not {rate!r}")
+    return value
+
+
+def _polyphase(x: np.ndarray, up: int, down: int) -> np.ndarray:
+    """Output n = q*rows + k is the dot product of filter k with the input from
+    q*down + base[k] on (the input padded with `left` zeros in front)."""
+    n_out = -(-len(x) * up // down)
+    rows = min(up, n_out)  # output phases; a short input needs only its first few
+    taps, left = _taps(up, down)
+    periods = -(-n_out // rows)
+    last_base = ((rows - 1) * down) // up
+    padded = np.zeros(max((periods - 1) * down + last_base + taps, left + len(x)), np.float32)
+    padded[left:left + len(x)] = x
+    windows = sliding_window_view(padded, taps)  # windows[i] = padded[i:i + taps], no copy
+    out = np.empty((periods, rows), np.float32)
+    block_rows = max(1, _BLOCK // taps)
+    # With down >= taps the strided windows go to BLAS as they are; otherwise numpy copies
+    # each one, so take the periods in blocks to bound that copy.
+    block_periods = periods if down >= taps else max(1, _BLOCK // taps)
+    for first in range(0, rows, block_rows):
+        last = min(rows, first + block_rows)
+        if rows * taps <= _CACHED:
+            bank, base = _cached_bank(up, down, rows)
+            bank, base = bank[first:last], base[first:last]
+        else:
+            bank, base = _bank(up, down, first, last)
+        for p0 in range(0, periods, block_periods):
+            p1 = min(periods, p0 + block_periods)
+            for k in range(last - first):
+                start = p0 * down + int(base[k])
+                out[p0:p1, first + k] = windows[start:start + (p1 - p0 - 1) * down + 1:down] @ bank[k]
+    return out.reshape(-1)[:n_out]
+
+
+def _taps(up: int, down: int) -> tuple[int, int]:
+    """Filter length, and how many input samples before the centre it reaches."""
+    reach = math.ceil(ZEROS * max(1.0, down / up))
+    return 2 * reach, reach - 1
+
+
+@lru_cache(maxsize=32)
+def _cached_bank(up: int, down: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    bank, base = _bank(up, down, 0, rows)
+    bank.setflags(write=False)
+    base.setflags(write=False)
+    return bank, base
+
+
+def _bank(up: int, down: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
+    """The filters of output phases first..last-1 (float32, one row each, summing to 1)
+    and where each starts in the input. Phase k sits at input position k*down/up =
+    base + frac; tap j is input sample base - left + j."""
+    taps, left = _taps(up, down)
+    scale = min(1.0, up / down)  # the cutoff, as a fraction of the input's Nyquist
+    cutoff = ROLLOFF * scale
+    half_width = ZEROS / scale  # in input samples
+    k = np.arange(first, last, dtype=np.int64)
+    base = (k * down) // up
+    frac = ((k * down) % up) / up
+    offsets = np.arange(-left, taps - left, dtype=np.float64)
+    t = frac[:, None] - offsets[None, :]  # distance from the phase's position, in input samples
+    # sin(pi c (frac - o)) by angle addition: two outer products instead of one sin per tap
+    a, b = np.pi * cutoff * frac, np.pi * cutoff * offsets
+    sines = np.outer(np.sin(a), np.cos(b)) - np.outer(np.cos(a), np.sin(b))
+    arg = np.pi * cutoff * t
+    small = np.abs(arg) < 1e-12
+    h = cutoff * np.divide(sines, arg, out=np.ones_like(arg), where=~small)
+    h *= _kaiser(np.square(t / half_width))
+    h /= h.sum(axis=1, keepdims=True)  # unit gain at DC for every phase: no ripple from them
+    return h.astype(np.float32), base
+
+
+@lru_cache(maxsize=1)
+def _kaiser_table() -> np.ndarray:
+    s = np.linspace(0.0, 1.0, _TABLE + 1)
+    return np.i0(BETA * np.sqrt(1.0 - s)) / np.i0(BETA)
+
+
+def _kaiser(s: np.ndarray) -> np.ndarray:
+    """The Kaiser window at u where s = u*u (|u| <= 1 inside, 0 outside), read off a
+    table in s: the window is smooth in s, so linear steps are within 1e-7 of np.i0
+    and many times faster."""
+    table = _kaiser_table()
+    pos = np.minimum(s, 1.0) * _TABLE
+    i = np.minimum(pos.astype(np.int64), _TABLE - 1)
+    w = table[i] + (pos - i) * (table[i + 1] - table[i])
+    w[s > 1.0] = 0.0
+    return w
+
+
+# --- reading WAV files -------------------------------------------------------------------
+
+_PCM, _FLOAT, _EXTENSIBLE = 0x0001, 0x0003, 0xFFFE
+_GUID_TAIL = bytes.fromhex("000000001000800000aa00389b71")  # KSDATAFORMAT_SUBTYPE_* after the tag
+_UNSUPPORTED = {
+    0x0002: "Microsoft ADPCM", 0x0006: "A-law", 0x0007: "mu-law", 0x0011: "IMA ADPCM",
+    0x0031: "GSM 6.10", 0x0040: "G.721 ADPCM", 0x0050: "MPEG audio", 0x0055: "MP3",
+    0x0161: "Windows Media Audio", 0x00FF: "AAC", 0x1610: "AAC", 0x2000: "AC-3",
+    0x674F: "Ogg Vorbis", 0xF1AC: "FLAC",
+}
+_OTHER_FILES = ((b"ID3", "an MP3 file"), (b"\xff\xfb", "an MP3 file"), (b"\xff\xf3", "an MP3 file"),
+                (b"fLaC", "a FLAC file"), (b"OggS", "an Ogg file"), (b"FORM", "an AIFF file"),
+                (b"RIFX", "a big-endian (RIFX) WAV"))
+
+
+@dataclass(frozen=True)
+class _Wav:
+    encoding: int  # _PCM or _FLOAT
+    channels: int
+    rate: int
+    width: int  # bytes per sample
+    data_offset: int
+    data_size: int  # what is really there, even if the header promised more
 
 
 def read_wav(path: str | Path) -> np.ndarray:
-    """The samples of a 16 kHz mono 16-bit WAV as int16; anything else is refused clearly."""
-    return _open_wav(path, read=True)
+    """The samples of a WAV file as 16 kHz mono int16 (a new array).
+
+    8-bit unsigned, 16/24/32-bit integer and 32/64-bit float PCM, plain or
+    WAVE_FORMAT_EXTENSIBLE, at 4000-192000 Hz, any number of channels: channels are
+    averaged, the rate is resampled to 16 kHz and float is clipped to -1..1. A recording
+    cut short (or written by a streaming tool with no data size) gives what is there.
+    Anything else is refused with an AudioFormatError that says why and how to convert it.
+    """
+    path = Path(path)
+    with _open(path) as f:
+        wav = _parse(path, f)
+        f.seek(wav.data_offset)
+        raw = f.read(wav.data_size)
+    frame = wav.width * wav.channels
+    raw = raw[:len(raw) - len(raw) % frame]  # a frame cut off at the end is dropped
+    if (wav.encoding, wav.width, wav.channels, wav.rate) == (_PCM, 2, 1, SAMPLE_RATE):
+        return np.frombuffer(raw, dtype="<i2").astype(np.int16)
+    mono = _mono(_samples(raw, wav), wav.channels)
+    if wav.rate != SAMPLE_RATE:
+        mono = resample(mono, wav.rate, SAMPLE_RATE)
+    return np.clip(np.rint(np.clip(mono, -1.0, 1.0) * 32768.0), -32768, 32767).astype(np.int16)
 
 
 def check_wav(path: str | Path) -> None:
     """Refuse a file read_wav would refuse, reading only its header."""
-    _open_wav(path, read=False)
-
-
-def _open_wav(path: str | Path, read: bool) -> np.ndarray:
     path = Path(path)
+    with _open(path) as f:
+        _parse(path, f)
+
+
+def _convert(path: Path, how: str = "Convert it with") -> str:
+    return f"{how}: sox {shlex.quote(str(path))} -r 16000 -c 1 -b 16 out.wav"
+
+
+def _open(path: Path):
+    if path.is_dir():
+        raise AudioFormatError(f"{path}: is a folder, not a WAV file")
     try:
-        with wave.open(str(path), "rb") as wav:
-            rate, channels, width = wav.getframerate(), wav.getnchannels(), wav.getsampwidth()
-            frames = wav.readframes(wav.getnframes()) if read else b""
+        return open(path, "rb")
     except FileNotFoundError:
         raise AudioFormatError(f"{path}: no such file") from None
-    except (wave.Error, EOFError, OSError) as err:
-        if path.is_file() and path.stat().st_size == 0:
-            raise AudioFormatError(f"{path}: the file is empty") from None
-        why = str(err) or "its header is cut short"
-        if "unknown format" in why:  # WAVE_FORMAT_EXTENSIBLE, float: 24/32-bit or multichannel
-            why = f"{why}: a 24- or 32-bit, float or multichannel encoding"
+    except OSError as err:
+        raise AudioFormatError(f"{path}: cannot be read ({err.strerror or err})") from None
+
+
+def _parse(path: Path, f) -> _Wav:
+    """The format and where the audio is, from the RIFF chunks; f is left anywhere."""
+    try:
+        size = f.seek(0, 2)
+        f.seek(0)
+        head = f.read(12)
+        if not head:
+            raise AudioFormatError(f"{path}: the file is empty")
+        _riff_header(path, head)
+        fmt, data = None, None
+        pos = 12
+        while pos + 8 <= size and (fmt is None or data is None):
+            f.seek(pos)
+            chunk_id, chunk_size = struct.unpack("<4sI", f.read(8))
+            if not _plausible(chunk_id):
+                break  # not a chunk: the rest is garbage (or a chunk's size was wrong)
+            body_at = pos + 8
+            if chunk_id == b"fmt " and fmt is None:
+                fmt = f.read(min(chunk_size, 256))
+            elif chunk_id == b"data" and data is None:
+                if chunk_size in (0, 0xFFFFFFFF) or body_at + chunk_size > size:
+                    data = (body_at, size - body_at)  # cut short, or streamed: all that is there
+                    break
+                data = (body_at, chunk_size)
+            pos = _next_chunk(f, body_at, chunk_size, size)
+    except OSError as err:
+        raise AudioFormatError(f"{path}: cannot be read ({err.strerror or err})") from None
+    if fmt is None:
         raise AudioFormatError(
-            f"{path}: not a readable WAV file ({why}); a 16 kHz mono 16-bit PCM WAV is needed. "
-            f"If it is audio in another format, convert it with: sox {shlex.quote(str(path))} -r 16000 -c 1 -b 16 out.wav"
-        ) from None
-    if (rate, channels, width) != (SAMPLE_RATE, 1, 2):
-        found = f"{rate} Hz, {channels} channel{'s' if channels != 1 else ''}, {8 * width}-bit"
+            f"{path}: not a readable WAV file (no fmt chunk: nothing says how the audio is "
+            f"encoded). {_convert(path)}")
+    if data is None:
+        raise AudioFormatError(f"{path}: not a readable WAV file (no data chunk: it holds no audio)")
+    return _format(path, fmt, *data)
+
+
+def _riff_header(path: Path, head: bytes) -> None:
+    if head[:4] in (b"RIFF", b"RF64") and head[8:12] == b"WAVE":
+        return  # RF64's sizes (0xFFFFFFFF here) are read as "up to the end of the file"
+    if head[:4] in (b"RIFF", b"RF64") and len(head) < 12:
+        why = "its header is cut short"
+    elif head[:4] == b"RIFF":
+        why = f"a RIFF file of type {head[8:12]!r}, not WAVE"
+    else:
+        kind = next((name for magic, name in _OTHER_FILES if head.startswith(magic)), None)
+        kind = "an MP4/M4A file" if head[4:8] == b"ftyp" else kind
+        why = f"it looks like {kind}" if kind else "it does not start with a RIFF/WAVE header"
+    raise AudioFormatError(
+        f"{path}: not a readable WAV file ({why}); a PCM or float WAV is needed. "
+        f"If it is audio in another format, {_convert(path, 'convert it with')}")
+
+
+def _plausible(chunk_id: bytes) -> bool:
+    return len(chunk_id) == 4 and all(32 <= c < 127 for c in chunk_id)
+
+
+def _next_chunk(f, body_at: int, chunk_size: int, size: int) -> int:
+    """Where the chunk after this one starts: chunks are padded to an even size, but
+    some writers leave the pad byte out, so an odd chunk is followed to whichever of the
+    two places holds a chunk id."""
+    after = body_at + chunk_size
+    if chunk_size % 2 == 0 or after + 9 > size:
+        return after + chunk_size % 2
+    f.seek(after)
+    peek = f.read(5)
+    return after + 1 if _plausible(peek[1:5]) or not _plausible(peek[:4]) else after
+
+
+def _format(path: Path, fmt: bytes, data_offset: int, data_size: int) -> _Wav:
+    if len(fmt) < 16:
+        raise AudioFormatError(f"{path}: not a readable WAV file (its fmt chunk is cut short)")
+    tag, channels, rate, _, block_align, bits = struct.unpack_from("<HHIIHH", fmt)
+    container = tag
+    if tag == _EXTENSIBLE:
+        if len(fmt) < 40:
+            raise AudioFormatError(
+                f"{path}: not a readable WAV file (its WAVE_FORMAT_EXTENSIBLE fmt chunk is cut short)")
+        tag = struct.unpack_from("<H", fmt, 24)[0]
+        if fmt[26:40] != _GUID_TAIL:
+            raise AudioFormatError(
+                f"{path}: its audio has an unknown WAVE_FORMAT_EXTENSIBLE subformat "
+                f"({fmt[24:40].hex()}); PCM or float WAVs can be read. {_convert(path)}")
+    within = " inside WAVE_FORMAT_EXTENSIBLE" if container == _EXTENSIBLE else ""
+    if tag not in (_PCM, _FLOAT):
+        name = _UNSUPPORTED.get(tag, "an encoding that is not PCM")
         raise AudioFormatError(
-            f"{path}: found {found}; needed 16000 Hz, 1 channel (mono), 16-bit PCM. "
-            f"Convert it with: sox {shlex.quote(str(path))} -r 16000 -c 1 -b 16 out.wav")
-    return np.frombuffer(frames, dtype="<i2").astype(np.int16)
+            f"{path}: its audio is {name} (WAV format tag 0x{tag:04X}{within}), which cannot be read "
+            f"here; 8/16/24/32-bit integer PCM or 32/64-bit float WAVs can. {_convert(path)}")
+    if channels == 0:
+        raise AudioFormatError(f"{path}: not a readable WAV file (its header says 0 channels)")
+    if not MIN_RATE <= rate <= MAX_RATE:
+        raise AudioFormatError(
+            f"{path}: found a sample rate of {rate} Hz; {MIN_RATE} to {MAX_RATE} Hz can be read. "
+            f"{_convert(path)}")
+    width = (bits + 7) // 8
+    if tag == _PCM and width not in (1, 2, 3, 4):
+        raise AudioFormatError(
+            f"{path}: found {bits}-bit integer PCM{within}; 8, 16, 24 or 32-bit can be read. "
+            f"{_convert(path)}")
+    if tag == _FLOAT and bits not in (32, 64):
+        raise AudioFormatError(
+            f"{path}: found {bits}-bit float{within}; 32 or 64-bit float can be read. {_convert(path)}")
+    if block_align not in (0, width * channels):
+        raise AudioFormatError(
+            f"{path}: not a readable WAV file (its header is inconsistent: {block_align} bytes a frame "
+            f"for {channels} channel{'s' if channels != 1 else ''} of {bits}-bit audio). {_convert(path)}")
+    return _Wav(tag, channels, rate, width, data_offset, data_size)
+
+
+def _samples(raw: bytes, wav: _Wav) -> np.ndarray:
+    """Every sample (channels interleaved) as float32 in -1..1."""
+    if wav.encoding == _FLOAT:
+        x = np.frombuffer(raw, dtype="<f4" if wav.width == 4 else "<f8")
+        # clipped before anything else: +-inf, huge values and NaN (as silence) are safe
+        return np.clip(np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0), -1.0, 1.0).astype(np.float32)
+    if wav.width == 1:  # 8-bit WAV is unsigned, silence at 128
+        return (np.frombuffer(raw, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
+    if wav.width == 3:  # little-endian 24-bit: into the top of an int32, then shifted down
+        wide = np.zeros((len(raw) // 3, 4), np.uint8)
+        wide[:, 1:] = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3)
+        return ((wide.view("<i4").reshape(-1) >> 8) / float(1 << 23)).astype(np.float32)
+    dtype, full = ("<i2", 32768.0) if wav.width == 2 else ("<i4", float(1 << 31))
+    return (np.frombuffer(raw, dtype=dtype) / full).astype(np.float32)
+
+
+def _mono(x: np.ndarray, channels: int) -> np.ndarray:
+    return x if channels == 1 else x.reshape(-1, channels).mean(axis=1, dtype=np.float32)
 
 
 def write_wav(path: str | Path, samples: np.ndarray, rate: int = SAMPLE_RATE) -> None:

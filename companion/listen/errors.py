@@ -10,7 +10,7 @@ class ListenError(CompanionError):
 
 
 class AudioFormatError(ListenError, ValueError):
-    """A WAV file is unreadable or not 16 kHz mono 16-bit."""
+    """A WAV file cannot be read: damaged, empty, or in an encoding that is not PCM or float."""
 
 
 class ModelError(ListenError):
