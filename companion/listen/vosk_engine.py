@@ -16,7 +16,8 @@ import numpy as np
 
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
-from companion.listen.vocabulary import MAX_COUNT, SOUND_ALIKES, VocabularyError, phrase_list
+from companion.listen.vocabulary import (DIE_WORDS, MAX_COUNT, SOUND_ALIKES, VocabularyError,
+                                         phrase_list)
 from companion.sources import Expect
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
@@ -46,7 +47,38 @@ def model_words(model_dir: Path) -> set[str] | None:
 def knows(model, words: set[str] | None, word: str) -> bool:
     if words is not None:
         return word in words
-    return model.find_word(word) != -1  # Vosk's own lookup: -1 when the word is missing
+    # Vosk's own lookup, -1 when the word is missing: vosk.Model calls it
+    # vosk_model_find_word (0.3.45); find_word is kept for stand-ins of the model.
+    find = getattr(model, "vosk_model_find_word", None) or model.find_word
+    return find(word) != -1
+
+
+# The words every bid is made of: a model without them cannot hear a game (it is not an
+# English model), and Vosk would silently drop them from the grammar.
+CALL_WORDS = DIE_WORDS + ["ones", "twos", "threes", "fours", "fives", "sixes"]
+
+
+def missing_call_words(model, words: set[str] | None = None) -> list[str]:
+    """The CALL_WORDS the model does not know (none, for an English model)."""
+    return [w for w in CALL_WORDS if not knows(model, words, w)]
+
+
+def load_model(model_dir: str | Path):
+    """The vosk.Model in a model folder, or a ModelError that says what is wrong."""
+    try:
+        import vosk
+    except ImportError as err:
+        raise ModelError(f"vosk is not installed ({err}); pip install vosk") from None
+    model_dir = Path(model_dir)
+    if not model_dir.is_dir():
+        raise ModelError(f"no Vosk model at {model_dir}: run 'companion models download' "
+                         "or pass --model PATH")
+    vosk.SetLogLevel(-1)
+    try:
+        return vosk.Model(str(model_dir))
+    except Exception as err:  # vosk raises a bare Exception for a broken model folder
+        raise ModelError(f"the Vosk model at {model_dir} cannot be loaded ({err}); "
+                         "download it again") from None
 
 
 def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None = None,
@@ -86,22 +118,20 @@ class VoskEngine:
 
     def __init__(self, model_dir: str | Path, players: Sequence[str] = (),
                  max_count: int = MAX_COUNT) -> None:
-        try:
-            import vosk
-        except ImportError as err:
-            raise ModelError(f"vosk is not installed ({err}); pip install vosk") from None
         model_dir = Path(model_dir)
-        if not model_dir.is_dir():
-            raise ModelError(f"no Vosk model at {model_dir}: run 'companion models download' "
-                             "or pass --model PATH")
-        vosk.SetLogLevel(-1)
-        try:
-            self._model = vosk.Model(str(model_dir))
-        except Exception as err:  # vosk raises a bare Exception for a broken model folder
-            raise ModelError(f"the Vosk model at {model_dir} cannot be loaded ({err}); "
-                             "download it again") from None
+        self._model = load_model(model_dir)
+        import vosk
+
         self.players = tuple(players)
         words = model_words(model_dir)
+        missing = missing_call_words(self._model, words)
+        if missing:
+            raise VocabularyError(
+                f"the Vosk model at {model_dir} does not know the call words "
+                f"{', '.join(missing)} ({len(missing)} of {len(CALL_WORDS)} missing): it is not "
+                "an English model. Pass --model with an English Vosk model folder (e.g. "
+                f"{DEFAULT_MODEL}, from 'companion models download'), or leave out "
+                "--engine vosk and --model to use the bundled call recogniser")
         self.phrases, self.substitutions = checked_phrases(self._model, players, words,
                                                            max_count=max_count)
         # One grammar per moment of the game (companion.sources.Expect), "[unk]" in each so
