@@ -97,18 +97,15 @@ class RefereeSettings:
     # Speech below `ignore_below` confidence is table chatter forced into the grammar and is
     # passed over in silence; below `reject_below` it is never applied ("say again"); below
     # `confirm_below` it is applied only after a "yes". Typed calls are always trusted.
-    # The scale is the bundled engine's (companion.listen.engine): 0.7 keeps wrong calls
-    # applied without a question at or below 0.5% on the speech benchmark.
+    # The scale is the bundled call recogniser's calibrated probability that the call is
+    # right, fitted on voices its network never trained on (companion.listen.engine).
     ignore_below: float = 0.2
     reject_below: float = 0.5
     confirm_below: float = 0.7
-    # One short word scores low on the bundled engine's scale (on its training corpus 124 of
-    # 193 right challenges fell below 0.2), and a call that can never get through stalls the
-    # game or leaves a question unanswered. So from this line a heard dudo or calza gets
-    # "Did you say dudo?" instead of silence or "say again", and a question that changes
-    # nothing (status, repeat, palifico) is simply answered. Placed on that corpus: from 0.1
-    # to 0.5, 53 right challenges and 33 right questions, against 1 and 3 wrong calls and
-    # none of 1350 chatter lines.
+    # One short word gives a recogniser little to be sure of, and a call that can never get
+    # through stalls the game or leaves a question unanswered. So from this line a heard
+    # dudo or calza gets "Did you say dudo?" instead of silence or "say again", and a
+    # question that changes nothing (status, repeat, palifico) is simply answered.
     short_calls_from: float = 0.1
     reveal_dir: Path | None = None  # where annotated reveal pictures are kept
 
@@ -420,8 +417,8 @@ class Referee:
         assert challenge is not None
         what = face_to_count(challenge.face, challenge.aces_wild, self.game.rules.ace_word)
         first = self.game.active_players[0]
-        # Not a one first: spoken right after a name ("Ana one five..."), the bundled engine
-        # drops it (4 of 4 espeak-ng voices).
+        # Not a one first: spoken right after a name ("Ana one five..."), a recogniser can
+        # drop it.
         example = " ".join(str(face) for face in ((5, 5, 3, 1, 2, 6) * 3)[: self.game.dice[first]])
         ask = f"How many {what}? Say the number" if again else "Say the count"
         return f"{ask}, or each player's dice, like {first} {example}."

@@ -1,4 +1,4 @@
-"""Real decoding with the bundled pocketsphinx engine, on speech made by espeak-ng."""
+"""Real decoding with the bundled call recogniser, on speech made by espeak-ng."""
 
 import argparse
 import json
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.whic
                                 reason="espeak-ng and sox make the test speech")
 
 PLAYERS = ("Ana", "Ben", "Cleo")
-VOICES = ("en-us+klatt", "en+klatt2")
+VOICES = ("en-us+klatt", "en-us")
 CALLS = {
     "five fives": {"kind": "bid", "count": 5, "face": 5},
     "twenty one threes": {"kind": "bid", "count": 21, "face": 3},
@@ -58,7 +58,7 @@ def speak(text, voice, path, rate=150, lead=0.4, tail=0.6):
 
 @pytest.fixture(scope="session")
 def shared_engine():
-    return make_engine("pocketsphinx", None, PLAYERS)
+    return make_engine("bundled", None, PLAYERS)
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_calls_are_understood(engine, speech_dir):
         got = call.to_json() if call else None
         if got != _expected(path) or result.confidence < ENGINE_THRESHOLD:
             wrong.append((path.name, result.text, round(result.confidence, 2)))
-    # Synthetic voices are harder than people for this acoustic model: allow one miss in 22.
+    # A named call or a hand is the least sure (the name is matched apart): allow one miss in 22.
     assert len(wrong) <= 1, wrong
 
 
@@ -141,7 +141,7 @@ def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, spe
     # hear keeps one line per file, and says what that leaves out.
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
-    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx", str(tmp_path / "two.wav")])) == 0
+    assert run_hear(parser.parse_args(["--json", "--engine", "bundled", str(tmp_path / "two.wav")])) == 0
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1 and "two.wav holds 2 utterances" in err
     # A single call keeps its one utterance, pauses inside it included.
@@ -150,14 +150,13 @@ def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, spe
 
 
 def test_a_big_tables_counts_are_heard(tmp_path):
-    big = make_engine("pocketsphinx", None, PLAYERS, max_count=45)
-    speak("forty two fives", VOICES[0], tmp_path / "forty.wav")
+    big = make_engine("bundled", None, PLAYERS, max_count=45)
+    speak("forty two fives", "en-gb", tmp_path / "forty.wav")
     assert big.decode(read_wav(tmp_path / "forty.wav")).text == "forty two fives"
 
 
 def test_undo_during_a_reveal_is_never_heard_as_a_count(engine, tmp_path):
-    # With "um" allowed before a count, "undo" came out as "um two" and could settle a
-    # challenge; the count grammar has no lead words now.
+    # "undo" heard as a number ("um two") could settle a challenge.
     engine.expect(Expect.COUNT)
     for i, voice in enumerate(VOICES):
         for rate in (130, 170):
@@ -196,7 +195,7 @@ def test_hear_json(speech_dir, capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
     # Files after --players: argparse takes them for names, and hear gives them back.
-    args = parser.parse_args(["--json", "--engine", "pocketsphinx", "--players", *PLAYERS,
+    args = parser.parse_args(["--json", "--engine", "bundled", "--players", *PLAYERS,
                               str(speech_dir / "call-0-01.wav"), str(speech_dir / "chat-0-02.wav")])
     assert run_hear(args) == 0
     out, err = capsys.readouterr()
@@ -206,7 +205,7 @@ def test_hear_json(speech_dir, capsys):
     assert lines[0]["call"] == CALLS["twenty one threes"] and lines[0]["text"] == "twenty one threes"
     assert set(lines[0]) == {"file", "text", "call"}
     assert lines[1]["call"] is None  # chatter: no call (below the confidence line)
-    assert "speech engine: pocketsphinx" in err
+    assert "speech engine: bundled call recogniser" in err
 
 
 def test_hear_without_files_says_so(capsys):
@@ -219,40 +218,49 @@ def test_hear_without_files_says_so(capsys):
 def test_hear_readable(speech_dir, capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
-    assert run_hear(parser.parse_args(["--engine", "pocketsphinx",
+    assert run_hear(parser.parse_args(["--engine", "bundled",
                                        str(speech_dir / "call-0-00.wav")])) == 0
     assert "five fives" in capsys.readouterr().out
 
 
-def test_wrong_sample_rate_is_refused_clearly(speech_dir, tmp_path, capsys):
+def test_other_rates_are_converted_and_unreadable_encodings_refused_clearly(speech_dir, tmp_path, capsys):
+    # A CD-rate stereo file is converted to 16 kHz mono, not refused.
     subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(tmp_path / "cd.wav"),
                     "synth", "0.5", "sine", "440"], check=True)
+    cd = read_wav(tmp_path / "cd.wav")
+    assert cd.dtype == np.int16 and len(cd) == 8000
+    assert abs(np.argmax(np.abs(np.fft.rfft(cd.astype(float)))) * 16000 / len(cd) - 440) <= 2
+    # An encoding that cannot be read (A-law) is refused with what it is and how to convert it.
+    subprocess.run(["sox", "-n", "-r", "8000", "-c", "1", "-e", "a-law", str(tmp_path / "alaw.wav"),
+                    "synth", "0.5", "sine", "440"], check=True)
     with pytest.raises(AudioFormatError) as err:
-        read_wav(tmp_path / "cd.wav")
+        read_wav(tmp_path / "alaw.wav")
     message = str(err.value)
-    assert "found 44100 Hz, 2 channels, 16-bit" in message and "needed 16000 Hz" in message
+    assert "A-law (WAV format tag 0x0006)" in message and "-r 16000 -c 1 -b 16" in message
     assert isinstance(err.value, CompanionError)
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)
     # The bad file is reported; the files around it are still heard (exit 1, not 2).
     good = str(speech_dir / "call-0-00.wav")
-    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx", good,
-                                       str(tmp_path / "cd.wav"), good])) == 1
+    # ... and a speech file at 44.1 kHz stereo is heard like its 16 kHz original
+    subprocess.run(["sox", good, "-r", "44100", "-c", "2", str(tmp_path / "good-cd.wav")], check=True)
+    assert run_hear(parser.parse_args(["--json", "--engine", "bundled", good,
+                                       str(tmp_path / "alaw.wav"), str(tmp_path / "good-cd.wav")])) == 1
     captured = capsys.readouterr()
-    assert "error:" in captured.err and "found 44100 Hz" in captured.err
+    assert "error:" in captured.err and "A-law" in captured.err
     assert "Traceback" not in captured.err
     lines = [json.loads(line) for line in captured.out.splitlines()]
     assert [line["call"] for line in lines] == [CALLS["five fives"]] * 2
     # ... and inside a folder too: a.wav, b.wav (the bad one), c.wav
     folder = tmp_path / "calls"
     folder.mkdir()
-    for name, source in (("a", good), ("b", tmp_path / "cd.wav"), ("c", good)):
+    for name, source in (("a", good), ("b", tmp_path / "alaw.wav"), ("c", good)):
         (folder / f"{name}.wav").write_bytes(Path(source).read_bytes())
-    assert run_hear(parser.parse_args(["--json", "--engine", "pocketsphinx", str(folder)])) == 1
+    assert run_hear(parser.parse_args(["--json", "--engine", "bundled", str(folder)])) == 1
     captured = capsys.readouterr()
     assert [json.loads(line)["file"] for line in captured.out.splitlines()] == [
         str(folder / "a.wav"), str(folder / "c.wav")]
-    assert "b.wav: found 44100 Hz" in captured.err
+    assert "b.wav: its audio is A-law" in captured.err
 
 
 def test_unreadable_and_missing_wavs(tmp_path):
@@ -260,37 +268,44 @@ def test_unreadable_and_missing_wavs(tmp_path):
     with pytest.raises(AudioFormatError, match="not a readable WAV"):
         read_wav(tmp_path / "junk.wav")
     with pytest.raises(AudioFormatError, match="no such file"):
-        open_source("wav", paths=[tmp_path / "missing.wav"], engine="pocketsphinx")
+        open_source("wav", paths=[tmp_path / "missing.wav"], engine="bundled")
+    # 8-bit (unsigned: 0x80 is silence) and 32-bit files are converted now, not refused
     with wave.open(str(tmp_path / "8bit.wav"), "wb") as w:
         w.setnchannels(1), w.setsampwidth(1), w.setframerate(16000), w.writeframes(b"\x80" * 800)
-    with pytest.raises(AudioFormatError, match="8-bit"):
-        read_wav(tmp_path / "8bit.wav")
+    eight = read_wav(tmp_path / "8bit.wav")
+    assert len(eight) == 800 and not eight.any()
     (tmp_path / "empty.wav").write_bytes(b"")
     with pytest.raises(AudioFormatError, match="empty.wav: the file is empty"):
         read_wav(tmp_path / "empty.wav")
     subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "32", str(tmp_path / "b32.wav"),
                     "synth", "0.2", "sine", "440"], check=True)
-    with pytest.raises(AudioFormatError, match="32-bit, float or multichannel.*sox"):
-        read_wav(tmp_path / "b32.wav")
+    assert len(read_wav(tmp_path / "b32.wav")) == 3200
+    subprocess.run(["sox", "-n", "-r", "8000", "-c", "1", "-e", "u-law", str(tmp_path / "ulaw.wav"),
+                    "synth", "0.2", "sine", "440"], check=True)
+    with pytest.raises(AudioFormatError, match="mu-law.*0x0007.*sox"):
+        read_wav(tmp_path / "ulaw.wav")
     # Every bad recording of a game is named at once, not one per try.
     with pytest.raises(AudioFormatError) as err:
-        open_source("wav", paths=[tmp_path / "junk.wav", tmp_path / "empty.wav", tmp_path / "8bit.wav"],
-                    engine="pocketsphinx")
-    assert all(name in str(err.value) for name in ("junk.wav", "empty.wav", "8bit.wav"))
+        open_source("wav", paths=[tmp_path / "junk.wav", tmp_path / "empty.wav", tmp_path / "8bit.wav",
+                                  tmp_path / "ulaw.wav"], engine="bundled")
+    assert all(name in str(err.value) for name in ("junk.wav", "empty.wav", "ulaw.wav"))
+    assert "8bit.wav" not in str(err.value)
 
 
-def test_auto_engine_without_a_model_is_pocketsphinx(monkeypatch):
+def test_auto_engine_without_a_vosk_model_is_the_bundled_recogniser(monkeypatch):
     from companion.listen import vosk_engine
+    from companion.listen.recogniser import CallRecogniser
 
     monkeypatch.setattr(vosk_engine, "find_model", lambda *a: None)
     said = []
     engine = make_engine("auto", None, ("Ana",), said.append)
-    assert engine.name == "pocketsphinx" and said == ["speech engine: pocketsphinx (bundled en-us model)"]
+    assert isinstance(engine, CallRecogniser)
+    assert said == ["speech engine: bundled call recogniser (speech embedding + call network)"]
 
 
 def test_microphone_problems_are_typed_errors():
     try:
-        source = MicSource(make_engine("pocketsphinx"), device=None)
+        source = MicSource(make_engine("bundled"), device=None)
         source.open()
     except MicrophoneError as err:
         assert "microphone" in str(err) or "audio" in str(err)
@@ -308,36 +323,38 @@ def test_endpointer_finds_bursts():
     assert first.start < 16000 < first.end <= 24000 + 160 and first.detected_at - first.end < 4800
 
 
-def test_the_engine_measures_how_far_speech_stands_above_the_room(engine, speech_dir):
-    # The confidence leans on this: the same fit means more in a quiet room than in noise.
-    clean = read_wav(speech_dir / "call-0-00.wav").astype(np.float64)
-    rng = np.random.default_rng(3)
-    white = rng.normal(0, 1, len(clean))
-    pink = np.cumsum(white) - np.convolve(np.cumsum(white), np.ones(400) / 400, mode="same")
-    noise = pink * np.sqrt(np.mean(clean ** 2) / np.mean(pink ** 2)) / 2  # about 6 dB SNR
-    quiet = engine.decode(clean.astype(np.int16)).details
-    noisy = engine.decode(np.clip(clean + noise, -32768, 32767).astype(np.int16)).details
-    assert quiet["level_peak"] > noisy["level_peak"] + 15, (quiet["level_peak"], noisy["level_peak"])
+LEAD_SILENCE, TAIL_SILENCE = 0.4, 0.6  # seconds of room around a call in noise
 
 
-def test_a_measuring_engine_decodes_alike_without_judging(speech_dir):
-    from companion.listen.sphinx import SphinxEngine, SphinxSettings
+def pink_noise(n, rng):
+    """Pink (1/f) noise of unit standard deviation."""
+    spectrum = np.fft.rfft(rng.normal(size=n))
+    f = np.arange(len(spectrum), dtype=np.float64)
+    f[0] = 1.0
+    pink = np.fft.irfft(spectrum / np.sqrt(f), n)
+    return pink / (np.std(pink) + 1e-9)
 
-    # Fresh engines for both: pocketsphinx carries its feature normalisation across utterances.
-    engine = SphinxEngine(PLAYERS)
-    measuring = SphinxEngine(PLAYERS, SphinxSettings(measure_only=True))
-    samples = read_wav(speech_dir / "call-0-00.wav")
-    judged, measured = engine.decode(samples), measuring.decode(samples)
-    assert measured.text == judged.text == "five fives"
-    assert measured.confidence == 0.0 < judged.confidence
-    assert measured.details["margin"] == judged.details["margin"]
+
+def mix(speech, noise, snr_db, rng):
+    """A call with room around it and `noise` at `snr_db` below its voiced part."""
+    padded = np.concatenate([np.zeros(int(LEAD_SILENCE * 16000)), speech.astype(np.float64),
+                             np.zeros(int(TAIL_SILENCE * 16000))])
+    floor = rng.normal(0, 3.0, len(padded))  # a real room is never digitally silent
+    active = speech.astype(np.float64)
+    active = active[np.abs(active) > 0.02 * np.max(np.abs(active))]
+    start = int(rng.integers(0, max(1, len(noise) - len(padded))))
+    piece = np.resize(noise[start:start + len(padded)], len(padded)).astype(np.float64)
+    piece /= np.std(piece) + 1e-9
+    out = padded + floor + np.sqrt(np.mean(active ** 2) / 10 ** (snr_db / 10)) * piece
+    peak = np.max(np.abs(out))
+    if peak > 32000:  # keep it in range the way an automatic gain control would
+        out *= 32000 / peak
+    return np.clip(out, -32768, 32767).astype(np.int16)
 
 
 def test_utterances_in_steady_noise_end_soon_after_the_call(speech_dir):
     # Pink noise's level swings by several dB from frame to frame. When the noise floor was
     # let sink during speech, one call in ten stayed open 0.36 s or more after it ended.
-    from companion.bench.speech import LEAD_SILENCE, mix, pink_noise
-
     noise = pink_noise(16000 * 60, np.random.default_rng(1))
     delays = []
     for path in sorted(speech_dir.glob("call-*.wav")):
@@ -349,34 +366,3 @@ def test_utterances_in_steady_noise_end_soon_after_the_call(speech_dir):
                     if s.detected_at >= end]
             delays.append((ends[0] - end) / 16000 if ends else 9.0)
     assert np.median(delays) <= 0.22 and np.percentile(delays, 90) < 0.3, sorted(delays)[-10:]
-
-
-def test_a_heard_bid_is_scored_against_its_rivals(speech_dir):
-    from companion.listen.sphinx import SphinxEngine
-
-    # The rival margin: how much better the heard call explains its own stretch of audio than
-    # the same words with another count or face. The rival decoder's feature normalisation is
-    # reset for each scoring, so the same call on the same audio scores the same every time.
-    # (A fresh engine: the main decoder's own normalisation carries over between utterances.)
-    engine = SphinxEngine(PLAYERS)
-    samples = read_wav(speech_dir / "call-0-00.wav")  # "five fives"
-    heard = engine.decode(samples)
-    assert heard.text == "five fives"
-    assert heard.details["rivalled"] == 1 and heard.details["rival_margin"] > 0.2
-    words = list(engine._decoder.seg())
-    again = [engine._rival_features(heard.text, words)["rival_margin"] for _ in range(2)]
-    assert again == [heard.details["rival_margin"]] * 2
-    dudo = engine.decode(read_wav(speech_dir / "call-0-06.wav"))
-    assert dudo.text == "dudo" and dudo.details["rivalled"] == 0
-
-
-def test_a_call_the_rival_decoder_cannot_score_is_judged_without_it(speech_dir, monkeypatch):
-    from companion.listen import sphinx
-
-    engine = sphinx.SphinxEngine(PLAYERS)
-    samples = read_wav(speech_dir / "call-0-00.wav")  # "five fives"
-    with monkeypatch.context() as m:
-        m.setattr(sphinx, "rival_grammars", lambda *a, **k: ("not a grammar", "not one either"))
-        broken = engine.decode(samples)
-    assert broken.text == "five fives" and broken.details["rivalled"] == 0
-    assert engine.decode(samples).details["rivalled"] == 1  # the rival decoder is still usable

@@ -30,9 +30,9 @@ def test_recorded_game_to_the_winner(tmp_path):
     journal = tmp_path / "game.jsonl"
     result = run_companion("play", "--players", "Ana", "Ben", "--dice", "2", "--first", "Ana",
                            "--input", "wav", folder, "--mute", "--journal", journal,
-                           "--engine", "pocketsphinx", timeout=180)
+                           "--engine", "bundled", timeout=180)
     assert result.returncode == 0, result.stderr
-    assert "speech engine: pocketsphinx" in result.stderr
+    assert "speech engine: bundled call recogniser" in result.stderr
     events = [json.loads(line) for line in journal.read_text().splitlines()]
     assert events[-1] == {"type": "game_over", "winner": "Ana"}, result.stdout
     assert "Ana wins the game!" in result.stdout
@@ -44,9 +44,9 @@ def test_a_table_of_nine_can_bid_forty(tmp_path):
     folder = tmp_path / "big"
     folder.mkdir()
     for n, text in enumerate(["forty two fives", "yes"]):
-        speak(text, "en-us+klatt", folder / f"{n:02d}.wav")
+        speak(text, "en-gb", folder / f"{n:02d}.wav")
     players = ["Ana", "Ben", "Cleo", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy"]
     result = run_companion("play", "--players", *players, "--input", "wav", folder, "--mute",
-                           "--journal", tmp_path / "big.jsonl", "--engine", "pocketsphinx")
+                           "--journal", tmp_path / "big.jsonl", "--engine", "bundled")
     assert result.returncode == 0, result.stderr
     assert "Ana: forty two fives. Ben, your call." in result.stdout, result.stdout

@@ -10,6 +10,7 @@ from pathlib import Path
 from companion.calls import describe_call, parse_call_or_none
 from companion.errors import CompanionError
 from companion.listen.audio import read_wav
+from companion.listen import ENGINES
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError
 from companion.listen.sources import (decode_span, expand_paths, list_microphones, make_engine,
@@ -22,8 +23,9 @@ __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--engine", choices=("auto", "vosk", "pocketsphinx"), default="auto",
-                        help="speech engine (auto: Vosk if a model is installed, else pocketsphinx)")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="speech engine (auto: Vosk if a model is installed, else the bundled "
+                             "call recogniser)")
     parser.add_argument("--model", help="path to a Vosk model folder")
 
 
@@ -121,7 +123,7 @@ def run_models(args: argparse.Namespace) -> int:
         active = find_model()
         for path in found:
             print(f"{path.name}{'   (used by --engine auto)' if path == active else ''}")
-        print("pocketsphinx en-us (bundled)" + ("" if active else "   (used by --engine auto)"))
+        print("bundled call recogniser" + ("" if active else "   (used by --engine auto)"))
         return 0
     except CompanionError as err:
         print(file=sys.stderr)

@@ -15,6 +15,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
 from companion.listen.endpoint import EndpointSettings, Endpointer
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
@@ -26,28 +27,29 @@ CHUNK = 1600  # 0.1 s
 
 def make_engine(engine: str = "auto", model: str | Path | None = None,
                 players: Sequence[str] = (), announce=None, max_count: int | None = None) -> Engine:
-    """Pick and load an engine: Vosk when a model is given or installed, else pocketsphinx.
-    `max_count`: the largest count to listen for (default: thirty, six players' dice)."""
+    """Pick and load an engine: Vosk when a Vosk model is given or installed, otherwise the
+    bundled call recogniser (speech embedding + call network). `max_count`: the largest
+    count to listen for (default: thirty, six players' dice)."""
     from companion.listen.vocabulary import MAX_COUNT
 
     max_count = max_count or MAX_COUNT
     from companion.listen.vosk_engine import VoskEngine, find_model
 
-    if engine not in ("auto", "vosk", "pocketsphinx"):
-        raise ModelError(f"unknown engine {engine!r}: use auto, vosk or pocketsphinx")
+    if engine not in ENGINES:
+        raise ModelError(f"unknown engine {engine!r}: use {', '.join(ENGINES)}")
     model_dir = Path(model) if model else None
     if engine == "vosk" or (engine == "auto" and (model_dir or find_model())):
         model_dir = model_dir or find_model()
         if model_dir is None:
             raise ModelError("no Vosk model under models/: run 'companion models download' "
-                             "or pass --model PATH (or use --engine pocketsphinx)")
+                             "or pass --model PATH (or use the bundled engine)")
         chosen: Engine = VoskEngine(model_dir, players, max_count)
         what = f"vosk ({model_dir})"
     else:
-        from companion.listen.sphinx import SphinxEngine, SphinxSettings
+        from companion.listen.recogniser import CallRecogniser, RecogniserSettings
 
-        chosen = SphinxEngine(players, SphinxSettings(max_count=max_count))
-        what = "pocketsphinx (bundled en-us model)"
+        chosen = CallRecogniser(players, RecogniserSettings(max_count=max_count))
+        what = "bundled call recogniser (speech embedding + call network)"
     if announce:
         announce(f"speech engine: {what}")
     return chosen

@@ -224,7 +224,7 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str 
             reason = getattr(err, "reason", err)
             raise ModelError(f"cannot download {name} from {url}: {reason}. Without internet, "
                              f"copy an unzipped Vosk model folder into {models_dir}/ by hand "
-                             "(the bundled pocketsphinx engine works without one)") from None
+                             "(the bundled call recogniser works without one)") from None
         try:
             with zipfile.ZipFile(archive) as zipped:
                 zipped.extractall(work / "unpacked")

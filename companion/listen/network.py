@@ -1,0 +1,62 @@
+"""The call network, run with numpy: embedding vectors -> per-frame token log-probabilities.
+
+A projection, residual dilated 1-D convolutions over time (about 2.5 s of context either
+side) and a token layer. `training/train.py` trains the same shape with torch and writes
+the weights with a card (tokens, settings, the command and seed that made it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from companion.listen.errors import ModelError
+from companion.listen.tokens import TOKENS
+
+KERNEL = 3
+DILATIONS = (1, 2, 4, 8)
+MODEL_PATH = Path(__file__).with_name("call_model.npz")
+
+
+@dataclass(frozen=True)
+class CallNetwork:
+    weights: dict[str, np.ndarray]
+    card: dict
+
+    @classmethod
+    def load(cls, path: str | Path = MODEL_PATH) -> "CallNetwork":
+        path = Path(path)
+        try:
+            with np.load(path) as data:
+                weights = {k: data[k] for k in data.files if k != "card"}
+                card = json.loads(str(data["card"]))
+        except FileNotFoundError:
+            raise ModelError(f"the call recogniser's model is missing: {path}") from None
+        except (OSError, ValueError, KeyError) as err:
+            raise ModelError(f"the call recogniser's model {path} is unreadable: {err}") from None
+        if tuple(card.get("tokens", ())) != TOKENS:
+            raise ModelError(f"{path} was trained for other words than this version hears: "
+                             "retrain it (python -m training.train)")
+        return cls(weights, card)
+
+    def log_probs(self, features: np.ndarray) -> np.ndarray:
+        """(T, 96) embedding vectors -> (T, tokens) log-probabilities."""
+        w = self.weights
+        x = ((features - w["mean"]) / w["std"]).astype(np.float32)
+        h = np.maximum(x @ w["project.weight"][:, :, 0].T + w["project.bias"], 0)
+        for i, d in enumerate(DILATIONS):
+            kernel, bias = w[f"convs.{i}.weight"], w[f"convs.{i}.bias"]
+            padded = np.pad(h, ((d, d), (0, 0)))
+            y = bias + sum(padded[k * d: k * d + len(h)] @ kernel[:, :, k].T
+                           for k in range(KERNEL))
+            h = h + np.maximum(y, 0)
+        logits = h @ w["out.weight"][:, :, 0].T + w["out.bias"]
+        logits -= logits.max(axis=1, keepdims=True)
+        return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(v.nbytes for v in self.weights.values())

@@ -1,0 +1,179 @@
+"""The speech benchmark's pure parts: its scoring, its corpus and its scripted games.
+
+Nothing here synthesises speech or decodes audio (`companion bench speech --quick` does)."""
+
+import io
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT))  # benchmarks/ sits beside the package
+
+from benchmarks import games, speech  # noqa: E402
+from companion.calls import parse_call, parse_call_or_none  # noqa: E402
+
+
+def row(text, confidence, truth_text, kind="bid", condition="clean", set_="festival"):
+    return {"set": set_, "condition": condition, "kind": kind, "text": text,
+            "confidence": confidence, "truth": speech._truth(truth_text),
+            "call": speech.call_json(parse_call_or_none(text, speech.PLAYERS)),
+            "endpoint_delay": 0.2, "finish": 0.05, "audio": 1.0, "cpu": 0.1}
+
+
+def test_a_wrong_call_acted_on_is_a_silent_error():
+    rows = [row("five fives", 0.9, "four fives"),  # wrong, applied at once
+            row("four fives", 0.9, "four fives"),  # right, applied
+            row("four fives", 0.6, "four fives"),  # right, asked about: still acted on
+            row("four fives", 0.3, "four fives"),  # right but "say again": not acted on
+            row("", 0.0, "four fives")]  # nothing heard
+    m = speech.metrics(rows)
+    assert m["n_calls"] == 5
+    assert m["silent_errors"] == pytest.approx(1 / 5)
+    assert m["silent_unasked"] == pytest.approx(1 / 5)
+    assert m["accuracy"] == pytest.approx(2 / 5)
+    assert m["raw_accuracy"] == pytest.approx(3 / 5)
+    assert m["again"] == pytest.approx(2 / 5)
+    assert m["accuracy"] + m["silent_errors"] + m["again"] == pytest.approx(1)
+    assert m["latency_median"] == pytest.approx(0.25)
+
+
+def test_chatter_acted_on_counts_as_accepted():
+    rows = [row("dudo", 0.3, None, "chatter"),  # a short call is asked about from 0.1
+            row("three twos", 0.1, None, "chatter"),  # passed over in silence
+            row("three twos", 0.95, None, "chatter"),  # applied
+            row("", 0.0, None, "chatter")]
+    m = speech.metrics(rows)
+    assert m["n_chatter"] == 4 and m["n_calls"] == 0
+    assert m["chatter_accepted"] == pytest.approx(2 / 4)
+    assert m["accuracy"] != m["accuracy"]  # no calls: nan, not a made-up 0
+
+
+def test_phrases_and_speakers_are_scored_as_calls():
+    rows = [row("nine fives", 0.9, "nine fives", "phrase"),
+            row("eight fives", 0.9, "nine fives", "phrase"),
+            row("ben calza", 0.9, "Ben calza", "named"),
+            row("ana calza", 0.9, "Ben calza", "named")]  # the wrong caller is a wrong call
+    m = speech.metrics(rows)
+    assert m["phrase_accuracy"] == pytest.approx(1 / 2)
+    assert m["silent_errors"] == pytest.approx(2 / 4)
+
+
+def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
+    rows = [row("four fives", 0.9, "four fives"), row("four fives", 0.9, "four fives", condition="babble6"),
+            row("two", 0.9, "two", "digit", set_="real:lucas"), row("dudo", 0.9, None, "chatter")]
+    summary = speech.summarise(rows)
+    assert list(summary) == ["festival", "real:lucas"]
+    assert list(summary["festival"]) == ["clean", "babble6"]
+    top = speech.overall(rows, summary, "festival", "real:lucas")
+    assert top["clean_accuracy"] == 1.0 and top["babble6_accuracy"] == 1.0
+    assert top["real_clean_accuracy"] == 1.0  # a count is asked about, so acted on
+    assert top["chatter_accepted"] == pytest.approx(1.0)
+    line = speech.summary_line(top, 0.012, 1.9, {"clean": 3, "babble12": 1, "total": 4})
+    assert line.startswith("speech: clean 100.0%")
+    assert "CPU on silence 1.20%" in line and "model 1.90 MB" in line
+    assert line.endswith("games refereed right: clean 3/4, babble 12 dB 1/4")
+    out = io.StringIO()
+    speech.print_table(summary, out)
+    assert len(out.getvalue().splitlines()) == 4
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_corpus_chatter_has_no_truth_and_every_call_parses(quick):
+    spec = speech.SetSpec("festival", "festival", None, quick)
+    items = speech.build_items(spec, ["v1", "v2", "v3"])
+    assert items == speech.build_items(spec, ["v1", "v2", "v3"])  # the same every run
+    assert len({i.key for i in items}) == len(items)
+    chatter = [i for i in items if i.kind == "chatter"]
+    calls = [i for i in items if i.kind != "chatter"]
+    assert chatter and all(i.truth is None and i.truth_text is None for i in chatter)
+    for i in calls:
+        assert i.truth == speech.call_json(parse_call(i.truth_text, speech.PLAYERS)), i
+    for i in items:
+        kind = i.truth["kind"] if i.truth else None
+        assert i.expect == ("count" if kind in ("number", "hand") else "calls") or kind in (None, "command")
+    assert {i.voice for i in items} == {"v1", "v2", "v3"}
+    faces = {i.truth["face"] for i in calls if i.truth["kind"] == "bid"}
+    assert faces == set(range(1, 7))
+    if not quick:
+        counts = {i.truth["value"] for i in calls if i.kind == "count"}
+        assert counts == set(range(0, 31))
+        bid_counts = {i.truth["count"] for i in calls if i.kind == "bid"}
+        assert bid_counts == set(range(1, 31))
+        said = {i.say for i in items}
+        assert {"make it three aces", "I'll go four fours", "okay I bid nine fives please",
+                "um, seven", "Ben calza", "palifico", "take it back", "what's the bid"} <= said
+        assert {i.expect for i in chatter} == {"calls", "count"}
+
+
+def test_chatter_is_new_and_is_never_a_call():
+    from training import corpus
+
+    lines = [line for line in speech.CHATTER.splitlines() if line.strip()]
+    assert len(lines) >= 75 and len(set(lines)) == len(lines)
+    assert not set(lines) & set(corpus.CHATTER_SENTENCES)
+    assert [line for line in lines if parse_call_or_none(line, speech.PLAYERS)] == []
+
+
+def test_mix_puts_noise_at_the_asked_snr_over_the_speech():
+    from training.augment import speech_power
+
+    rng = np.random.default_rng(0)
+    t = np.arange(8000) / 16000
+    speech_ = (0.3 * np.sin(2 * np.pi * 220 * t) * (t > 0.1)).astype(np.float32)
+    noise = rng.standard_normal(16000 * 5).astype(np.float32)
+    out = speech.mix(speech_, noise, 6.0, np.random.default_rng(1))
+    lead = int(speech.LEAD_S * 16000)
+    assert out.dtype == np.int16 and len(out) == lead + len(speech_) + int(speech.TAIL_S * 16000)
+    residual = out.astype(np.float64) / 32768
+    residual[lead:lead + len(speech_)] -= speech_
+    snr = 10 * np.log10(speech_power(speech_) / np.mean(residual ** 2))
+    assert snr == pytest.approx(6.0, abs=0.3)
+    assert speech.speech_end(speech_) == len(speech_)
+
+
+def test_games_are_short_complete_and_answer_questions():
+    for name, script in games.GAMES.items():
+        lines = games.script_lines(script)
+        assert 8 <= len(lines) <= 25, name
+        said = " | ".join(lines)
+        assert "dudo" in said and "calza" in said and "take it back" in said, name
+        plan = games.spoken_plan(script)
+        for line, after in zip(plan, plan[1:] + [None]):
+            if line in ("status", "repeat"):  # questions are simply answered
+                assert after != "yes", (name, line)
+        assert plan.count("yes") == sum(games.needs_yes(line) for line in lines)
+
+
+def test_every_game_is_accepted_when_typed(tmp_path, monkeypatch, capsys):
+    from companion import cli
+
+    for name, script in games.GAMES.items():
+        journal = tmp_path / f"{name}.jsonl"
+        monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+        assert cli.main(["play", "--players", *games.PLAYERS, "--input", "text", "--mute",
+                         "--journal", str(journal)]) == 0
+        out = capsys.readouterr().out
+        assert "not allowed" not in out and "Sorry" not in out and "Who calls" not in out, out
+        events = games.journal_events(journal)
+        kinds = [e["type"] for e in events]
+        assert "undo" in kinds and "count" in kinds, name
+        assert {e["kind"] for e in events if e["type"] == "challenge"} == {"dudo", "calza"}, name
+
+
+def test_games_compare_events_and_say_where_they_part():
+    typed = [{"type": "bid", "player": "Ana", "count": 2, "face": 5}, {"type": "undo"}]
+    assert games.compare(typed, [dict(e) for e in typed]) == (True, "2 events as typed")
+    ok, note = games.compare(typed, typed[:1])
+    assert not ok and note.startswith("event 2: typed") and note.endswith("heard nothing")
+    ok, note = games.compare(typed, [dict(typed[0], count=3), typed[1]])
+    assert not ok and note.startswith("event 1:")
+
+
+def test_journal_comparison_ignores_volatile_fields(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text(json.dumps({"type": "undo", "action": {}, "time": 12.5}) + "\n")
+    assert games.journal_events(path) == [{"type": "undo", "action": {}}]

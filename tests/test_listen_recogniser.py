@@ -1,0 +1,124 @@
+"""The bundled call recogniser on real audio: speech made by espeak-ng, real people's digits
+(when the shared recordings are there), silence, noise, and broken model files."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.calls import parse_call_or_none
+from companion.listen.audio import read_wav
+from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.errors import ModelError
+from companion.listen.recogniser import CallRecogniser, RecogniserSettings
+from companion.sources import Expect
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "speech-real-dev" / "recordings"
+PLAYERS = ("Ana", "Ben", "Cleo")
+needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng says the calls")
+
+
+@pytest.fixture(scope="module")
+def recogniser():
+    return CallRecogniser(PLAYERS)
+
+
+def say(text: str, tmp_path: Path, voice: str = "en-us", rate: int = 160) -> np.ndarray:
+    wav = tmp_path / "said.wav"
+    subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-w", str(wav), text], check=True)
+    room = np.zeros(4000, np.int16)
+    return np.concatenate([room, read_wav(wav), room])
+
+
+def heard(recogniser: CallRecogniser, samples: np.ndarray, expect: Expect):
+    recogniser.expect(expect)
+    return recogniser.decode(samples)
+
+
+@needs_espeak
+@pytest.mark.parametrize("text, expect, call", [
+    ("nine fives", Expect.CALLS, {"kind": "bid", "count": 9, "face": 5}),
+    ("I bid four pacos", Expect.CALLS, {"kind": "bid", "count": 4, "face": 1}),
+    ("make it twenty one threes", Expect.CALLS, {"kind": "bid", "count": 21, "face": 3}),
+    ("dudo", Expect.CALLS, {"kind": "dudo"}),
+    ("take it back", Expect.CALLS, {"kind": "command", "name": "undo"}),
+    ("seven", Expect.COUNT, {"kind": "number", "value": 7}),
+])
+def test_calls_are_heard(recogniser, tmp_path, text, expect, call):
+    result = heard(recogniser, say(text, tmp_path), expect)
+    assert parse_call_or_none(result.text, PLAYERS).to_json() == call, result
+    assert result.confidence >= ENGINE_THRESHOLD
+    assert 0.0 <= result.confidence <= 1.0
+
+
+@needs_espeak
+def test_a_player_is_named(recogniser, tmp_path):
+    result = heard(recogniser, say("Cleo calza", tmp_path), Expect.CALLS)
+    assert result.text == "cleo calza", result
+
+
+@needs_espeak
+@pytest.mark.parametrize("text", ["could you pass me the salt", "what time is it now",
+                                  "I really like your shirt"])
+def test_chatter_is_not_acted_on(recogniser, tmp_path, text):
+    result = heard(recogniser, say(text, tmp_path), Expect.CALLS)
+    assert result.text == "" or result.confidence < ENGINE_THRESHOLD, result
+
+
+@pytest.mark.parametrize("samples", [
+    np.zeros(0, np.int16), np.zeros(16000, np.int16),
+    (np.random.default_rng(1).standard_normal(24000) * 3000).astype(np.int16),
+    np.full(16000, 32767, np.int16),
+], ids=["empty", "silence", "noise", "clipped"])
+def test_no_speech_is_no_call(recogniser, samples):
+    for expect in (Expect.CALLS, Expect.COUNT):
+        result = heard(recogniser, samples, expect)
+        assert result.text == "" or result.confidence < ENGINE_THRESHOLD, result
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the shared real recordings are not here")
+def test_real_people_saying_digits_it_never_trained_on(recogniser):
+    """The speaker the network was never trained on, every fifth take of each digit."""
+    speaker = recogniser.network.card["held_out_speaker"]
+    files = sorted(REAL.glob(f"*_{speaker}_*.wav"))
+    files = [f for f in files if int(f.stem.split("_")[2]) % 5 == 0]
+    assert len(files) == 100
+    right = 0
+    for path in files:
+        result = heard(recogniser, read_wav(path), Expect.COUNT)
+        call = parse_call_or_none(result.text)
+        right += (call is not None and result.confidence >= ENGINE_THRESHOLD
+                  and call.to_json() == {"kind": "number", "value": int(path.stem[0])})
+    assert right >= 85, f"{right} of {len(files)}"
+
+
+def test_a_missing_or_broken_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelError, match="missing"):
+        CallRecogniser((), RecogniserSettings(model=tmp_path / "none.npz"))
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="unreadable"):
+        CallRecogniser((), RecogniserSettings(model=broken))
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text("{")
+    with pytest.raises(ModelError, match="calibration"):
+        CallRecogniser((), RecogniserSettings(calibration=calibration))
+
+
+def test_the_numpy_network_is_the_trained_network(recogniser):
+    torch = pytest.importorskip("torch", reason="the trainer needs torch (pip install -e '.[train]')")
+    from training.train import CallNet
+
+    w = recogniser.network.weights
+    net = CallNet(recogniser.network.card["width"])
+    net.load_state_dict({k: torch.from_numpy(v) for k, v in w.items() if k not in ("mean", "std")})
+    net.eval()
+    feats = np.random.default_rng(0).standard_normal((40, 96)).astype(np.float32) * 5 + 10
+    with torch.no_grad():
+        x = torch.from_numpy(((feats - w["mean"]) / w["std"]).T[None].astype(np.float32))
+        want = net(x)[0].T.log_softmax(-1).numpy()
+    assert np.allclose(recogniser.network.log_probs(feats), want, atol=1e-4)
