@@ -168,10 +168,13 @@ def play_typed(script: str, journal: Path) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def play_spoken(files: list[Path], journal: Path) -> subprocess.CompletedProcess:
+def play_spoken(files: list[Path], journal: Path, network: Path | None = None
+                ) -> subprocess.CompletedProcess:
+    """`network`: the bundled recogniser's weights to hear with (default: the shipped ones)."""
     journal.unlink(missing_ok=True)
+    model = ["--model", str(network)] if network is not None else []
     return subprocess.run([sys.executable, "-m", "companion", "play", "--players", *PLAYERS,
-                           "--engine", "bundled", "--mute", "--journal", str(journal),
+                           "--engine", "bundled", *model, "--mute", "--journal", str(journal),
                            "--input", "wav", *map(str, files)],
                           capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=900)
 
@@ -230,7 +233,7 @@ def record(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
 
 
 def run_games(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
-              log: Callable[[str], None]) -> dict:
+              log: Callable[[str], None], network: Path | None = None) -> dict:
     """Play every game typed, then spoken clean and in babble; count the ones refereed right."""
     out = Path(out).resolve()
     files = record(out, babble, voices, workers, log)
@@ -248,7 +251,7 @@ def run_games(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
     def spoken(job) -> dict:
         (name, cond), paths = job
         path = journals / f"{name}-{cond}.jsonl"
-        result = play_spoken(paths, path)
+        result = play_spoken(paths, path, network)
         (journals / f"{name}-{cond}.log").write_text(result.stdout + "\n--- stderr ---\n" + result.stderr)
         if result.returncode != 0 or not path.exists():
             return {"game": name, "condition": cond, "passed": False, "journal": str(path),

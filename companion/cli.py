@@ -122,7 +122,8 @@ def _play_parser(sub) -> None:
                         "in order; once they run out, the players are asked for the count")
     p.add_argument("--profile", type=Path, metavar="DIR", help="camera calibration profile")
     p.add_argument("--engine", choices=ENGINES, default="auto", help="speech engine")
-    p.add_argument("--model", type=Path, metavar="PATH", help="Vosk model folder")
+    p.add_argument("--model", type=Path, metavar="PATH",
+                   help="Vosk model folder, or a network (.npz) for the bundled recogniser")
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
 
 

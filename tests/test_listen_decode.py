@@ -203,7 +203,9 @@ def test_hear_json(speech_dir, capsys):
     assert [line["file"] for line in lines] == [str(speech_dir / "call-0-01.wav"),
                                                 str(speech_dir / "chat-0-02.wav")]
     assert lines[0]["call"] == CALLS["twenty one threes"] and lines[0]["text"] == "twenty one threes"
-    assert set(lines[0]) == {"file", "text", "call"}
+    assert set(lines[0]) == {"file", "text", "call", "confidence", "alternatives"}
+    assert lines[0]["confidence"] >= 0.5
+    assert all(0 < a["score"] <= 1 and a["text"] != lines[0]["text"] for a in lines[0]["alternatives"])
     assert lines[1]["call"] is None  # chatter: no call (below the confidence line)
     assert "speech engine: bundled call recogniser" in err
 

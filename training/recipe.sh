@@ -4,11 +4,13 @@
 # 2 cores. Needs: pip install -e '.[train]', and Debian's espeak-ng festival festvox-kdlpc16k.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+augment=(--feature-noise 0.3 --time-masks 2)
 python -m training.build --out build/speech --seed 22
-python -m training.train --data build/speech --out companion/listen/call_model.npz --epochs 40 --seed 22
-for family in espeak piper kokoro; do
+python -m training.train --data build/speech --out companion/listen/call_model.npz \
+    --epochs 40 --seed 22 "${augment[@]}"
+for family in espeak piper kokoro festival; do
     python -m training.train --data build/speech --leave-out "$family" --epochs 20 --seed 22 \
-        --out "build/lofo/$family.npz"
+        "${augment[@]}" --out "build/lofo/$family.npz"
 done
 python -m training.confidence --data build/speech --models build/lofo \
     --out companion/listen/call_confidence.json

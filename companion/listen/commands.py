@@ -26,7 +26,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="speech engine (auto: Vosk if a model is installed, else the bundled "
                              "call recogniser)")
-    parser.add_argument("--model", help="path to a Vosk model folder")
+    parser.add_argument("--model", help="a Vosk model folder, or a network (.npz) for the "
+                        "bundled recogniser")
 
 
 def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,8 +90,12 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     if result.confidence < ENGINE_THRESHOLD:
         call = None
     if args.json:
+        alternatives = [{"text": text, "score": round(score, 4)} for text, score in
+                        zip(result.alternatives, result.alternative_scores or (None,) * 99)]
         print(json.dumps({"file": str(path), "text": result.text,
-                          "call": call.to_json() if call else None}), flush=True)
+                          "call": call.to_json() if call else None,
+                          "confidence": round(result.confidence, 4),
+                          "alternatives": alternatives}), flush=True)
     else:
         heard = describe_call(call) if call else "(no call)"
         print(f"{path}: {heard}   [heard {result.text!r}, "

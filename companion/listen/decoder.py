@@ -77,6 +77,7 @@ class Decoded:
     best_tokens: list[int]  # the best call's tokens, fillers included
     name_frames: tuple[int, int] | None  # frames of the <name> token in the best call
     unknown_peak: float  # the largest <unk> probability of any frame
+    weakest_word: float = 0.0  # the log-probability of the best call's least clear word, at its peak
 
     @property
     def best(self) -> str:
@@ -151,6 +152,7 @@ class CompiledGraph:
         calls: list[tuple[str, float]] = []
         best_tokens: list[int] = []
         name_frames = None
+        weakest = 0.0
         for value, state, node in ends:
             text = self.graph.finals[node]
             if "{" in text or not calls:
@@ -158,6 +160,7 @@ class CompiledGraph:
                 tokens = self._tokens(states)
                 if not calls:
                     best_tokens, name_frames = tokens, self._name_frames(states)
+                    weakest = self._weakest_word(states, log_probs)
                 if "{dice}" in text:
                     dice = [t for t in tokens if t in _DIE_TOKENS]
                     text = text.replace("{dice}", " ".join(_TOKEN_WORD[t] for t in dice))
@@ -165,7 +168,21 @@ class CompiledGraph:
                 calls.append((text, value))
             if len(calls) >= top:
                 break
-        return Decoded(calls, free, len(log_probs), best_tokens, name_frames, unknown_peak)
+        return Decoded(calls, free, len(log_probs), best_tokens, name_frames, unknown_peak, weakest)
+
+    def _weakest_word(self, states: list[int], log_probs: np.ndarray) -> float:
+        """Each word of the path scores the peak probability of its token over the frames
+        it spans; a call is as clear as its least clear word."""
+        peaks, last = [], -1
+        for t, s in enumerate(states):
+            if s >= self.n_nodes:
+                value = log_probs[t, self.tokens[s]]
+                if s != last:
+                    peaks.append(value)
+                else:
+                    peaks[-1] = max(peaks[-1], value)
+            last = s if s >= self.n_nodes else -1
+        return float(min(peaks)) if peaks else 0.0
 
     def _tokens(self, states: list[int]) -> list[int]:
         tokens, last = [], -1

@@ -5,8 +5,8 @@ sequence of speech-embedding vectors (a model trained on real speech), a small n
 spells it in call tokens, and the decoder finds the calls the grammar allows that explain
 it best. How sure that is comes from a small calibration fitted on voices the network never
 trained on. Player names change every game, so the network hears any name as `<name>`; which
-player it was is settled by comparing that stretch with each name said by the bundled voice
-at start-up.
+player it was is settled by comparing that stretch with each name said by espeak-ng's
+voices at start-up.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Calibration:
     weights: tuple[float, ...]
     bias: float
     names: tuple[str, ...] = ("margin_free", "margin_free_per_frame", "margin_second",
-                              "posterior", "unknown_peak", "frames")
+                              "posterior", "unknown_peak", "frames", "weakest_word")
 
     @classmethod
     def load(cls, path: Path = CONFIDENCE_PATH) -> "Calibration":
@@ -108,10 +108,11 @@ def measures(decoded: Decoded) -> dict[str, float]:
     gap = decoded.free_score - best
     return {"margin_free": -gap, "margin_free_per_frame": -gap / max(decoded.frames, 1),
             "margin_second": min(best - second, 30.0), "posterior": posterior,
-            "unknown_peak": decoded.unknown_peak, "frames": decoded.frames / 25.0}
+            "unknown_peak": decoded.unknown_peak, "frames": decoded.frames / 25.0,
+            "weakest_word": max(decoded.weakest_word, -10.0)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class RecogniserSettings:
     max_count: int = 30
     model: Path = MODEL_PATH

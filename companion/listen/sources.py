@@ -9,7 +9,7 @@ from __future__ import annotations
 import queue
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -38,7 +38,15 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     if engine not in ENGINES:
         raise ModelError(f"unknown engine {engine!r}: use {', '.join(ENGINES)}")
     model_dir = Path(model) if model else None
-    if engine == "vosk" or (engine == "auto" and (model_dir or find_model())):
+    # A .npz file is a network for the bundled recogniser (one trained by training/),
+    # anything else a Vosk model folder.
+    network = model_dir if model_dir is not None and model_dir.suffix == ".npz" else None
+    if network is not None:
+        model_dir = None
+        if engine == "vosk":
+            raise ModelError(f"{network} is a network for the bundled recogniser, not a Vosk "
+                             "model folder")
+    if engine == "vosk" or (engine == "auto" and network is None and (model_dir or find_model())):
         model_dir = model_dir or find_model()
         if model_dir is None:
             raise ModelError("no Vosk model under models/: run 'companion models download' "
@@ -48,8 +56,12 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     else:
         from companion.listen.recogniser import CallRecogniser, RecogniserSettings
 
-        chosen = CallRecogniser(players, RecogniserSettings(max_count=max_count))
-        what = "bundled call recogniser (speech embedding + call network)"
+        settings = RecogniserSettings(max_count=max_count)
+        if network is not None:
+            settings = replace(settings, model=network)
+        chosen = CallRecogniser(players, settings)
+        what = "bundled call recogniser (speech embedding + call network" + (
+            f" {network})" if network is not None else ")")
     if announce:
         announce(f"speech engine: {what}")
     return chosen
