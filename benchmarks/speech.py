@@ -597,10 +597,11 @@ def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None]) -> l
 
 def referee_settings():
     """The referee's settings as `companion play` sets them for speech."""
-    from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
+    from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
     from companion.referee import RefereeSettings
 
-    return replace(RefereeSettings(), reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM)
+    return replace(RefereeSettings(), reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM,
+                   short_calls_from=ENGINE_SHORT_CALLS)
 
 
 def hearing(row: dict, settings=None):

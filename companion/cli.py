@@ -288,10 +288,11 @@ def run_play(settings: PlaySettings) -> int:
         referee_settings = RefereeSettings(reveal_dir=reveal_dir)
         if settings.input != "text":
             # The confidence scale belongs to the speech engines; the referee only applies it.
-            from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
+            from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
 
             referee_settings = replace(referee_settings, reject_below=ENGINE_THRESHOLD,
-                                       confirm_below=ENGINE_CONFIRM)
+                                       confirm_below=ENGINE_CONFIRM,
+                                       short_calls_from=ENGINE_SHORT_CALLS)
         referee = Referee(game, speaker, journal, counter, referee_settings, hands=hands,
                           log=lambda text: print(text, file=sys.stderr))
         try:

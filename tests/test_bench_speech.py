@@ -24,11 +24,19 @@ def row(text, confidence, truth_text, kind="bid", condition="clean", set_="festi
             "endpoint_delay": 0.2, "finish": 0.05, "audio": 1.0, "cpu": 0.1}
 
 
+# The lines `play` uses, so the rows fall on either side of them whatever they are.
+LINES = speech.referee_settings()
+APPLIED = (LINES.confirm_below + 1) / 2
+ASKED = (LINES.reject_below + LINES.confirm_below) / 2
+SAY_AGAIN = (LINES.ignore_below + LINES.reject_below) / 2
+SHORT = (max(LINES.short_calls_from, LINES.ignore_below) + LINES.reject_below) / 2
+
+
 def test_a_wrong_call_acted_on_is_a_silent_error():
-    rows = [row("five fives", 0.9, "four fives"),  # wrong, applied at once
-            row("four fives", 0.9, "four fives"),  # right, applied
-            row("four fives", 0.6, "four fives"),  # right, asked about: still acted on
-            row("four fives", 0.3, "four fives"),  # right but "say again": not acted on
+    rows = [row("five fives", APPLIED, "four fives"),  # wrong, applied at once
+            row("four fives", APPLIED, "four fives"),  # right, applied
+            row("four fives", ASKED, "four fives"),  # right, asked about: still acted on
+            row("four fives", SAY_AGAIN, "four fives"),  # right but "say again": not acted on
             row("", 0.0, "four fives")]  # nothing heard
     m = speech.metrics(rows)
     assert m["n_calls"] == 5
@@ -42,9 +50,9 @@ def test_a_wrong_call_acted_on_is_a_silent_error():
 
 
 def test_chatter_acted_on_counts_as_accepted():
-    rows = [row("dudo", 0.3, None, "chatter"),  # a short call is asked about from 0.1
-            row("three twos", 0.1, None, "chatter"),  # passed over in silence
-            row("three twos", 0.95, None, "chatter"),  # applied
+    rows = [row("dudo", SHORT, None, "chatter"),  # a short call is asked about from its line
+            row("three twos", LINES.ignore_below / 2, None, "chatter"),  # passed over in silence
+            row("three twos", APPLIED, None, "chatter"),  # applied
             row("", 0.0, None, "chatter")]
     m = speech.metrics(rows)
     assert m["n_chatter"] == 4 and m["n_calls"] == 0

@@ -78,6 +78,7 @@ class Decoded:
     name_frames: tuple[int, int] | None  # frames of the <name> token in the best call
     unknown_peak: float  # the largest <unk> probability of any frame
     weakest_word: float = 0.0  # the log-probability of the best call's least clear word, at its peak
+    unknown_mass: float = 0.0  # <unk> probability summed over frames: about how many other words
 
     @property
     def best(self) -> str:
@@ -139,7 +140,8 @@ class CompiledGraph:
 
     def decode(self, log_probs: np.ndarray, names: tuple[str, ...] = (), top: int = 5) -> Decoded:
         free = float(log_probs.max(axis=1).sum())
-        unknown_peak = float(np.exp(log_probs[:, INDEX[UNKNOWN]].max())) if len(log_probs) else 0.0
+        unknown = np.exp(log_probs[:, INDEX[UNKNOWN]])
+        unknown_peak = float(unknown.max()) if len(log_probs) else 0.0
         if len(log_probs) == 0:
             return Decoded([], free, 0, [], None, unknown_peak)
         score, back = self.viterbi(log_probs)
@@ -168,7 +170,8 @@ class CompiledGraph:
                 calls.append((text, value))
             if len(calls) >= top:
                 break
-        return Decoded(calls, free, len(log_probs), best_tokens, name_frames, unknown_peak, weakest)
+        return Decoded(calls, free, len(log_probs), best_tokens, name_frames, unknown_peak, weakest,
+                       float(unknown.sum()))
 
     def _weakest_word(self, states: list[int], log_probs: np.ndarray) -> float:
         """Each word of the path scores the peak probability of its token over the frames

@@ -79,7 +79,8 @@ class Calibration:
     weights: tuple[float, ...]
     bias: float
     names: tuple[str, ...] = ("margin_free", "margin_free_per_frame", "margin_second",
-                              "posterior", "unknown_peak", "frames", "weakest_word")
+                              "posterior", "unknown_peak", "frames", "weakest_word",
+                              "unknown_mass")
 
     @classmethod
     def load(cls, path: Path = CONFIDENCE_PATH) -> "Calibration":
@@ -109,7 +110,8 @@ def measures(decoded: Decoded) -> dict[str, float]:
     return {"margin_free": -gap, "margin_free_per_frame": -gap / max(decoded.frames, 1),
             "margin_second": min(best - second, 30.0), "posterior": posterior,
             "unknown_peak": decoded.unknown_peak, "frames": decoded.frames / 25.0,
-            "weakest_word": max(decoded.weakest_word, -10.0)}
+            "weakest_word": max(decoded.weakest_word, -10.0),
+            "unknown_mass": min(decoded.unknown_mass, 10.0)}
 
 
 @dataclass(frozen=True)
