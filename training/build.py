@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.listen.embedding import LEAD_IN_SAMPLES, SpeechEmbedding
+from companion.listen.embedding import SpeechEmbedding
+from companion.listen.recogniser import padded
 from companion.listen.tokens import INDEX, number_tokens
 from training import augment, corpus
 
 RATE = 16000
-TAIL_SAMPLES = 3200  # the recogniser adds 0.2 s of quiet after every utterance too
 REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "speech-real-dev"
 
 # Items said per family and noisy copies of each.
@@ -33,10 +33,8 @@ VOICES_PER_FAMILY = {"espeak": 400, "piper": 40, "kokoro": 60, "festival": 40}
 
 
 def features(audio: np.ndarray) -> np.ndarray:
-    """What the recogniser sees of one utterance: quiet lead-in, the audio, a quiet tail."""
-    padded = np.concatenate([np.zeros(LEAD_IN_SAMPLES, np.float32), audio,
-                             np.zeros(TAIL_SAMPLES, np.float32)])
-    return SpeechEmbedding.shared().embed(padded)
+    """What the recogniser sees of one utterance (float audio in -1..1)."""
+    return SpeechEmbedding.shared().embed(padded(audio.astype(np.float32)))
 
 
 def at_the_table(speech: np.ndarray, rng: np.random.Generator, babble: list[np.ndarray],

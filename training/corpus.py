@@ -11,6 +11,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from companion.listen.recogniser import PLURAL as FACE_PLURAL
+from companion.listen.recogniser import SINGULAR as FACE_SINGULAR
 from companion.listen.tokens import NAME, number_tokens, word_token
 
 NAMES = """ana ben cleo dan eva finn gus hana ivan jo kai lena max nina omar pia quinn
@@ -21,10 +23,6 @@ ulla victor wendy yuki adam bella chen dev erik fatima grace hans ines jonas kat
 maya nils oliver priya rafael sven tina umar val wanda alice boris chloe david elena frank
 """.split()
 
-FACE_PLURAL = {1: ("ones", "aces", "pacos"), 2: ("twos",), 3: ("threes",), 4: ("fours",),
-               5: ("fives",), 6: ("sixes",)}
-FACE_SINGULAR = {1: ("one", "ace", "paco"), 2: ("two",), 3: ("three",), 4: ("four",),
-                 5: ("five",), 6: ("six",)}
 LEADS = ["", "", "", "", "i bid", "make it", "okay", "okay i bid", "i'll go", "i say", "um",
          "so", "i'll say", "okay make it", "um i bid", "so i bid"]
 TAILS = ["", "", "", "", "", "", "please"]

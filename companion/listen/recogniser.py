@@ -42,6 +42,13 @@ COMMANDS = ("undo", "take it back", "repeat", "say again", "status", "whats the 
 assert all(c in SPOKEN_COMMANDS for c in COMMANDS)
 
 
+def padded(audio: np.ndarray) -> np.ndarray:
+    """An utterance as the network hears it, in training and in play: quiet before it (the
+    first embedding windows need 775 ms of sound) and a short quiet tail after it."""
+    return np.concatenate([np.zeros(LEAD_IN_SAMPLES, audio.dtype), audio,
+                           np.zeros(TAIL_SAMPLES, audio.dtype)])
+
+
 def call_graph(expect: Expect, max_count: int, named: bool) -> Graph:
     """Every call that can be said at this moment, as a token graph. `named`: whether
     "<name> calza" and hands can be said (only when there are players to name)."""
@@ -172,9 +179,7 @@ class CallRecogniser:
         return self.finish()
 
     def features(self, audio: np.ndarray) -> np.ndarray:
-        padded = np.concatenate([np.zeros(LEAD_IN_SAMPLES, np.int16), np.asarray(audio, np.int16),
-                                 np.zeros(TAIL_SAMPLES, np.int16)])
-        return self.embedding.embed(padded)
+        return self.embedding.embed(padded(np.asarray(audio, np.int16)))
 
     def hear(self, audio: np.ndarray, expect: Expect | None = None) -> Recognition:
         feats = self.features(audio)
@@ -227,7 +232,6 @@ class NameMatcher:
     templates: dict[str, list[np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        lead, tail = np.zeros(LEAD_IN_SAMPLES, np.int16), np.zeros(TAIL_SAMPLES, np.int16)
         said = Graph()
         said.add_phrase([NAME, "calza"], "{name} calza")
         align = CompiledGraph(said)  # where the name is in what we know was said
@@ -237,7 +241,7 @@ class NameMatcher:
                 audio = _espeak(f"{player} calza", voice)
                 if audio is None:
                     continue
-                feats = self.embedding.embed(np.concatenate([lead, audio, tail]))
+                feats = self.embedding.embed(padded(audio))
                 span = align.decode(self.network.log_probs(feats)).name_frames
                 if span is not None:
                     self.templates[player].append(_unit(feats[_widen(span, len(feats))]))
