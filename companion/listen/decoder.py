@@ -74,7 +74,6 @@ class Decoded:
     calls: list[tuple[str, float]]  # (text, log score) for the best few distinct calls
     free_score: float  # the best unconstrained spelling's log score
     frames: int
-    best_tokens: list[int]  # the best call's tokens, fillers included
     name_frames: tuple[int, int] | None  # frames of the <name> token in the best call
     unknown_peak: float  # the largest <unk> probability of any frame
     weakest_word: float = 0.0  # the log-probability of the best call's least clear word, at its peak
@@ -138,12 +137,12 @@ class CompiledGraph:
             states.append(state)
         return states[::-1]
 
-    def decode(self, log_probs: np.ndarray, names: tuple[str, ...] = (), top: int = 5) -> Decoded:
+    def decode(self, log_probs: np.ndarray, top: int = 5) -> Decoded:
         free = float(log_probs.max(axis=1).sum())
         unknown = np.exp(log_probs[:, INDEX[UNKNOWN]])
         unknown_peak = float(unknown.max()) if len(log_probs) else 0.0
         if len(log_probs) == 0:
-            return Decoded([], free, 0, [], None, unknown_peak)
+            return Decoded([], free, 0, None, unknown_peak)
         score, back = self.viterbi(log_probs)
         ends = []
         for node, states in self.final_states.items():
@@ -152,7 +151,6 @@ class CompiledGraph:
                 ends.append((float(score[s]), s, node))
         ends.sort(reverse=True)
         calls: list[tuple[str, float]] = []
-        best_tokens: list[int] = []
         name_frames = None
         weakest = 0.0
         for value, state, node in ends:
@@ -161,7 +159,7 @@ class CompiledGraph:
                 states = self.path(back, state)
                 tokens = self._tokens(states)
                 if not calls:
-                    best_tokens, name_frames = tokens, self._name_frames(states)
+                    name_frames = self._name_frames(states)
                     weakest = self._weakest_word(states, log_probs)
                 if "{dice}" in text:
                     dice = [t for t in tokens if t in _DIE_TOKENS]
@@ -170,7 +168,7 @@ class CompiledGraph:
                 calls.append((text, value))
             if len(calls) >= top:
                 break
-        return Decoded(calls, free, len(log_probs), best_tokens, name_frames, unknown_peak, weakest,
+        return Decoded(calls, free, len(log_probs), name_frames, unknown_peak, weakest,
                        float(unknown.sum()))
 
     def _weakest_word(self, states: list[int], log_probs: np.ndarray) -> float:

@@ -56,7 +56,3 @@ class CallNetwork:
         logits = h @ w["out.weight"][:, :, 0].T + w["out.bias"]
         logits -= logits.max(axis=1, keepdims=True)
         return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-
-    @property
-    def size_bytes(self) -> int:
-        return sum(v.nbytes for v in self.weights.values())

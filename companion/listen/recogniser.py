@@ -181,13 +181,11 @@ class CallRecogniser:
     def features(self, audio: np.ndarray) -> np.ndarray:
         return self.embedding.embed(padded(np.asarray(audio, np.int16)))
 
-    def hear(self, audio: np.ndarray, expect: Expect | None = None) -> Recognition:
+    def hear(self, audio: np.ndarray) -> Recognition:
+        """One utterance heard as the calls expected now."""
         feats = self.features(audio)
-        return self.hear_features(feats, expect)
-
-    def hear_features(self, feats: np.ndarray, expect: Expect | None = None) -> Recognition:
         log_probs = self.network.log_probs(feats)
-        decoded = self.graph(expect or self._expect).decode(log_probs)
+        decoded = self.graph(self._expect).decode(log_probs)
         if not decoded.calls:
             return Recognition("", confidence=0.0, details={"decoded": decoded})
         found = measures(decoded)
