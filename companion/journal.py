@@ -3,7 +3,10 @@
 Resume rebuilds the game by replaying the players' actions through the rules engine and
 checking that each derived event (a die lost, a palifico, the winner...) matches what was
 written, so a journal that was edited, truncated or written by something else is caught
-rather than trusted.
+rather than trusted. A line cut off by a kill is dropped. A damaged line further up (a disk
+error, a stray edit) costs only the game from that line on: resume goes on from the lines
+before it, says what was dropped and why, and keeps the damaged file beside it untouched.
+A bad game start is refused, since nothing follows from it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from enum import Enum
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
@@ -100,35 +104,66 @@ class Journal:
         return journal
 
 
-def read_events(path: Path) -> tuple[list[Event], bool]:
-    """Read a journal's events; the flag says a cut-off last line was dropped."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise JournalError(f"cannot read the journal {path}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise JournalError(f"{path} is not a companion journal (it is not text)") from None
-    lines = text.split("\n")
-    truncated = False
-    if lines and lines[-1] == "":
-        lines.pop()
-    elif lines:
-        # The process died in the middle of writing this line: it never happened.
-        lines.pop()
-        truncated = True
-    events = []
+class Damage(Enum):
+    """Why a journal line could not be used."""
+
+    UNREADABLE = "unreadable"  # not text, not JSON, or not an event
+    DOES_NOT_REPLAY = "does not replay"  # an event the game so far does not allow or produce
+
+
+class BadLine(NamedTuple):
+    number: int  # from 1, as an editor shows it
+    damage: Damage
+    why: str  # follows "line N": "is not readable JSON (...)"
+
+
+class _Scan(NamedTuple):
+    events: list[Event]  # the readable events before the first bad line
+    lines: int  # whole lines in the file
+    torn: bool  # a last line cut off mid-write followed them
+    bad: BadLine | None  # the first line that could not be read
+
+
+def _scan(raw: bytes, path: Path) -> _Scan:
+    """Read events up to the first unreadable line; a file whose game start is bad is refused."""
+    lines = raw.split(b"\n")
+    # The process died in the middle of writing the last line: it never happened.
+    torn = lines.pop() != b""
+    events: list[Event] = []
+    bad = None
     for number, line in enumerate(lines, 1):
         try:
-            events.append(Event.from_dict(json.loads(line)))
-        except (json.JSONDecodeError, EventFormatError) as exc:
-            if number == 1:
-                raise JournalError(f"{path} is not a companion journal: line 1 is not a game event") from None
-            raise JournalError(f"{path} is corrupt at line {number}: {exc}") from None
+            events.append(Event.from_dict(json.loads(line.decode("utf-8"))))
+            continue
+        except UnicodeDecodeError:
+            bad = BadLine(number, Damage.UNREADABLE, "is not text")
+        except json.JSONDecodeError as exc:
+            where = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+            bad = BadLine(number, Damage.UNREADABLE, f"is not readable JSON ({where})")
+        except EventFormatError as exc:
+            bad = BadLine(number, Damage.UNREADABLE, f"is not a journal event ({exc})")
+        break
+    if bad is not None and bad.number == 1:
+        raise JournalError(f"{path} is not a companion journal: line 1 {bad.why}")
     if not events or not isinstance(events[0], GameStarted):
         raise JournalError(f"{path} is not a companion journal: it does not start with a game")
-    return events, truncated
+    return _Scan(events, len(lines), torn, bad)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise JournalError(f"cannot read the journal {path}: {exc.strerror or exc}") from None
+
+
+def read_events(path: Path) -> tuple[list[Event], bool]:
+    """Read a whole journal, refusing any bad line; the flag says a cut-off last line was
+    dropped."""
+    scan = _scan(_read_bytes(path), path)
+    if scan.bad is not None:
+        raise JournalError(f"{path} is corrupt at line {scan.bad.number}: it {scan.bad.why}")
+    return scan.events, scan.torn
 
 
 def _action(event: Event):
@@ -137,21 +172,43 @@ def _action(event: Event):
     if isinstance(event, ChallengeCalled):
         return ChallengeAction(event.kind, event.player)
     if isinstance(event, DiceCounted):
-        return CountAction(event.count, event.hands, event.source)
+        return CountAction(event.count, event.hands, event.source, event.camera_dice)
     raise AssertionError(event)
 
 
 def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game, list[Event]]:
     """Rebuild the game from journalled events; returns it with the events that stand.
 
-    A last action whose derived events were cut off is kept (they are re-derived).
+    A last action whose derived events were cut off is kept (they are re-derived); an
+    event that does not replay is refused.
     """
+    game, kept, bad = _replay_until_bad(events, path)
+    if bad is not None:
+        raise JournalError(f"{path}: line {bad.number} {bad.why}")
+    return game, kept
+
+
+# Garbage in an event's fields (a count that is text, a player that is a number) reaches
+# the rules engine as one of these rather than as a RulesError.
+_BAD_DATA = (RulesError, TypeError, ValueError, AttributeError, KeyError)
+
+
+class _DoesNotReplay(Exception):
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def _replay_until_bad(events: Sequence[Event], path: Path | str) -> tuple[Game, list[Event], BadLine | None]:
+    """Rebuild the game from the events before the first one that does not replay, and say
+    which that is. Only a game start that cannot be trusted is an error: nothing follows
+    from it."""
     start = events[0]
     assert isinstance(start, GameStarted)
     try:
         rules = Rules.from_dict(start.rules)
         game = Game(start.players, rules, start.first)
-    except (RulesError, TypeError) as exc:
+    except _BAD_DATA as exc:
         raise JournalError(f"{path} starts a game that cannot be set up: {exc}") from None
     kept: list[Event] = list(game.events)
     written = [e.to_dict() for e in events[: len(kept)]]
@@ -160,53 +217,85 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
     # missing field is still a journal that does not match its own start).
     added = {f: v for f, v in Rules().to_dict().items() if f in RULES_ADDED_LATER}
     written[0] = dict(written[0], rules={**added, **written[0].get("rules", {})})
-    if written != [e.to_dict() for e in kept]:
+    # The opening round written with the start may have been cut off: it is re-derived.
+    if written != [e.to_dict() for e in kept[: len(written)]]:
         raise JournalError(f"{path} does not match its own start: was it written by another version?")
     i = len(kept)
     while i < len(events):
-        event = events[i]
-        if isinstance(event, Undone):
-            try:
-                game.undo()
-            except RulesError as exc:
-                raise JournalError(f"{path}: line {i + 1} undoes nothing: {exc}") from None
-            kept.append(event)
-            i += 1
-            continue
-        if isinstance(event, HandShown):
-            try:
-                if game.phase is not Phase.REVEAL:
-                    raise RulesError("nobody had challenged")
-                game.check_hands({event.player: event.dice})
-            except RulesError as exc:
-                raise JournalError(f"{path}: line {i + 1} shows dice that cannot be shown: {exc}") from None
-            kept.append(event)
-            i += 1
-            continue
-        if event.type not in ACTION_TYPES:
-            raise JournalError(f"{path}: line {i + 1} ({event.type}) does not follow from the game so far")
         try:
-            produced = game.apply(_action(event))
+            standing = _replay_one(game, events, i)
+        except _DoesNotReplay as refused:
+            # The refused event may have stopped half-way through the rules engine: the
+            # game is rebuilt from the lines before it, which all replayed.
+            game, kept, _ = _replay_until_bad(events[:i], path)
+            return game, kept, BadLine(i + 1, Damage.DOES_NOT_REPLAY, refused.why)
+        kept.extend(standing)
+        i += len(standing)
+    return game, kept, None
+
+
+def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
+    """Replay events[i] on the game; returns the events that stand for it (an action's with
+    its consequences, re-derived if they were cut off), or raises _DoesNotReplay."""
+    event = events[i]
+    if isinstance(event, Undone):
+        try:
+            game.undo()
         except RulesError as exc:
-            raise JournalError(f"{path}: line {i + 1} is not allowed by the rules: {exc}") from None
-        written = events[i: i + len(produced)]
-        complete = i + len(produced) <= len(events)
-        compared = produced if complete else produced[: len(written)]
-        if [e.to_dict() for e in compared] != [e.to_dict() for e in written]:
-            raise JournalError(f"{path}: the events from line {i + 1} on do not match the rules engine's replay")
-        kept.extend(produced)
-        i += len(produced)
-    return game, kept
+            raise _DoesNotReplay(f"undoes nothing: {exc}") from None
+        return [event]
+    if isinstance(event, HandShown):
+        try:
+            if game.phase is not Phase.REVEAL:
+                raise RulesError("nobody had challenged")
+            game.check_hands({event.player: event.dice})
+        except _BAD_DATA as exc:
+            raise _DoesNotReplay(f"shows dice that cannot be shown: {exc}") from None
+        return [event]
+    if event.type not in ACTION_TYPES:
+        raise _DoesNotReplay(f"({event.type}) does not follow from the game so far")
+    try:
+        produced = game.apply(_action(event))
+    except _BAD_DATA as exc:
+        raise _DoesNotReplay(f"is not allowed by the rules: {exc}") from None
+    written = events[i: i + len(produced)]
+    if [e.to_dict() for e in produced[: len(written)]] != [e.to_dict() for e in written]:
+        raise _DoesNotReplay("is followed by events that do not match the rules engine's replay")
+    return produced
 
 
 def hands_so_far(events: Sequence[Event]) -> dict[str, tuple[int, ...]]:
     """The dice said at the reveal in progress: the hands journalled since the last action."""
+    start = len(events)
+    while start and isinstance(events[start - 1], HandShown):
+        start -= 1
     hands: dict[str, tuple[int, ...]] = {}
-    for event in reversed(events):
-        if not isinstance(event, HandShown):
-            break
-        hands.setdefault(event.player, event.dice)  # a hand said again replaces the first
+    for event in events[start:]:
+        # In the order said, as the referee keeps them (and a count made from them is
+        # written); a hand said again replaces the first.
+        hands[event.player] = event.dice
     return hands
+
+
+class Dropped(NamedTuple):
+    """What resuming a damaged journal left out: its first bad line and every line after it."""
+
+    first: BadLine
+    last_line: int  # the journal's last line (a line cut off mid-write included)
+    backup: Path  # the journal as it was, untouched
+
+    @property
+    def after(self) -> int:
+        """Lines after the bad one, dropped with it: without it they cannot be trusted."""
+        return self.last_line - self.first.number
+
+    def describe(self) -> str:
+        first = self.first.number
+        what = (f"line {first} was dropped" if not self.after else
+                f"lines {first} to {self.last_line} were dropped (line {first} and the "
+                f"{self.after} event{'s' if self.after != 1 else ''} after it)")
+        return (f"the journal was damaged: line {first} {self.first.why}. The game goes on from "
+                f"the line before it; {what}. The journal as it was is kept in {self.backup}")
 
 
 class Resumed(NamedTuple):
@@ -214,25 +303,66 @@ class Resumed(NamedTuple):
     journal: Journal
     notes: list[str]  # what to tell the players about the journal itself
     hands: dict[str, tuple[int, ...]]  # dice already said at the reveal in progress
+    dropped: Dropped | None = None  # set when a damaged journal was cut back to its good lines
 
 
 def resume(path: Path) -> Resumed:
-    """Open a journal to continue its game; repairs a cut-off tail."""
-    events, truncated = read_events(path)
-    game, kept = replay(events, path)
+    """Open a journal to continue its game: a cut-off tail is repaired, and a damaged
+    journal is cut back to the events before its first bad line (kept whole in a backup)."""
+    path = Path(path)
+    raw = _read_bytes(path)
+    scan = _scan(raw, path)
+    game, kept, refused = _replay_until_bad(scan.events, path)
+    bad = refused or scan.bad  # a refused event always comes before an unreadable line
     notes = []
-    if truncated or len(kept) != len(events):
-        # Rewrite the repaired journal in one atomic step, so a second crash cannot hurt it.
-        tmp = Path(f"{path}.tmp")
-        tmp.write_text("".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in kept),
-                       encoding="utf-8")
-        os.replace(tmp, path)
+    dropped = None
+    if bad is not None:
+        last_line = scan.lines + scan.torn
+        dropped = Dropped(bad, last_line, _keep_backup(path, raw))
+    elif scan.torn or len(kept) != len(scan.events):
         notes.append("the journal's last line had been cut off mid-write; it was repaired")
-    return Resumed(game, Journal(path), notes, hands_so_far(kept))
+    if dropped is not None or notes:
+        _rewrite(path, kept)
+    return Resumed(game, Journal(path), notes, hands_so_far(kept), dropped)
+
+
+def _keep_backup(path: Path, raw: bytes) -> Path:
+    """Keep the damaged journal's bytes beside it (game.jsonl.corrupt-1, -2...), never over
+    an older backup; the game's own file is only rewritten once this is safely written."""
+    n = 1
+    while True:
+        backup = path.with_name(f"{path.name}.corrupt-{n}")
+        try:
+            with open(backup, "xb") as f:
+                f.write(raw)
+                f.flush()
+                os.fsync(f.fileno())
+            return backup
+        except FileExistsError:
+            n += 1
+        except OSError as exc:
+            backup.unlink(missing_ok=True)  # a part copy is no backup
+            raise JournalError(f"cannot keep a copy of the damaged journal {path} as {backup}: "
+                               f"{exc.strerror or exc}; nothing was changed") from None
+
+
+def _rewrite(path: Path, events: Sequence[Event]) -> None:
+    """Replace the journal by these events in one atomic step, so a second crash cannot hurt it."""
+    tmp = Path(f"{path}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise JournalError(f"cannot repair the journal {path}: {exc.strerror or exc}; it is as it was") from None
 
 
 def load_game(path: Path) -> Game:
-    """Replay a journal without opening it for writing (for tools and tests)."""
+    """Replay a journal without opening it for writing (for tools and tests); any bad line is
+    an error, since nothing is repaired here."""
     events, _ = read_events(path)
     return replay(events, path)[0]
 

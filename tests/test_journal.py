@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from companion.journal import Journal, JournalError, load_game, read_events, resume
+from companion.journal import Damage, Journal, JournalError, load_game, read_events, resume
 from companion.rules import Bid, Game, get_preset
 from companion.rules.events import EVENT_TYPES, Event, GameOver, HandShown, PlayerEliminated, Undone
 
@@ -92,9 +92,10 @@ def test_a_line_cut_off_by_a_kill_is_dropped_and_repaired(tmp_path):
     journal.close()
     with open(path, "a") as f:
         f.write('{"type":"bid","player":"Ben","cou')  # killed mid-write
-    again, journal2, notes, _ = resume(path)
-    journal2.close()
-    assert again.bids == [("Ana", Bid(3, 4))] and notes
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.game.bids == [("Ana", Bid(3, 4))] and resumed.notes and resumed.dropped is None
+    assert not list(tmp_path.glob("*.corrupt-*"))  # a torn tail is no damage: no backup
     assert read_events(path)[1] is False  # the file is whole again
 
 
@@ -112,8 +113,9 @@ def test_missing_derived_events_after_a_kill_are_rederived(tmp_path):
     path = one_round_journal(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-2]))  # the count line survived, its consequences did not
-    again, journal2, _, _ = resume(path)
-    journal2.close()
+    resumed = resume(path)
+    resumed.journal.close()
+    again = resumed.game
     assert again.dice["Ana"] == 4 and again.round_number == 2
     assert len(path.read_text().splitlines()) == len(lines)
 
@@ -154,3 +156,155 @@ def test_a_new_game_never_overwrites_a_journal(tmp_path):
     journal.close()
     with pytest.raises(JournalError, match="already holds a game"):
         Journal.start(path, game)
+
+
+def two_round_journal(tmp_path):
+    """Ten lines: one_round_journal's round (lines 1-7), then three bids of round two."""
+    game, journal, path = started(tmp_path)
+    for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.dudo, "Ben"), (game.reveal, 0),
+                      (game.bid, "Ana", Bid(2, 6)), (game.bid, "Ben", Bid(3, 6)), (game.bid, "Cleo", Bid(4, 6))):
+        act(game, journal, fn, *args)
+    journal.close()
+    assert len(path.read_text().splitlines()) == 10
+    return path
+
+
+def damage(path, number, line: bytes) -> tuple[bytes, list[bytes]]:
+    """Put `line` in place of line `number`; returns the damaged bytes and the original lines."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    damaged = b"".join(lines[:number - 1]) + line + b"\n" + b"".join(lines[number:])
+    path.write_bytes(damaged)
+    return damaged, lines
+
+
+@pytest.mark.parametrize("garbage, why", [
+    (b'{"type":"bid","player":"Ben","cou', "is not readable JSON"),  # a torn write the next one followed
+    (b"", "is not readable JSON"),
+    (b"\x00\x00\x00\x00", "is not readable JSON"),  # a block zeroed by a crash
+    (b"\xff\xfe\xfa", "is not text"),
+    (b'{"type":"bid","player":"Ben"}', "is not a journal event (event 'bid' has fields"),
+    (b'{"type":"nonsense"}', "is not a journal event (unknown event type 'nonsense')"),
+])
+def test_an_unreadable_line_mid_journal_is_dropped_with_the_lines_after_it(tmp_path, garbage, why):
+    path = two_round_journal(tmp_path)
+    damaged, lines = damage(path, 9, garbage)  # Ben's three sixes
+    resumed = resume(path)
+    dropped = resumed.dropped
+    assert dropped.first.number == 9 and dropped.first.damage is Damage.UNREADABLE
+    assert dropped.first.why.startswith(why)
+    assert dropped.last_line == 10 and dropped.after == 1  # Cleo's four sixes went with it
+    assert dropped.backup == tmp_path / "game.jsonl.corrupt-1" and dropped.backup.read_bytes() == damaged
+    game = resumed.game
+    assert game.bids == [("Ana", Bid(2, 6))] and game.turn == "Ben" and game.dice["Ana"] == 4
+    assert path.read_bytes() == b"".join(lines[:8])  # the good lines, whole
+    # The game goes on from there and the journal takes it cleanly.
+    resumed.journal.append(game.bid("Ben", Bid(5, 6)))
+    resumed.journal.close()
+    again = load_game(path)
+    assert again.bids == [("Ana", Bid(2, 6)), ("Ben", Bid(5, 6))] and again.turn == "Cleo"
+
+
+def test_an_unreadable_consequence_is_derived_again(tmp_path):
+    path = two_round_journal(tmp_path)
+    _, lines = damage(path, 6, b"{garbage")  # the die Ana lost, after the count on line 5
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.dropped.first.number == 6 and resumed.dropped.after == 4
+    assert resumed.game.dice["Ana"] == 4 and resumed.game.round_number == 2 and not resumed.game.bids
+    assert path.read_bytes() == b"".join(lines[:7])  # the count's consequences, written again
+
+
+@pytest.mark.parametrize("number, old, new, why", [
+    (5, b'"remaining":4', b'"remaining":5', "is followed by events that do not match"),  # checked on line 6
+    (9, b'"count":3,"face":6', b'"count":1,"face":6', "is not allowed by the rules"),
+    (9, b'"count":3', b'"count":"three"', "is not allowed by the rules"),  # garbage in a field
+    (9, b'"player":"Ben"', b'"player":7', "is not allowed by the rules"),
+    (9, b'"count":3,', b'"count":0,', "is not allowed by the rules"),
+    (4, b'"kind":"dudo"', b'"kind":"maybe"', "is not allowed by the rules"),
+])
+def test_an_event_that_does_not_replay_is_dropped_with_the_lines_after_it(tmp_path, number, old, new, why):
+    path = two_round_journal(tmp_path)
+    text = path.read_bytes()
+    assert text.count(old) >= 1
+    lines = text.splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if old in line and i + 1 >= number)
+    lines[target] = lines[target].replace(old, new)
+    path.write_bytes(b"".join(lines))
+    resumed = resume(path)
+    resumed.journal.close()
+    dropped = resumed.dropped
+    assert dropped.first.number == number and dropped.first.damage is Damage.DOES_NOT_REPLAY
+    assert why in dropped.first.why and dropped.after == 10 - number
+    assert resumed.game.events == load_game(path).events  # the good lines, replayed
+    assert len(path.read_text().splitlines()) == number - 1
+
+
+def test_a_hand_or_an_undo_that_does_not_replay_is_dropped(tmp_path):
+    path = two_round_journal(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    for line, why in (('{"type":"hand","player":"Ana","dice":[1,2,3,4]}', "shows dice that cannot be shown"),
+                      ('{"type":"undo","action":{"kind":"bid"}}', "undoes nothing")):
+        path.write_text("".join(lines[:2] + [line + "\n"] + lines[2:]))
+        resumed = resume(path)
+        resumed.journal.close()
+        assert resumed.dropped.first.number == 3 and why in resumed.dropped.first.why
+        assert resumed.dropped.after == 8 and resumed.game.last_bid is None  # eleven lines
+
+
+def test_a_second_damage_never_overwrites_the_first_backup(tmp_path):
+    path = two_round_journal(tmp_path)
+    first, _ = damage(path, 10, b"{")
+    resume(path).journal.close()
+    second, _ = damage(path, 8, b"}")
+    resumed = resume(path)
+    resumed.journal.close()
+    dropped = resumed.dropped
+    assert dropped.backup.name == "game.jsonl.corrupt-2" and dropped.backup.read_bytes() == second
+    assert (tmp_path / "game.jsonl.corrupt-1").read_bytes() == first
+
+
+def test_damage_before_a_torn_last_line_counts_the_torn_line_as_dropped(tmp_path):
+    path = two_round_journal(tmp_path)
+    damage(path, 8, b"{")
+    with open(path, "ab") as f:
+        f.write(b'{"type":"bid","pla')
+    resumed = resume(path)
+    resumed.journal.close()
+    assert (resumed.dropped.first.number, resumed.dropped.last_line, resumed.dropped.after) == (8, 11, 3)
+    assert resumed.notes == []  # the torn line is in what was dropped, not said twice
+    assert resumed.dropped.describe() == (
+        "the journal was damaged: line 8 is not readable JSON (Expecting property name enclosed in double "
+        "quotes at column 2). The game goes on from the line before it; lines 8 to 11 were dropped (line 8 and the "
+        f"3 events after it). The journal as it was is kept in {tmp_path / 'game.jsonl.corrupt-1'}")
+
+
+def test_damage_on_the_last_line_says_so_in_one_line(tmp_path):
+    path = two_round_journal(tmp_path)
+    damage(path, 10, b"{")
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.dropped.after == 0
+    assert "line 10 was dropped. The journal as it was is kept in" in resumed.dropped.describe()
+
+
+@pytest.mark.parametrize("first_line, message", [
+    (b'{"type":"game_started","players":["Ana"', "line 1 is not readable JSON"),
+    (b"\xff\xfe", "line 1 is not text"),
+    (b'{"type":"bid","player":"Ana","count":3,"face":4,"next_player":"Ben"}', "does not start with a game"),
+    (b'{"type":"game_started","players":["Ana","Ben","Cleo"],"first":"Zed","rules":{}}', "cannot be set up"),
+])
+def test_a_bad_game_start_is_one_clear_error_and_changes_nothing(tmp_path, first_line, message):
+    path = two_round_journal(tmp_path)
+    damaged, _ = damage(path, 1, first_line)
+    with pytest.raises(JournalError, match=message):
+        resume(path)
+    assert path.read_bytes() == damaged
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game.jsonl"]  # no backup, no temporary file
+
+
+def test_loading_a_damaged_journal_for_a_tool_still_refuses_it(tmp_path):
+    path = two_round_journal(tmp_path)
+    damaged, _ = damage(path, 9, b"{")
+    with pytest.raises(JournalError, match="corrupt at line 9: it is not readable JSON"):
+        load_game(path)
+    assert path.read_bytes() == damaged

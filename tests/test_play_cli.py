@@ -202,12 +202,33 @@ def test_dice_said_before_a_pause_are_kept(tmp_path):
     assert game.dice["Ben"] == 4 and game.round_number == 2  # Ben doubted a right bid
 
 
-def test_a_journalled_hand_outside_a_reveal_is_refused(tmp_path):
+def test_a_journalled_hand_outside_a_reveal_is_dropped_and_said(tmp_path):
     result, journal = play(tmp_path, "three fours\n")
     with open(journal, "a") as f:
         f.write('{"type":"hand","player":"Ana","dice":[1,2,3,4,5]}\n')
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
-    assert result.returncode == 2 and "shows dice that cannot be shown: nobody had challenged" in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert (f"companion: the journal was damaged: line 4 shows dice that cannot be shown: nobody had "
+            f"challenged. The game goes on from the line before it; line 4 was dropped. The journal as "
+            f"it was is kept in {journal}.corrupt-1\n") in result.stderr
+    assert "Resuming the game. The bid is three fours by Ana. Ben, your call." in result.stdout
+
+
+def test_a_corrupt_line_mid_journal_is_dropped_and_the_game_goes_on(tmp_path):
+    result, journal = play(tmp_path, "three fours\nfour fours\nfive fours\nsix fours\n")
+    lines = journal.read_text().splitlines(keepends=True)
+    damaged = "".join(lines[:3]) + lines[3][:20] + "\x00" * 9 + "\n" + "".join(lines[4:])  # Ben's bid
+    journal.write_text(damaged)
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute",
+                           input_text="five fours\ndudo\n4\n")
+    assert result.returncode == 0, result.stderr
+    assert ("line 4 is not readable JSON (Invalid control character at column 21). The game goes on from the "
+            "line before it; lines 4 to 6 were dropped (line 4 and the 2 events after it). The journal as "
+            f"it was is kept in {journal}.corrupt-1") in result.stderr
+    assert "Resuming the game. The bid is three fours by Ana. Ben, your call." in result.stdout
+    assert (tmp_path / "game.jsonl.corrupt-1").read_text() == damaged
+    game = load_game(journal)  # the calls after the resume went on from the good lines
+    assert game.dice["Ben"] == 4 and game.round_number == 2
 
 
 def test_resume_refuses_a_corrupt_journal(tmp_path):
