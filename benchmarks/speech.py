@@ -242,7 +242,7 @@ def _expect_for(truth: dict | None, index: int) -> str:
 def spoken_lines(seed: int, quick: bool) -> list[tuple[str, str, str | None]]:
     """(kind, said, truth text) for one voice set: bids over every face, bare counts,
     challenges, named calls, hands, commands, calls inside phrases and table chatter."""
-    from companion.rules.bids import number_words
+    from companion.calls import number_words
 
     rng = random.Random(seed)
     lines: list[tuple[str, str, str | None]] = []
@@ -321,7 +321,7 @@ def real_items(speaker: str, quick: bool, real_dir: Path = REAL_DIR, seed: int =
                ) -> tuple[list[Item], list[Path]]:
     """The held-out speaker's digits (takes chosen by seed), and the takes left over (for
     the babble)."""
-    from companion.rules.bids import number_words
+    from companion.calls import number_words
 
     rng = random.Random(seed)
     files = sorted((real_dir / "recordings").glob(f"*_{speaker}_*.wav"))

@@ -1,4 +1,5 @@
-"""The call vocabulary and the one parser for typed lines and speech transcripts.
+"""The call vocabulary, the one parser for typed lines and speech transcripts, and how
+numbers, faces and bids are said.
 
 Every input source (keyboard, pipe, microphone, WAV files) turns what it heard into text and
 hands it to `parse_call`, so typed and spoken calls cannot drift apart. The parser is strict:
@@ -14,9 +15,46 @@ from dataclasses import dataclass
 from typing import Sequence, Union
 
 from companion.errors import CompanionError
-from companion.rules.bids import ACE, FACE_PLURAL, FACE_SINGULAR, Bid, number_words
+from companion.rules.bids import ACE, Bid
 
 MAX_SPOKEN_COUNT = 30
+
+# --- saying: numbers, faces and bids in words -----------------------------------------------
+
+_UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen"
+).split()
+_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty", 60: "sixty"}
+
+FACE_SINGULAR = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+FACE_PLURAL = {2: "twos", 3: "threes", 4: "fours", 5: "fives", 6: "sixes"}
+# The name of face 1 differs by rulebook ("aces", "pacos", "jokers"); the rules say which.
+ACE_WORDS = {"aces": "ace", "pacos": "paco", "jokers": "joker", "ones": "one"}
+
+
+def number_words(n: int) -> str:
+    """Spell a count the way it is said: 21 -> "twenty one"."""
+    if n < 0:
+        raise ValueError(f"no words for a negative number: {n}")
+    if n < 20:
+        return _UNITS[n]
+    if n < 70:
+        tens, unit = divmod(n, 10)
+        return _TENS[tens * 10] + (f" {_UNITS[unit]}" if unit else "")
+    return str(n)
+
+
+def face_words(face: int, count: int = 2, ace_word: str = "pacos") -> str:
+    """The face as said after a count: "fives", "six" (after one), "pacos"."""
+    if face == ACE:
+        return ace_word if count != 1 else ACE_WORDS.get(ace_word, ace_word)
+    return FACE_PLURAL[face] if count != 1 else FACE_SINGULAR[face]
+
+
+def bid_words(bid: Bid, ace_word: str = "pacos") -> str:
+    """A bid as players say it, which `parse_call` reads back: "nine fives", "one paco"."""
+    return f"{number_words(bid.count)} {face_words(bid.face, bid.count, ace_word)}"
 
 
 class UnparsableCall(CompanionError, ValueError):
@@ -103,7 +141,7 @@ class CommandCall:
 
 Call = Union[BidCall, DudoCall, CalzaCall, PalificoCall, NumberCall, HandCall, CommandCall]
 
-# --- vocabulary -----------------------------------------------------------------------------
+# --- hearing: the words a call may use ------------------------------------------------------
 
 NUMBER_WORDS: dict[str, int] = {number_words(n): n for n in (*range(1, 20), 20, 30, 40, 50, 60)}
 NUMBER_WORDS.update({"a": 1, "an": 1, "zero": 0, "none": 0, "no": 0})
@@ -170,7 +208,8 @@ def _number(words: list[str], i: int) -> tuple[int, int] | None:
         return None
     word = words[i]
     if word.isdigit():
-        return int(word), 1
+        # No table has a million dice; int() also refuses numbers of 4,300+ digits.
+        return (int(word), 1) if len(word) <= 6 else None
     value = NUMBER_WORDS.get(word, NUMBER_MISHEARINGS.get(word))
     if value is None:
         return None
@@ -281,7 +320,7 @@ def describe_call(call: Call, ace_word: str = "pacos") -> str:
     five five three two")."""
     who = f"{call.speaker} " if call.speaker else ""
     if isinstance(call, BidCall):
-        return who + call.bid.spoken(ace_word)
+        return who + bid_words(call.bid, ace_word)
     if isinstance(call, DudoCall):
         return who + "dudo"
     if isinstance(call, CalzaCall):

@@ -173,11 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             module, room, _ = ROOM_COMMANDS[args.command]
             return getattr(importlib.import_module(module), f"run_{room}")(args)
         if args.command == "bench":
-            if args.suite == "speech":
-                # Beside the package, with the training tools it makes its speech with.
-                suite = importlib.import_module("benchmarks.speech")
-            else:
-                from companion.bench import vision as suite
+            # Beside the package, with the training tools they need (benchmarks/__init__.py).
+            suite = importlib.import_module(f"benchmarks.{args.suite}")
             return suite.main(list(args.bench_args))
     except CompanionError as error:
         print(f"companion: {error}", file=sys.stderr)
@@ -265,8 +262,11 @@ def run_play(settings: PlaySettings) -> int:
     hands: dict = {}  # dice said so far at a reveal the resumed game was in
     if settings.resuming:
         path = settings.journal or journals.find_session(settings.resume or None)
-        game, journal, notes, hands = journals.resume(path)
-        for note in notes:
+        resumed = journals.resume(path)
+        game, journal, hands = resumed.game, resumed.journal, resumed.hands
+        if resumed.dropped is not None:
+            print(f"companion: {resumed.dropped.describe()}", file=sys.stderr)
+        for note in resumed.notes:
             print(f"companion: {note}", file=sys.stderr)
     else:
         if not settings.players:

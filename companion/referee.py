@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
     BidCall,
@@ -24,7 +24,10 @@ from companion.calls import (
     NumberCall,
     PalificoCall,
     UnparsableCall,
+    bid_words,
     describe_call,
+    face_words,
+    number_words,
     parse_call,
     parse_call_or_none,
 )
@@ -37,17 +40,15 @@ from companion.rules import (
     ChallengeAction,
     CountAction,
     Game,
-    IllegalBid,
     Phase,
     RulesError,
     count_matching,
-    number_words,
 )
-from companion.rules.bids import face_words
 from companion.rules.events import ChallengeCalled, Event, HandShown, Undone
 from companion.sources import CallSource, Expect, Utterance
-from companion.voice.phrases import (
-    count_of, describe_events, face_to_count, join_and, smallest_raises_phrase)
+from companion.vision.types import RevealOutcome
+from companion.voice.phrases import count_of, describe_events, face_to_count, join_and
+from companion.voice.refusals import refusal
 from companion.voice.speakers import Speaker
 
 
@@ -71,7 +72,7 @@ class CountSource(Protocol):
     """Something that can read the dice at a reveal (the camera)."""
 
     def reveal(self, expected_total: int, save_dir: Path | None = None,
-               round_number: int | None = None) -> Any: ...
+               round_number: int | None = None) -> RevealOutcome: ...
 
 
 SAY_AGAIN = "Sorry, say again?"
@@ -335,7 +336,7 @@ class Referee:
             if isinstance(call, HandCall):
                 return self._hand(call)
         except RulesError as error:
-            return [_sentence(str(error))]
+            return [refusal(error, game.rules)]
         return []
 
     def _apply(self, action) -> list[str]:
@@ -353,16 +354,7 @@ class Referee:
         if game.phase is Phase.REVEAL:
             return [f"The cups are up. {self._count_prompt()}"]
         player = game.player_named(call.speaker) if call.speaker else game.turn
-        try:
-            return self._apply(BidAction(player, call.bid))
-        except IllegalBid as error:
-            ace = game.rules.ace_word
-            last = game.last_bid
-            after = f"After {last.spoken(ace)}" if last else "To open"
-            options = smallest_raises_phrase(error.smallest_raises, ace)
-            said = call.bid.spoken(ace).capitalize()
-            hint = f" {after}: {options}." if options else " The only call left is dudo."
-            return [f"{said} is not allowed: {error}.{hint}"]
+        return self._apply(BidAction(player, call.bid))  # an IllegalBid is said by handle()
 
     def _calza(self, call: CalzaCall) -> list[str]:
         game = self.game
@@ -377,7 +369,7 @@ class Referee:
             return self._challenge(CALZA, eligible[0])
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
-            return [_sentence(str(problem))] if problem else []
+            return [refusal(problem, game.rules)] if problem else []
         return [f"Who calls calza? Say your name and calza, like {eligible[0]} calza."]
 
     def _calza_callers(self) -> list[str]:
@@ -402,14 +394,14 @@ class Referee:
             return [f"The camera failed: {error}. {self._count_prompt()}"]
         if outcome.reading is None:
             return [f"I cannot count this one: {outcome.reason}. {self._count_prompt()}"]
-        count = outcome.reading.count_for(challenge.face, challenge.aces_wild)
+        count = count_matching(outcome.reading.faces, challenge.face, challenge.aces_wild)
         ace_word = game.rules.ace_word
-        seen = f"I see {Bid(count, challenge.face).spoken(ace_word)}" if count else \
+        seen = f"I see {bid_words(Bid(count, challenge.face), ace_word)}" if count else \
             f"I see no {face_words(challenge.face, 2, ace_word)}"
         if challenge.aces_wild and challenge.face != 1:
             seen += f", {ace_word} included"
         seen += "."
-        return [seen] + self._apply(CountAction(count, None, "camera"))
+        return [seen] + self._apply(CountAction(count, None, "camera", outcome.reading.faces))
 
     def _count_prompt(self, again: bool = True) -> str:
         """Ask for the count; `again` repeats what to count (the challenge already said it)."""
@@ -485,7 +477,7 @@ class Referee:
         try:
             action = self.game.undo()
         except RulesError as error:
-            return [_sentence(str(error))]
+            return [refusal(error, self.game.rules)]
         self._record([Undone(_action_dict(action))])
         return [f"Undone: {_describe_action(action, self.game.rules.ace_word)}. {self.status_sentence()}"]
 
@@ -501,7 +493,7 @@ class Referee:
             challenge = game.challenge
             assert challenge is not None
             parts.append(f"{challenge.player} called {challenge.kind} on {challenge.bidder}'s "
-                         f"{Bid(challenge.count, challenge.face).spoken(ace)}. {self._count_prompt()}")
+                         f"{bid_words(Bid(challenge.count, challenge.face), ace)}. {self._count_prompt()}")
             if self._hands:
                 got = join_and([f"{player}'s" for player in self._hands])
                 parts.append(f"Got {got} dice. Still need {join_and(self._hands_missing())}.")
@@ -509,7 +501,7 @@ class Referee:
             if game.last_bid is None:
                 parts.append(f"Round {number_words(game.round_number)}, no bid yet. {game.turn} opens.")
             else:
-                parts.append(f"The bid is {game.last_bid.spoken(ace)} by {game.last_bidder}. "
+                parts.append(f"The bid is {bid_words(game.last_bid, ace)} by {game.last_bidder}. "
                              f"{game.turn}, your call.")
             if game.is_palifico_round:
                 parts.append(f"Palifico round for {game.palifico_player}.")
@@ -531,11 +523,6 @@ class Referee:
         return "This is not a palifico round; palifico comes when a player first drops to one die."
 
 
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
-
-
 def _action_dict(action) -> dict:
     if isinstance(action, BidAction):
         return {"kind": "bid", "player": action.player, "count": action.bid.count, "face": action.bid.face}
@@ -546,7 +533,7 @@ def _action_dict(action) -> dict:
 
 def _describe_action(action, ace_word: str) -> str:
     if isinstance(action, BidAction):
-        return f"{action.player}'s {action.bid.spoken(ace_word)}"
+        return f"{action.player}'s {bid_words(action.bid, ace_word)}"
     if isinstance(action, ChallengeAction):
         return f"{action.player}'s {action.kind}"
     return f"the count of {number_words(action.count)}"

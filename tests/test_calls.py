@@ -3,10 +3,10 @@
 import pytest
 
 from companion.calls import (
-    BidCall, CalzaCall, Command, CommandCall, DudoCall, HandCall,
-    NumberCall, PalificoCall, UnparsableCall, describe_call, parse_call, parse_call_or_none)
+    BidCall, CalzaCall, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
+    UnparsableCall, bid_words, describe_call, number_words, parse_call, parse_call_or_none)
 from companion.listen.vocabulary import SOUND_ALIKES
-from companion.rules.bids import Bid, number_words
+from companion.rules import Bid
 
 PLAYERS = ("Ana", "Ben", "Cleo")
 PLURAL = {1: ["aces", "pacos", "ones"], 2: ["twos"], 3: ["threes"], 4: ["fours"], 5: ["fives"],
@@ -23,6 +23,20 @@ def test_every_bid_in_words_and_digits(count, face):
     for word in words:
         assert parse_call(f"{number_words(count)} {word}") == BidCall(Bid(count, face))
         assert parse_call(f"{count} {word}") == BidCall(Bid(count, face))
+
+
+@pytest.mark.parametrize("bid, said", [
+    (Bid(9, 5), "nine fives"), (Bid(1, 6), "one six"), (Bid(4, 1), "four pacos"),
+    (Bid(1, 1), "one paco"), (Bid(21, 2), "twenty one twos"), (Bid(30, 3), "thirty threes"),
+])
+def test_bids_in_words_read_back(bid, said):
+    assert bid_words(bid) == said
+    assert parse_call(said) == BidCall(bid)
+
+
+def test_the_word_for_aces_follows_the_rules():
+    assert bid_words(Bid(4, 1), "aces") == "four aces"
+    assert bid_words(Bid(1, 1), "jokers") == "one joker"
 
 
 def test_a_and_an_count_one():

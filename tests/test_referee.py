@@ -1,13 +1,12 @@
 """The referee: what it says and does for each call, with a recording speaker."""
 
-from dataclasses import dataclass
-
 import pytest
 
 from companion.calls import parse_call
 from companion.referee import Hearing, Referee, RefereeSettings
 from companion.rules import Bid, Game, Phase, get_preset
 from companion.sources import Expect, TextSource, Utterance
+from companion.vision.types import DiceReading, Die, RevealOutcome
 
 
 class RecordingSpeaker:
@@ -358,19 +357,12 @@ def test_chatter_from_the_microphone_is_ignored_quietly():
 
 # --- the camera at a reveal ------------------------------------------------------------------
 
-@dataclass
-class FakeReading:
-    counts: dict
-
-    def count_for(self, face, aces_wild):
-        return self.counts.get(face, 0) + (self.counts.get(1, 0) if aces_wild and face != 1 else 0)
-
-
-@dataclass
-class FakeOutcome:
-    reading: object
-    reason: str = ""
-    annotated_path: object = None
+def camera_sees(counts: dict, in_play: int = 15) -> RevealOutcome:
+    """The camera's trusted reading of the table: these faces (face: how many), and sixes for
+    the rest of the dice in play."""
+    faces = [face for face, n in counts.items() for _ in range(n)]
+    faces += [6] * (in_play - len(faces))
+    return RevealOutcome(DiceReading(tuple(Die(face, (10 * i, 0, 8, 8), 0.99) for i, face in enumerate(faces))), "")
 
 
 class FakeCounter:
@@ -385,7 +377,7 @@ class FakeCounter:
 
 
 def test_camera_count_settles_the_challenge():
-    counter = FakeCounter(FakeOutcome(FakeReading({4: 2, 1: 1})))
+    counter = FakeCounter(camera_sees({4: 2, 1: 1}))
     referee, _, journal = make(counter=counter)
     say(referee, "three fours")
     text = say(referee, "dudo")
@@ -395,7 +387,7 @@ def test_camera_count_settles_the_challenge():
 
 
 def test_a_reveal_done_again_after_an_undo_is_the_same_rounds():
-    counter = FakeCounter(FakeOutcome(FakeReading({4: 2, 1: 1})))
+    counter = FakeCounter(camera_sees({4: 2, 1: 1}))
     referee, _, _ = make(counter=counter)
     say(referee, "three fours")
     say(referee, "dudo")
@@ -413,14 +405,14 @@ def test_a_reveal_done_again_after_an_undo_is_the_same_rounds():
     ({1: 2, 4: 3}, ["two fours", "two pacos"], "I see two pacos."),
 ])
 def test_the_camera_count_says_what_it_counted(faces, bids, seen):
-    referee, _, _ = make(counter=FakeCounter(FakeOutcome(FakeReading(faces))))
+    referee, _, _ = make(counter=FakeCounter(camera_sees(faces)))
     for bid in bids:
         assert "Did you" not in say(referee, bid)
     assert seen in say(referee, "dudo")
 
 
 def test_the_camera_looks_only_after_the_cups_were_called_up():
-    counter = FakeCounter(FakeOutcome(FakeReading({4: 3})))
+    counter = FakeCounter(camera_sees({4: 3}))
     referee, speaker, _ = make(counter=counter)
     said_before_looking = []
     reveal = counter.reveal
@@ -432,7 +424,7 @@ def test_the_camera_looks_only_after_the_cups_were_called_up():
 
 
 def test_camera_doubt_falls_back_to_asking():
-    counter = FakeCounter(FakeOutcome(None, "I see 14 dice but 15 are in play"))
+    counter = FakeCounter(RevealOutcome(None, "I see 14 dice but 15 are in play"))
     referee, _, _ = make(counter=counter)
     say(referee, "three fours")
     text = say(referee, "dudo")

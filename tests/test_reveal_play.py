@@ -1,16 +1,21 @@
-"""The reveal in a real game: the referee counts from image files, or falls back to asking."""
+"""The reveal in a real game: the referee counts from image files, or falls back to asking;
+the rules count what the camera read, and a resumed game counts it again."""
 
+import dataclasses
 import json
 
 import cv2
 import pytest
 
-from companion.journal import load_game
-from companion.rules import count_matching
+from companion.journal import JournalError, dump, load_game
+from companion.rules import Bid, Game, count_matching, get_preset
+from companion.rules.events import DiceCounted, Event
+from companion.vision import CameraSettings, DiceReading, Die
 from companion.vision.reader import DiceReader
-from companion.vision.reveal import MIN_CONFIDENCE
 from companion.vision.scenes import generate_scene
 from conftest import run_companion
+
+SURE = CameraSettings().min_confidence
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +26,7 @@ def table_photo(tmp_path_factory):
         scene = generate_scene(seed, size=(480, 640), n_dice=6, angle=0.3, hard=0.3, touching=0.0,
                                paco_fraction=0.3)
         reading = reader.read(scene.image)
-        if reading.counts == scene.counts and reading.min_confidence >= MIN_CONFIDENCE:
+        if reading.counts == scene.counts and reading.min_confidence >= SURE:
             path = tmp_path_factory.mktemp("reveal") / "table.png"
             cv2.imwrite(str(path), scene.image)
             return path, [d.face for d in scene.dice]
@@ -41,7 +46,7 @@ def doubtful_photo(table_photo, tmp_path_factory):
             blurred[y + 2:y + h - 2, x + 2:x + w - 2] = cv2.GaussianBlur(
                 image[y + 2:y + h - 2, x + 2:x + w - 2], (k, k), 0)
             reading = reader.read(blurred)
-            if reading.total == 6 and reading.min_confidence < MIN_CONFIDENCE:
+            if reading.total == 6 and reading.min_confidence < SURE:
                 path = tmp_path_factory.mktemp("doubt") / "blurred.png"
                 cv2.imwrite(str(path), blurred)
                 return path
@@ -62,8 +67,8 @@ def test_the_camera_settles_a_dudo(tmp_path, table_photo):
     path, faces = table_photo
     result, journal, counts = play_with_camera(tmp_path, path, 3, "two fours\ndudo\n")
     truth = count_matching(faces, 4, aces_wild=True)
-    assert counts == [{"type": "count", "count": truth, "hands": None, "source": "camera",
-                       "correct": truth >= 2}]
+    assert [(c["count"], c["hands"], c["source"], c["correct"]) for c in counts] == [
+        (truth, None, "camera", truth >= 2)]
     assert "I see " in result.stdout and "Lift the cups" in result.stdout
     loser = "Ben" if truth >= 2 else "Ana"
     assert load_game(journal).dice[loser] == 2
@@ -116,7 +121,7 @@ def test_each_reveal_reads_its_own_photo(tmp_path, table_photo):
     for seed in range(740, 770):
         scene = generate_scene(seed, size=(480, 640), n_dice=5, angle=0.3, hard=0.3, touching=0.0)
         reading = reader.read(scene.image)
-        if reading.counts == scene.counts and reading.min_confidence >= MIN_CONFIDENCE:
+        if reading.counts == scene.counts and reading.min_confidence >= SURE:
             break
     else:
         pytest.fail("the reader misread every easy five-dice scene tried")
@@ -132,3 +137,77 @@ def test_each_reveal_reads_its_own_photo(tmp_path, table_photo):
     assert [(c["count"], c["source"]) for c in counts] == [
         (count_matching(faces, 4, aces_wild=True), "camera"), (truth, "camera")]
     assert (tmp_path / "game-reveals" / "reveal-0002.png").is_file()
+
+
+def test_the_cameras_dice_are_journalled_with_its_count(tmp_path, table_photo):
+    path, faces = table_photo
+    _, journal, counts = play_with_camera(tmp_path, path, 3, "two fours\ndudo\n")
+    assert sorted(counts[0]["camera_dice"]) == sorted(faces)
+    assert counts[0]["count"] == count_matching(counts[0]["camera_dice"], 4, aces_wild=True)
+    loser = "Ben" if counts[0]["correct"] else "Ana"
+    assert load_game(journal).dice[loser] == 2
+
+
+def _reading(faces):
+    return DiceReading(tuple(Die(face, (10 * i, 0, 8, 8), 0.99) for i, face in enumerate(faces)))
+
+
+@pytest.mark.parametrize("preset, aces_wild, fives", [("wikipedia", False, 2), ("asmodee", True, 3)])
+def test_the_rules_count_the_cameras_dice_with_aces_wild_or_not(preset, aces_wild, fives):
+    """Ana down to one die of two against Ben: a palifico round under wikipedia's rules
+    (palifico from two players left), where aces are not wild; under asmodee's (from three) a
+    round like any other."""
+    game = Game(["Ana", "Ben"], dataclasses.replace(get_preset(preset), starting_dice=2, max_dice=2))
+    game.bid("Ana", Bid(1, 5))
+    game.dudo("Ben")
+    game.reveal(0)
+    game.bid("Ana", Bid(1, 5))
+    game.dudo("Ben")
+    challenge = game.challenge
+    reading = _reading((1, 5, 5))
+    assert challenge.aces_wild is aces_wild
+    assert count_matching(reading.faces, challenge.face, challenge.aces_wild) == fives
+    assert count_matching(reading.faces, 1, challenge.aces_wild) == 1  # aces count for themselves
+
+
+def test_a_count_line_with_the_cameras_dice_round_trips():
+    counted = DiceCounted(3, None, "camera", True, camera_dice=(4, 4, 1, 2, 3, 5))
+    line = json.loads(json.dumps(counted.to_dict()))
+    assert line["camera_dice"] == [4, 4, 1, 2, 3, 5]
+    assert Event.from_dict(line) == counted
+    # A count the players gave is written as before the camera's dice were kept, and a line
+    # written then still reads.
+    said = DiceCounted(3, None, "players", True)
+    assert "camera_dice" not in said.to_dict()
+    old = {"type": "count", "count": 3, "hands": None, "source": "camera", "correct": True}
+    assert Event.from_dict(old) == DiceCounted(3, None, "camera", True, camera_dice=None)
+
+
+def _camera_journal(tmp_path, faces, count):
+    """Ana's "two fours", Ben's dudo and the camera's count of `count` from `faces` (ten dice),
+    written as the referee journals them."""
+    game = Game(["Ana", "Ben"], get_preset("asmodee"))
+    game.bid("Ana", Bid(2, 4))
+    game.dudo("Ben")
+    counted = [dataclasses.replace(e, camera_dice=tuple(faces)) if isinstance(e, DiceCounted) else e
+               for e in game.reveal(count, source="camera")]
+    path = tmp_path / "game.jsonl"
+    path.write_text(dump(game.events[:-len(counted)] + counted))
+    return path
+
+
+def test_a_resumed_game_counts_the_cameras_dice_again(tmp_path):
+    faces = (4, 4, 1, 2, 3, 5, 6, 6, 2, 3)  # three fours, the ace included
+    game = load_game(_camera_journal(tmp_path, faces, 3))
+    assert game.dice == {"Ana": 5, "Ben": 4}
+    counted = [e for e in game.events if isinstance(e, DiceCounted)]
+    assert counted[0].camera_dice == faces
+
+
+@pytest.mark.parametrize("faces, count", [
+    ((4, 4, 1, 2, 3, 5, 6, 6, 2, 3), 1),  # the dice make three fours, not one
+    ((4, 4, 1), 3),  # three dice read of the ten in play
+])
+def test_a_resumed_game_refuses_a_camera_count_its_dice_do_not_make(tmp_path, faces, count):
+    with pytest.raises(JournalError, match="line 5 is not allowed by the rules: the camera's dice"):
+        load_game(_camera_journal(tmp_path, faces, count))

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.rules.bids import number_words
+from companion.calls import number_words
 from companion.vision.calibrate import build_profile, expected_faces, load_calibration_images
 from companion.vision.commands import add_calibrate_arguments, add_see_arguments, run_calibrate, run_see
 from companion.vision.errors import CalibrationFailed
@@ -57,7 +57,7 @@ def test_calibrate_then_read_paco(calib_dir, tmp_path, capsys):
     prof = load_profile(out)
     assert prof.background is not None
     # the die size is the side of the dice's tops in the dice photo
-    from companion.vision.train_detector import top_face
+    from training.vision_detector import top_face
 
     shown = generate_scene(2, n_dice=4, faces=(2, 3, 4, 5, 6), paco_fraction=0.0, **KW)
     assert prof.die_size == pytest.approx(np.median([top_face(d.corners)[2] for d in shown.dice]), rel=0.15)

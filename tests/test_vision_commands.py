@@ -7,6 +7,7 @@ import pytest
 
 from companion.vision.commands import add_calibrate_arguments, add_see_arguments, run_calibrate, run_see
 from companion.vision.scenes import generate_scene
+from companion.vision.settings import CameraSettings
 
 
 def _see(*argv):
@@ -70,7 +71,7 @@ def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, s
             blurred = image.copy()
             blurred[y + 2:y + h - 2, x + 2:x + w - 2] = cv2.GaussianBlur(image[y + 2:y + h - 2, x + 2:x + w - 2], (k, k), 0)
             reading = reader.read(blurred)
-            if reading.doubtful:
+            if CameraSettings().doubtful(reading):
                 found = blurred, reading
                 break
         if found:
@@ -83,7 +84,7 @@ def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, s
     assert _see(blur_path) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{blur_path}: {reading.total} dice  ")
-    assert out.rstrip().endswith(f"({reading.doubtful} read doubtfully, marked ?: a reveal would ask the players)")
+    assert out.rstrip().endswith(f"({CameraSettings().doubtful(reading)} read doubtfully, marked ?: a reveal would ask the players)")
 
 
 def test_see_names_the_file_that_is_too_small(tmp_path, capsys, scene_file):

@@ -4,12 +4,12 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.bench.vision import match
 from companion.vision.detect import (INPUT, OUTPUTS, STRIDE, Candidate, Detector, crop, decode, load_detector,
                                      same_die, scaled_input)
 from companion.vision.reader import DiceReader
 from companion.vision.scenes import draw_face, generate_paco_closeup, generate_scene
-from companion.vision.train_detector import augment, targets, top_face
+from training.dice_photos import match
+from training.vision_detector import augment, targets, top_face
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,18 @@
 """The reveal flow: several agreeing frames, a dice-count check, and honest refusals."""
-import pathlib
-
 import cv2
 import numpy as np
 import pytest
 
-from companion.rules.bids import number_words
+from companion.calls import number_words
 from companion.vision.errors import ImageUnreadable, NoFrame
 from companion.vision.frames import ArrayFrames, ImageFrames
 from companion.vision.reader import DiceReader
-from companion.vision.reveal import MIN_CONFIDENCE, CameraCounter, RevealOutcome
+from companion.vision.reveal import CameraCounter
 from companion.vision.scenes import generate_scene
-from companion.vision.types import DiceReading, Die
+from companion.vision.settings import CameraSettings
+from companion.vision.types import DiceReading, Die, RevealOutcome
+
+SURE = CameraSettings().min_confidence
 
 
 def _easy_scene(seed, n=6):
@@ -34,7 +35,7 @@ def _find_readable(reader, seeds, n=6):
     for s in seeds:
         sc = _easy_scene(s, n)
         r = reader.read(sc.image)
-        if r.counts == sc.counts and r.min_confidence >= MIN_CONFIDENCE:
+        if r.counts == sc.counts and r.min_confidence >= SURE:
             return sc
     pytest.fail("the reader misread every easy scene tried")
 
@@ -42,7 +43,8 @@ def _find_readable(reader, seeds, n=6):
 def test_agreeing_frames_give_a_reading_and_a_picture(tmp_path, reader):
     sc = _find_readable(reader, range(500, 510))
     p = _save(tmp_path, sc.image, "a.png")
-    out = CameraCounter(ImageFrames([p]), reader, frames_to_agree=3).reveal(len(sc.dice), save_dir=tmp_path / "rev")
+    counter = CameraCounter(ImageFrames([p]), reader, CameraSettings(frames_to_agree=3))
+    out = counter.reveal(len(sc.dice), save_dir=tmp_path / "rev")
     assert isinstance(out, RevealOutcome)
     assert out.reading is not None, out.reason
     assert out.reading.counts == sc.counts and out.reading.total == len(sc.dice)
@@ -63,7 +65,8 @@ def test_count_mismatch_returns_none_with_reason(tmp_path, reader):
 def test_disagreeing_frames_return_none(reader):
     a = _easy_scene(540, 3).image
     b = _easy_scene(541, 9).image
-    out = CameraCounter(ArrayFrames([a, b, a, b, a, b, a, b]), reader, frames_to_agree=3, max_frames=6).reveal(3)
+    frames = ArrayFrames([a, b, a, b, a, b, a, b])
+    out = CameraCounter(frames, reader, CameraSettings(frames_to_agree=3, max_frames=6)).reveal(3)
     assert out.reading is None and "disagree" in out.reason and out.annotated_path is None
 
 
@@ -84,14 +87,15 @@ def _reading(faces, conf=0.99):
 
 def test_low_confidence_returns_none():
     frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
-    out = CameraCounter(frames, _StubReader([_reading([2, 3, 3], conf=0.3)]), min_confidence=0.6).reveal(3)
+    out = CameraCounter(frames, _StubReader([_reading([2, 3, 3], conf=0.3)]),
+                        CameraSettings(min_confidence=0.6)).reveal(3)
     assert out.reading is None and out.reason == "some dice are too hard to read"
 
 
 def test_needs_consecutive_agreement():
     frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
     seq = [_reading([2]), _reading([3]), _reading([2]), _reading([2]), _reading([2])]
-    counter = CameraCounter(frames, _StubReader(seq), frames_to_agree=3, max_frames=10)
+    counter = CameraCounter(frames, _StubReader(seq), CameraSettings(frames_to_agree=3, max_frames=10))
     out = counter.reveal(1)
     assert out.reading is not None and out.reading.counts[2] == 1
     assert counter.reader.i == 5  # answered only after three in a row
@@ -147,15 +151,19 @@ def test_photos_are_one_per_reveal_in_order_then_the_players_count(tmp_path, rea
     assert third.reading is None and third.reason == "there is no photo left for this reveal"
 
 
-def test_count_for_aces_wild():
+def test_a_reading_gives_its_faces_and_counts_each_face_only_for_itself():
     r = _reading([1, 1, 2, 5, 5, 5])
-    assert r.total == 6
+    assert r.total == 6 and r.faces == (1, 1, 2, 5, 5, 5)
     assert r.counts == {1: 2, 2: 1, 3: 0, 4: 0, 5: 3, 6: 0}
-    assert r.count_for(5, aces_wild=True) == 5
-    assert r.count_for(5, aces_wild=False) == 3
-    assert r.count_for(1, aces_wild=True) == 2
     with pytest.raises(ValueError):
-        r.count_for(7, aces_wild=True)
+        Die(face=7, box=(0, 0, 8, 8), confidence=0.9)
+
+
+def test_camera_settings_refuse_a_count_that_can_never_agree():
+    with pytest.raises(ValueError):
+        CameraSettings(frames_to_agree=4, max_frames=3)
+    with pytest.raises(ValueError):
+        CameraSettings(min_confidence=1.5)
 
 
 class _LiveCamera(ArrayFrames):
@@ -185,7 +193,7 @@ def test_a_live_camera_waits_for_the_cups():
     half_lifted = [_reading([2, 3, 3])] * 5  # agreeing frames, but not every die yet
     table = [_reading([2, 3, 3, 5, 6, 1])]
     reader = _StubReader(cups_down + half_lifted + table)
-    out = CameraCounter(_LiveCamera(clock), reader, frames_to_agree=3, patience=20.0,
+    out = CameraCounter(_LiveCamera(clock), reader, CameraSettings(frames_to_agree=3, patience=20.0),
                         clock=clock).reveal(6)
     assert out.reading is not None and out.reading.total == 6, out.reason
     assert reader.i == 28  # three agreeing frames of the whole table
@@ -194,7 +202,7 @@ def test_a_live_camera_waits_for_the_cups():
 def test_a_live_camera_gives_up_after_its_patience_and_says_what_it_saw():
     clock = _Clock()
     reader = _StubReader([_reading([2, 3, 3, 5])])  # one cup never comes up
-    out = CameraCounter(_LiveCamera(clock), reader, patience=5.0, clock=clock).reveal(6)
+    out = CameraCounter(_LiveCamera(clock), reader, CameraSettings(patience=5.0), clock=clock).reveal(6)
     assert out.reading is None and out.reason == "I see four dice but six are in play"
     assert 49 <= reader.i <= 51  # it kept looking for five seconds, not ten frames
 
@@ -214,10 +222,10 @@ def test_a_picture_that_cannot_be_saved_does_not_stop_the_count(tmp_path):
 
 
 def test_a_reveal_accepts_only_every_die_seen_and_surely_read():
-    from companion.vision.reveal import accepts
-
-    sure, unsure = _reading([2, 3, 5]), _reading([2, 3, 5], conf=MIN_CONFIDENCE - 0.01)
-    assert accepts(sure, 3) and not accepts(sure, 4) and not accepts(unsure, 3)
+    settings = CameraSettings()
+    sure, unsure = _reading([2, 3, 5]), _reading([2, 3, 5], conf=settings.min_confidence - 0.01)
+    assert settings.accepts(sure, 3) and not settings.accepts(sure, 4) and not settings.accepts(unsure, 3)
+    assert settings.doubtful(unsure) == 3 and settings.doubtful(sure) == 0
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([unsure])).reveal(3)
     assert out.reading is None and out.reason == "some dice are too hard to read"  # the counter keeps the same line
 
@@ -226,10 +234,10 @@ def test_a_live_camera_keeps_looking_while_unsure():
     clock = _Clock()
     hand_over_a_die = [_reading([2, 3, 5], conf=0.5)] * 6  # all seen, one hard to read
     reader = _StubReader(hand_over_a_die + [_reading([2, 3, 5])])
-    out = CameraCounter(_LiveCamera(clock), reader, patience=20.0, clock=clock).reveal(3)
+    out = CameraCounter(_LiveCamera(clock), reader, CameraSettings(patience=20.0), clock=clock).reveal(3)
     assert out.reading is not None and reader.i == 7, out.reason
     never_sure = _StubReader([_reading([2, 3, 5], conf=0.5)])
-    out = CameraCounter(_LiveCamera(clock), never_sure, patience=2.0, clock=clock).reveal(3)
+    out = CameraCounter(_LiveCamera(clock), never_sure, CameraSettings(patience=2.0), clock=clock).reveal(3)
     assert out.reading is None and out.reason == "some dice are too hard to read" and never_sure.i >= 19
 
 

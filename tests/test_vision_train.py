@@ -5,8 +5,9 @@ import pytest
 
 from companion.vision.detect import Candidate
 from companion.vision.model import NOT_DIE, SEVERAL
-from companion.vision.train import label_candidates, real_split, validation_split
-from companion.vision.train_detector import photometric
+from training.dice_photos import real_split, validation_split
+from training.vision_detector import photometric
+from training.vision_faces import label_candidates
 
 
 def _recs(n):
@@ -43,7 +44,7 @@ def test_the_trained_network_exports_to_the_forward_pass_the_reader_runs():
     logits, in numpy and in OpenCV's DNN module."""
     torch = pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
     from companion.vision.model import CHANNELS, PATCH, FaceModel, features
-    from companion.vision.train import _network, export
+    from training.vision_faces import _network, export
 
     torch.manual_seed(0)
     net = _network((4, 8, 6), 16)
@@ -62,7 +63,7 @@ def test_training_learns_faces_and_gives_a_model_the_reader_can_save_and_load(tm
 
     from companion.vision.model import PATCH, load_model
     from companion.vision.scenes import draw_face
-    from companion.vision.train import fit
+    from training.vision_faces import fit
 
     rng = np.random.default_rng(3)
     patches, labels = [], []
@@ -83,7 +84,7 @@ def test_the_trained_detector_exports_to_the_forward_pass_the_reader_runs():
     give the torch network's own maps, in numpy and in OpenCV's DNN module."""
     torch = pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
     from companion.vision.detect import Detector
-    from companion.vision.train_detector import export, network
+    from training.vision_detector import export, network
 
     torch.manual_seed(0)
     net = network().eval()
@@ -105,7 +106,7 @@ def test_detector_training_lowers_its_box_losses_and_saves_a_detector_that_loads
 
     from companion.vision.detect import load_detector, network_input, scaled_input
     from companion.vision.scenes import generate_scene
-    from companion.vision.train_detector import fit_detector, save_detector, synthetic_examples
+    from training.vision_detector import fit_detector, save_detector, synthetic_examples
 
     examples = synthetic_examples(9300000, 16, processes=1)
     lines: list[str] = []
@@ -122,9 +123,9 @@ def test_detector_training_lowers_its_box_losses_and_saves_a_detector_that_loads
 
 def test_detector_training_is_reproducible():
     """The same seed gives the same weights bit for bit, and the scenes do not depend on how many
-    processes make them: the shipped detector is what `python -m companion.vision.train` makes."""
+    processes make them: the shipped detector is what `python -m training.vision` makes."""
     pytest.importorskip("torch", reason="training needs torch: pip install -e '.[train]'")
-    from companion.vision.train_detector import fit_detector, synthetic_examples
+    from training.vision_detector import fit_detector, synthetic_examples
 
     examples = synthetic_examples(9300000, 6, processes=2)
     again = synthetic_examples(9300000, 6, processes=1)

@@ -8,6 +8,7 @@ from companion.vision.detect import crop, load_detector
 from companion.vision.model import N_CLASSES, PATCH, FaceModel, Views, dihedral, face_probabilities, features, load_model
 from companion.vision.reader import DiceReader
 from companion.vision.scenes import generate_scene
+from companion.vision.settings import CameraSettings
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,9 +83,9 @@ def test_checked_reads_give_predicts_probabilities_and_the_share_of_views_that_a
 
 def test_a_die_whose_views_disagree_is_doubtful(monkeypatch):
     sc = generate_scene(7100 + 5, size=(480, 640), n_dice=1, faces=(5,), paco_fraction=0.0, hard=0.3)
-    reader = DiceReader()
+    reader, reveal = DiceReader(), CameraSettings()
     sure = reader.read(sc.image)
-    assert sure.total == 1 and sure.dice[0].face == 5 and not sure.doubtful
+    assert sure.total == 1 and sure.dice[0].face == 5 and not reveal.doubtful(sure)
     plain = FaceModel.predict_checked
 
     def views_agreeing(share):
@@ -94,6 +95,6 @@ def test_a_die_whose_views_disagree_is_doubtful(monkeypatch):
     monkeypatch.setattr(FaceModel, "predict_checked", views_agreeing(6 / 8))
     doubted = reader.read(sc.image)
     assert doubted.total == 1 and doubted.dice[0].face == 5 and doubted.dice[0].confidence == pytest.approx(6 / 8)
-    assert doubted.doubtful == 1
+    assert reveal.doubtful(doubted) == 1
     monkeypatch.setattr(FaceModel, "predict_checked", views_agreeing(7 / 8))
-    assert not reader.read(sc.image).doubtful  # one dissent of eight is allowed
+    assert not reveal.doubtful(reader.read(sc.image))  # one dissent of eight is allowed

@@ -9,10 +9,14 @@ import pytest
 
 from companion.cli import PlaySettings, _speaker, build_parser
 from companion.referee import check_player_names
-from companion.rules import BadSetup, Bid, get_preset
+from companion.rules import (
+    BadCount, BadSetup, Bid, BidRefusal, CallNotAllowed, ChallengeRefusal, CountRefusal, IllegalBid,
+    PhaseRefusal, WrongPhase, get_preset)
 from companion.rules.events import BidMade, ChallengeCalled, DieLost, RoundStarted
 from companion.rules.presets import FaceChange
 from companion.voice.phrases import describe_event, smallest_raises_phrase
+from companion.voice.refusals import (
+    ACES_OPENINGS, CHALLENGE_REFUSALS, COUNT_REFUSALS, PHASE_REFUSALS, refusal)
 from companion.voice.speakers import PrintSpeaker, VoiceSpeaker, VoiceUnavailable, WavRecorder, announcer
 
 
@@ -53,7 +57,7 @@ def test_without_a_speaker_the_voice_is_left_out_with_one_warning(monkeypatch, c
                         lambda: [{"name": "mic", "max_input_channels": 1, "max_output_channels": outputs}])
     speakers = announcer(mute=False, warn=lambda line: print(line, file=sys.stderr))
     err = capsys.readouterr().err
-    assert any(isinstance(s, VoiceSpeaker) for s in speakers._speakers) is voiced
+    assert any(isinstance(s, VoiceSpeaker) for s in speakers.speakers) is voiced
     if not voiced:
         assert err.count("warning") == 1 and "no audio output (speaker or sound card)" in err
 
@@ -102,6 +106,34 @@ def test_event_sentences_use_the_presets_words():
     assert describe_event(start, get_preset("wikipedia")).endswith("the face stays, except for a player on one die.")
     assert "Four dice in play" in describe_event(start, asmodee)
     assert describe_event(DieLost("Ben", 2, 0), asmodee) == "Ben loses two dice and has no dice left."
+
+
+@pytest.mark.parametrize("error, preset, said", [
+    (IllegalBid(Bid(2, 4), BidRefusal.FACE_STAYS, Bid(1, 3), [Bid(2, 3)]), "asmodee",
+     "Two fours is not allowed: in a palifico round the face stays threes. After one three: two threes."),
+    (IllegalBid(Bid(1, 1), BidRefusal.NO_ACES_OPENING, None, [Bid(1, 2), Bid(1, 3)]), "leaflet",
+     "One joker is not allowed: a round cannot open with jokers. To open: one of any face."),
+    (IllegalBid(Bid(16, 6), BidRefusal.MORE_THAN_IN_PLAY, Bid(15, 6), [], 15), "asmodee",
+     "Sixteen sixes is not allowed: there are only fifteen dice in play. The only call left is dudo."),
+    (CallNotAllowed("calza", "Ben", ChallengeRefusal.CALZA_TOO_FEW_PLAYERS, players_left=2), "asmodee",
+     "Calza is not allowed with two players left."),
+    (CallNotAllowed("calza", "Ben", ChallengeRefusal.CALZA_NOT_PLAYED), "pressman",
+     "Calza is not played under the pressman rules."),
+    (BadCount(CountRefusal.WRONG_NUMBER_OF_DICE, player="Ben", said=2, actual=1), "asmodee",
+     "Ben has one die, not two."),
+    (BadCount(CountRefusal.HANDS_DISAGREE, said=3, actual=6), "asmodee", "Those dice make six, not three."),
+    (WrongPhase(PhaseRefusal.GAME_OVER, "Cleo"), "asmodee", "The game is over; Cleo won."),
+])
+def test_refusals_are_worded_from_the_errors_data(error, preset, said):
+    assert refusal(error, get_preset(preset)) == said
+
+
+def test_every_refusal_reason_has_words():
+    assert set(CHALLENGE_REFUSALS) == set(ChallengeRefusal)
+    assert set(COUNT_REFUSALS) == set(CountRefusal)
+    assert set(PHASE_REFUSALS) == set(PhaseRefusal)
+    assert set(ACES_OPENINGS) | {BidRefusal.MORE_THAN_IN_PLAY, BidRefusal.NOT_A_RAISE,
+                                 BidRefusal.FACE_STAYS} == set(BidRefusal)
 
 
 @pytest.mark.parametrize("name", ["Five", "dudo", "Ana Maria", "calza", "42", ""])

@@ -9,7 +9,7 @@ which player it was is settled apart, by comparing with the names said at start-
 
 from __future__ import annotations
 
-from companion.rules.bids import number_words
+from companion.calls import number_words
 
 BLANK = "<blank>"  # CTC's "no new word in this frame"
 NAME = "<name>"

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from companion.calls import COMMAND_PHRASES, BidCall, parse_call_or_none
 from companion.errors import CompanionError
-from companion.rules.bids import number_words
+from companion.calls import number_words
 from companion.sources import Expect
 
 

@@ -1,9 +1,14 @@
-"""The pure rules core: bids, rules presets, the game state machine and its events. No I/O."""
+"""The pure rules core: bids, rules presets, the game state machine and its events.
 
-from companion.rules.bids import ACE, FACES, Bid, bid_key, number_words, smallest_count_above
+No I/O and no words: calls are read in `companion.calls` and everything said is worded in
+`companion.voice`, from the events and the errors' fields.
+"""
+
+from companion.rules.bids import ACE, FACES, Bid, bid_key, smallest_count_above
 from companion.rules.errors import (
-    BadCount, BadSetup, CallNotAllowed, IllegalBid, NothingToUndo, OutOfTurn, RulesError,
-    RulesFileError, UnknownPlayer, UnknownPreset, WrongPhase,
+    BadCount, BadSetup, BidRefusal, CallNotAllowed, ChallengeRefusal, CountRefusal, IllegalBid,
+    NothingToUndo, OutOfTurn, PhaseRefusal, RulesError, RulesFileError, UnknownPlayer,
+    UnknownPreset, WrongPhase,
 )
 from companion.rules.events import Event, EventFormatError
 from companion.rules.game import (

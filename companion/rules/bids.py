@@ -1,4 +1,8 @@
-"""Bids, their spoken form, and the one ordering every raise is checked against."""
+"""Bids and the one ordering every raise is checked against.
+
+How a bid is said ("nine fives", "one paco") belongs to the call grammar in
+`companion.calls`; here a bid is two numbers.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +11,6 @@ from dataclasses import dataclass
 ACE = 1
 FACES = (1, 2, 3, 4, 5, 6)
 PLAIN_FACES = (2, 3, 4, 5, 6)
-
-_UNITS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty", 60: "sixty"}
-
-FACE_SINGULAR = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
-FACE_PLURAL = {2: "twos", 3: "threes", 4: "fours", 5: "fives", 6: "sixes"}
-# The name of face 1 differs by rulebook ("aces", "pacos", "jokers"); the rules say which.
-ACE_WORDS = {"aces": "ace", "pacos": "paco", "jokers": "joker", "ones": "one"}
-
-
-def number_words(n: int) -> str:
-    """Spell a count the way it is said: 21 -> "twenty one"."""
-    if n < 0:
-        raise ValueError(f"no words for a negative number: {n}")
-    if n < 20:
-        return _UNITS[n]
-    if n < 70:
-        tens, unit = divmod(n, 10)
-        return _TENS[tens * 10] + (f" {_UNITS[unit]}" if unit else "")
-    return str(n)
-
-
-def face_words(face: int, count: int = 2, ace_word: str = "pacos") -> str:
-    """The face as said after a count: "fives", "six" (after one), "pacos"."""
-    if face == ACE:
-        return ace_word if count != 1 else ACE_WORDS.get(ace_word, ace_word)
-    return FACE_PLURAL[face] if count != 1 else FACE_SINGULAR[face]
-
 
 @dataclass(frozen=True)
 class Bid:
@@ -56,24 +29,12 @@ class Bid:
     def is_aces(self) -> bool:
         return self.face == ACE
 
-    def spoken(self, ace_word: str = "pacos") -> str:
-        return f"{number_words(self.count)} {face_words(self.face, self.count, ace_word)}"
-
     def __str__(self) -> str:
-        return self.spoken()
+        """Count x face, "9x5": for logs and error messages, never for players."""
+        return f"{self.count}x{self.face}"
 
     def __repr__(self) -> str:
         return f"Bid({self.count}, {self.face})"
-
-    @classmethod
-    def parse(cls, text: str) -> "Bid":
-        """Read a bid as people say it ("nine fives", "4 pacos"); raises UnparsableCall."""
-        from companion.calls import BidCall, UnparsableCall, parse_call
-
-        call = parse_call(text)
-        if not isinstance(call, BidCall):
-            raise UnparsableCall(text, "that is not a bid")
-        return call.bid
 
 
 def bid_key(bid: Bid, aces_wild: bool = True) -> int:

@@ -22,11 +22,16 @@ class EventFormatError(RulesError):
 @dataclass(frozen=True)
 class Event:
     type: ClassVar[str] = ""
+    # Fields added after journals were first written: a line without one holds its default,
+    # and a default is not written, so older journals read (and are written) as before.
+    added_later: ClassVar[frozenset[str]] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.name in self.added_later and value == f.default:
+                continue
             if isinstance(value, tuple):
                 value = list(value)
             if isinstance(value, Mapping):
@@ -43,10 +48,12 @@ class Event:
             raise EventFormatError(f"unknown event type {data['type']!r}")
         names = {f.name for f in dataclasses.fields(cls)}
         given = set(data) - {"type"}
-        if given != names:
+        if not given <= names or not names - given <= cls.added_later:
             raise EventFormatError(f"event {data['type']!r} has fields {sorted(given)}, expected {sorted(names)}")
         values = {}
         for f in dataclasses.fields(cls):
+            if f.name not in given:
+                continue
             value = data[f.name]
             if isinstance(value, list):
                 value = tuple(value)
@@ -111,6 +118,10 @@ class DiceCounted(Event):
     hands: Mapping[str, tuple[int, ...]] | None = None  # each player's dice, when given
     source: str = "players"  # "players" or "camera"
     correct: bool = False  # was the challenged claim right (at least / exactly the bid)?
+    # The faces the camera read, when it counted: replay counts them again under the game's
+    # rules, so a resumed game re-checks the camera's count as it does one made from hands.
+    camera_dice: tuple[int, ...] | None = None
+    added_later: ClassVar[frozenset[str]] = frozenset({"camera_dice"})
 
 
 @dataclass(frozen=True)

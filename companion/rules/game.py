@@ -12,14 +12,18 @@ import enum
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
-from companion.rules.bids import ACE, FACES, Bid, bid_key, face_words, number_words, smallest_count_above
+from companion.rules.bids import ACE, FACES, Bid, bid_key, smallest_count_above
 from companion.rules.errors import (
     BadCount,
     BadSetup,
+    BidRefusal,
     CallNotAllowed,
+    ChallengeRefusal,
+    CountRefusal,
     IllegalBid,
     NothingToUndo,
     OutOfTurn,
+    PhaseRefusal,
     UnknownPlayer,
     WrongPhase,
 )
@@ -65,6 +69,7 @@ class CountAction:
     count: int
     hands: Mapping[str, tuple[int, ...]] | None = None
     source: str = "players"
+    camera_dice: tuple[int, ...] | None = None  # the faces the camera read, when it counted
 
 
 Action = Union[BidAction, ChallengeAction, CountAction]
@@ -154,7 +159,7 @@ class Game:
         for p in self.players:
             if p.lower() == name.strip().lower():
                 return p
-        raise UnknownPlayer(f"there is no player called {name!r}; the players are {', '.join(self.players)}")
+        raise UnknownPlayer(name, self.players)
 
     def next_active_after(self, player: str) -> str:
         i = self.players.index(player)
@@ -191,27 +196,27 @@ class Game:
 
     def bid_problem(self, player: str, bid: Bid) -> IllegalBid | None:
         """Why `player` may not bid `bid` now (turn and phase aside), or None if legal."""
+        reason = self._bid_refusal(player, bid)
+        if reason is None:
+            return None
+        return IllegalBid(bid, reason, self.last_bid, self.smallest_raises(player), self.dice_in_play)
+
+    def _bid_refusal(self, player: str, bid: Bid) -> BidRefusal | None:
         last = self.last_bid
-        ace_word = self.rules.ace_word
         if bid.count > self.dice_in_play and self.rules.announce_dice_in_play:
-            return IllegalBid(f"there are only {number_words(self.dice_in_play)} dice in play",
-                              self.smallest_raises(player))
+            return BidRefusal.MORE_THAN_IN_PLAY
         if last is None:
             if bid.is_aces and not self.may_open_with_aces(player):
                 if self.rules.one_die_opens_aces:
-                    reason = f"only a player with one die left may open with {ace_word}"
-                elif self.is_palifico_round and self.rules.palifico_opens_aces:
-                    reason = f"only the palifico player may open with {ace_word}"
-                else:
-                    reason = f"a round cannot open with {ace_word}"
-                return IllegalBid(reason, self.smallest_raises(player))
+                    return BidRefusal.ACES_OPENING_ONE_DIE_ONLY
+                if self.is_palifico_round and self.rules.palifico_opens_aces:
+                    return BidRefusal.ACES_OPENING_PALIFICO_ONLY
+                return BidRefusal.NO_ACES_OPENING
             return None
         if bid.face != last.face and not self.may_change_face(player):
-            return IllegalBid(f"in a palifico round the face stays {face_words(last.face, 2, ace_word)}",
-                              self.smallest_raises(player))
+            return BidRefusal.FACE_STAYS
         if bid_key(bid, self.aces_wild) <= bid_key(last, self.aces_wild):
-            return IllegalBid(f"{bid.spoken(ace_word)} does not raise {last.spoken(ace_word)}",
-                              self.smallest_raises(player))
+            return BidRefusal.NOT_A_RAISE
         return None
 
     def is_legal(self, bid: Bid, player: str | None = None) -> bool:
@@ -241,39 +246,39 @@ class Game:
     def challenge_problem(self, kind: str, player: str) -> CallNotAllowed | OutOfTurn | WrongPhase | None:
         """Why `player` may not call dudo/calza now, or None if they may."""
         if self.phase is not Phase.BIDDING:
-            return WrongPhase(self._phase_message())
+            return self._wrong_phase()
         if self.dice.get(player, 0) == 0:
-            return CallNotAllowed(f"{player} is out of the game")
+            return CallNotAllowed(kind, player, ChallengeRefusal.PLAYER_OUT)
         if self.last_bid is None:
-            return CallNotAllowed(f"there is no bid yet to {'doubt' if kind == DUDO else 'call calza on'}")
+            return CallNotAllowed(kind, player, ChallengeRefusal.NO_BID)
         bidder = self.last_bidder
         if player == bidder:
-            return CallNotAllowed(f"{player} cannot challenge their own bid")
+            return CallNotAllowed(kind, player, ChallengeRefusal.OWN_BID)
         if kind == DUDO:
             if self.rules.dudo_caller is DudoCaller.NEXT_PLAYER and player != self.turn:
-                return OutOfTurn(f"only {self.turn} may call dudo now")
+                return OutOfTurn(player, self.turn, DUDO)
             return None
         rules = self.rules
         if not rules.calza:
-            return CallNotAllowed(f"calza is not played under the {rules.name} rules")
+            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_NOT_PLAYED)
         if self.is_palifico_round and not rules.calza_in_palifico:
-            return CallNotAllowed("calza is not allowed in a palifico round")
+            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_IN_PALIFICO)
         if len(self.active_players) < rules.calza_min_players:
-            return CallNotAllowed(f"calza is not allowed with {number_words(len(self.active_players))} players left")
+            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_TOO_FEW_PLAYERS,
+                                  players_left=len(self.active_players))
         if rules.calza_needs_half_dice and self.dice_in_play * 2 <= rules.starting_dice * len(self.players):
-            return CallNotAllowed("calza is only allowed while more than half the dice remain")
+            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_TOO_FEW_DICE)
         if rules.calza_caller is CalzaCaller.NEXT_PLAYER and player != self.turn:
-            return OutOfTurn(f"only {self.turn} may call calza now")
+            return OutOfTurn(player, self.turn, CALZA)
         if rules.calza_caller is CalzaCaller.ANY_EXCEPT_NEXT and player == self.turn:
-            return CallNotAllowed(f"{player} is next to play, and the next player may not call calza")
+            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_BY_NEXT_PLAYER)
         return None
 
-    def _phase_message(self) -> str:
+    def _wrong_phase(self) -> WrongPhase:
+        """Why nothing but the count fits a reveal, and nothing at all a finished game."""
         if self.phase is Phase.OVER:
-            return f"the game is over; {self.winner} won"
-        if self.phase is Phase.REVEAL:
-            return "the cups are up: I need the count first"
-        return "nobody has challenged yet"
+            return WrongPhase(PhaseRefusal.GAME_OVER, self.winner)
+        return WrongPhase(PhaseRefusal.CUPS_UP)
 
     # --- actions -------------------------------------------------------------------------
 
@@ -300,14 +305,15 @@ class Game:
     def calza(self, player: str) -> list[Event]:
         return self.apply(ChallengeAction(CALZA, player))
 
-    def reveal(self, count: int, hands: Mapping[str, Sequence[int]] | None = None, source: str = "players") -> list[Event]:
+    def reveal(self, count: int, hands: Mapping[str, Sequence[int]] | None = None, source: str = "players",
+               camera_dice: Sequence[int] | None = None) -> list[Event]:
         frozen = None if hands is None else {p: tuple(d) for p, d in hands.items()}
-        return self.apply(CountAction(count, frozen, source))
+        return self.apply(CountAction(count, frozen, source, None if camera_dice is None else tuple(camera_dice)))
 
     def undo(self) -> Action:
         """Take back the last action; raises NothingToUndo at the start of the game."""
         if not self._actions:
-            raise NothingToUndo("there is nothing to undo")
+            raise NothingToUndo()
         undone = self._actions[-1]
         actions = self._actions[:-1]
         self._actions = []
@@ -319,9 +325,9 @@ class Game:
     def _bid(self, action: BidAction) -> list[Event]:
         player = self.player_named(action.player)
         if self.phase is not Phase.BIDDING:
-            raise WrongPhase(self._phase_message())
+            raise self._wrong_phase()
         if player != self.turn:
-            raise OutOfTurn(f"it is {self.turn}'s turn, not {player}'s")
+            raise OutOfTurn(player, self.turn)
         problem = self.bid_problem(player, action.bid)
         if problem is not None:
             raise problem
@@ -331,7 +337,7 @@ class Game:
 
     def _challenge(self, action: ChallengeAction) -> list[Event]:
         if action.kind not in (DUDO, CALZA):
-            raise CallNotAllowed(f"unknown challenge {action.kind!r}")
+            raise CallNotAllowed(action.kind, action.player, ChallengeRefusal.NOT_A_CHALLENGE)
         player = self.player_named(action.player)
         problem = self.challenge_problem(action.kind, player)
         if problem is not None:
@@ -348,43 +354,51 @@ class Game:
         for name, dice in hands.items():
             player = self.player_named(name)
             if self.dice[player] == 0:
-                raise BadCount(f"{player} is out of the game and has no dice")
+                raise BadCount(CountRefusal.PLAYER_OUT, player=player)
             if len(dice) != self.dice[player]:
-                held = self.dice[player]
-                raise BadCount(f"{player} has {number_words(held)} {'die' if held == 1 else 'dice'}, "
-                               f"not {number_words(len(dice))}")
+                raise BadCount(CountRefusal.WRONG_NUMBER_OF_DICE, player=player, said=len(dice),
+                               actual=self.dice[player])
             if any(d not in FACES for d in dice):
-                raise BadCount(f"a die shows 1 to 6; {player}'s dice were given as {list(dice)}")
+                raise BadCount(CountRefusal.NOT_A_FACE, player=player, dice=dice)
             checked[player] = tuple(dice)
         return checked
 
     def _count(self, action: CountAction) -> list[Event]:
+        if self.phase is Phase.BIDDING:
+            raise WrongPhase(PhaseRefusal.NOTHING_TO_COUNT)
         if self.phase is not Phase.REVEAL:
-            raise WrongPhase("nobody has challenged, so there is nothing to count"
-                             if self.phase is Phase.BIDDING else self._phase_message())
+            raise self._wrong_phase()
         challenge = self.challenge
         assert challenge is not None
         count = action.count
         if not isinstance(count, int) or count < 0:
-            raise BadCount(f"a count is a whole number from zero, not {count!r}")
+            raise BadCount(CountRefusal.NOT_A_COUNT, said=count)
         if count > self.dice_in_play:
-            raise BadCount(f"there are only {number_words(self.dice_in_play)} dice in play, "
-                           f"so the count cannot be {number_words(count)}")
+            raise BadCount(CountRefusal.MORE_THAN_IN_PLAY, said=count, actual=self.dice_in_play)
         hands = None
         if action.hands is not None:
             hands = self.check_hands(action.hands)
             missing = [p for p in self.active_players if p not in hands]
             if missing:
-                raise BadCount(f"I still need the dice of {', '.join(missing)}")
+                raise BadCount(CountRefusal.HANDS_MISSING, missing=missing)
             counted = sum(count_matching(d, challenge.face, challenge.aces_wild) for d in hands.values())
             if counted != count:
-                raise BadCount(f"those dice make {number_words(counted)}, not {number_words(count)}")
+                raise BadCount(CountRefusal.HANDS_DISAGREE, said=count, actual=counted)
+        camera_dice = None
+        if action.camera_dice is not None:
+            # The camera counts only when it saw every die in play; the count must be theirs.
+            camera_dice = tuple(action.camera_dice)
+            if len(camera_dice) != self.dice_in_play or any(d not in FACES for d in camera_dice):
+                raise BadCount(CountRefusal.CAMERA_DICE_NOT_IN_PLAY, actual=self.dice_in_play, dice=camera_dice)
+            counted = count_matching(camera_dice, challenge.face, challenge.aces_wild)
+            if counted != count:
+                raise BadCount(CountRefusal.CAMERA_DISAGREES, said=count, actual=counted)
 
         if challenge.kind == DUDO:
             correct = count >= challenge.count
         else:
             correct = count == challenge.count
-        events: list[Event] = [DiceCounted(count, hands, action.source, correct)]
+        events: list[Event] = [DiceCounted(count, hands, action.source, correct, camera_dice)]
         losers: list[str] = []
         if challenge.kind == DUDO:
             loser = challenge.player if correct else challenge.bidder

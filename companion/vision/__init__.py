@@ -14,10 +14,12 @@ from companion.vision.errors import (
     ProfileError,
     VisionError,
 )
-from companion.vision.types import DiceReading, Die
+from companion.vision.settings import CameraSettings
+from companion.vision.types import DiceReading, Die, RevealOutcome
 
 __all__ = [
     "CalibrationFailed",
+    "CameraSettings",
     "CameraUnavailable",
     "DiceReading",
     "Die",
@@ -25,5 +27,6 @@ __all__ = [
     "ModelError",
     "NoFrame",
     "ProfileError",
+    "RevealOutcome",
     "VisionError",
 ]

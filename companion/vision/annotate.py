@@ -4,13 +4,16 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from companion.vision.types import MIN_CONFIDENCE, DiceReading
+from companion.vision.settings import CameraSettings
+from companion.vision.types import DiceReading
 
 _COLOURS = {1: (0, 0, 255), 2: (0, 160, 255), 3: (0, 220, 220), 4: (0, 200, 0), 5: (255, 140, 0), 6: (255, 0, 200)}
 
 
-def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None) -> np.ndarray:
-    """A copy of `frame` with every die boxed and labelled, and the counts written on top."""
+def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
+             settings: CameraSettings = CameraSettings()) -> np.ndarray:
+    """A copy of `frame` with every die boxed and labelled, and the counts written on top; a die
+    `settings` would doubt at a reveal is marked "?"."""
     out = frame.copy()
     scale = max(0.4, min(out.shape[:2]) / 900)
     thick = max(1, int(round(scale * 2)))
@@ -18,8 +21,7 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None) -
         x, y, w, h = d.box
         col = _COLOURS[d.face]
         cv2.rectangle(out, (x, y), (x + w, y + h), col, thick)
-        # "?": read less surely than a reveal needs to settle a challenge by itself
-        label = ("P" if d.paco else str(d.face)) + ("?" if d.confidence < MIN_CONFIDENCE else "")
+        label = ("P" if d.paco else str(d.face)) + ("?" if settings.doubts(d) else "")
         (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
         cv2.rectangle(out, (x, max(0, y - th - 6)), (x + tw + 4, y), col, -1)
         cv2.putText(out, label, (x + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)

@@ -23,7 +23,7 @@ import numpy as np
 from companion.vision.detect import crop
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
 from companion.vision.frames import FrameSource, read_image, write_image
-from companion.rules.bids import number_words
+from companion.calls import number_words
 from companion.vision.model import NOT_DIE, PATCH
 from companion.vision.profile import Profile
 

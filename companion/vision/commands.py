@@ -8,6 +8,8 @@ import sys
 from typing import Callable
 
 from companion.vision.errors import VisionError
+from companion.vision.settings import CameraSettings
+from companion.vision.types import DiceReading
 
 CALIBRATION_ROOT = pathlib.Path("calibration")
 
@@ -35,8 +37,9 @@ def _reader(profile_dir: pathlib.Path | None):
     return DiceReader(profile)
 
 
-def reading_json(file: str, reading) -> str:
-    return json.dumps({"file": file, "dice": [d.to_json() for d in reading.dice], "counts": reading.counts_json()})
+def reading_json(file: str, reading: DiceReading) -> str:
+    counts = {str(face): n for face, n in reading.counts.items()}
+    return json.dumps({"file": file, "dice": [d.to_json() for d in reading.dice], "counts": counts})
 
 
 def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
@@ -85,8 +88,9 @@ def run_see(args: argparse.Namespace) -> int:
         else:
             counts = "  ".join(f"{f}s: {reading.counts[f]}" for f in range(1, 7))
             # the same line a reveal draws: below it, a game would ask the players instead
-            doubt = f"  ({reading.doubtful} read doubtfully, marked ?: a reveal would ask the players)" \
-                if reading.doubtful else ""
+            doubtful = CameraSettings().doubtful(reading)
+            doubt = f"  ({doubtful} read doubtfully, marked ?: a reveal would ask the players)" \
+                if doubtful else ""
             print(f"{path}: {reading.total} dice  {counts}{doubt}", flush=True)
         if args.annotate is not None:
             out = _annotate_path(args.annotate, i, len(args.images))

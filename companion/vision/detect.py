@@ -10,7 +10,7 @@ across when the die size is known, and on a grid of 4 px cells gives, in the man
 - where in the cell that centre is, the top's side, and its turn (as cos 4a and sin 4a: a square
   looks the same every 90 degrees).
 It costs about 8 ms a 1280x720 frame on one core in OpenCV's DNN module. Trained by
-`python -m companion.vision.train`; the weights ship as detector_model.npz.
+`python -m training.vision`; the weights ship as detector_model.npz.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from companion.vision.dnn import detector_onnx, load_onnx
 from companion.vision.errors import ModelError
 from companion.vision.model import MARGIN, PATCH, conv
 
@@ -114,8 +115,6 @@ class Detector:
 
     def _net(self, shape):
         if shape not in self._nets:
-            from companion.vision.dnn import detector_onnx, load_onnx
-
             if len(self._nets) >= NETS_KEPT:
                 del self._nets[next(iter(self._nets))]  # the oldest
             self._nets[shape] = load_onnx(detector_onnx(self.weights, LAYERS, shape), "dice detector")
@@ -214,16 +213,16 @@ def load_detector(path: pathlib.Path | None = None) -> Detector:
         with np.load(path) as z:
             weights = tuple(z[f"w{i}"] for i in range(sum(1 for k in z.files if k.startswith("w"))))
     except FileNotFoundError:
-        raise ModelError(f"dice detector {path} is missing; build it with: python -m companion.vision.train") from None
+        raise ModelError(f"dice detector {path} is missing; build it with: python -m training.vision") from None
     except Exception as exc:  # corrupt zip, missing keys
         raise ModelError(f"dice detector {path} is unreadable ({exc}); rebuild it with: "
-                         "python -m companion.vision.train") from None
+                         "python -m training.vision") from None
     expected, cin = [], 3
     for out, k, _, _ in LAYERS:
         expected += [(k * k * cin, out), (out,)]
         cin = out
     if [w.shape for w in weights] != expected:
-        raise ModelError(f"dice detector {path} has the wrong shape; rebuild it with: python -m companion.vision.train")
+        raise ModelError(f"dice detector {path} has the wrong shape; rebuild it with: python -m training.vision")
     return Detector(weights=tuple(w.astype(np.float32) for w in weights))
 
 

@@ -8,13 +8,18 @@ network's numpy forward pass remains the reference (and the fallback).
 """
 from __future__ import annotations
 
-import struct
 import warnings
 
 import cv2
 import numpy as np
 
-from companion.vision.model import oihw
+
+def oihw(w: np.ndarray, channels: int) -> np.ndarray:
+    """An im2col weight matrix (the layout both networks keep their weights in, see
+    companion.vision.model.conv) as the (out, in, k, k) array ONNX holds."""
+    k = int(round(np.sqrt(w.shape[0] // channels)))
+    return w.reshape(k, k, channels, w.shape[1]).transpose(3, 2, 0, 1)
+
 
 # --- protobuf wire format: just what the ONNX messages below need ---------------------------
 

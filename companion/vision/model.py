@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from companion.vision.dnn import DnnForward
 from companion.vision.errors import ModelError
 
 PATCH = 32
@@ -65,14 +66,8 @@ def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int = 1, dilation:
 
 def im2col_weights(w: np.ndarray) -> np.ndarray:
     """An (out, in, k, k) convolution weight, as ONNX and torch hold it, as the im2col matrix `conv`
-    takes (the inverse of `oihw`)."""
+    takes (the inverse of `companion.vision.dnn.oihw`)."""
     return np.ascontiguousarray(np.asarray(w).transpose(2, 3, 1, 0).reshape(-1, w.shape[0]))
-
-
-def oihw(w: np.ndarray, channels: int) -> np.ndarray:
-    """An im2col weight matrix (see `conv`) as the (out, in, k, k) array ONNX and torch hold."""
-    k = int(round(np.sqrt(w.shape[0] // channels)))
-    return w.reshape(k, k, channels, w.shape[1]).transpose(3, 2, 0, 1)
 
 
 def pool2(x: np.ndarray) -> np.ndarray:
@@ -112,8 +107,6 @@ class FaceModel:
         """Logits from features, the fast way when there is one."""
         if self.use_dnn and len(f):
             if not self._dnn:
-                from companion.vision.dnn import DnnForward
-
                 self._dnn.append(DnnForward.build(self.weights, CHANNELS, PATCH))
             if self._dnn[0] is not None:
                 return self._dnn[0](f)
@@ -171,11 +164,11 @@ def load_model(path: pathlib.Path | None = None) -> FaceModel:
             weights = tuple(z[f"w{i}"] for i in range(n))
             mean, std = z["mean"], z["std"]
     except FileNotFoundError:
-        raise ModelError(f"face model {path} is missing; build it with: python -m companion.vision.train") from None
+        raise ModelError(f"face model {path} is missing; build it with: python -m training.vision") from None
     except Exception as exc:  # corrupt zip, missing keys
-        raise ModelError(f"face model {path} is unreadable ({exc}); rebuild it with: python -m companion.vision.train") from None
+        raise ModelError(f"face model {path} is unreadable ({exc}); rebuild it with: python -m training.vision") from None
     if n != 10 or weights[0].shape[0] != 9 * CHANNELS or weights[-1].shape[-1] != N_CLASSES or mean.shape[0] != CHANNELS * PATCH * PATCH:
-        raise ModelError(f"face model {path} has the wrong shape; rebuild it with: python -m companion.vision.train")
+        raise ModelError(f"face model {path} has the wrong shape; rebuild it with: python -m training.vision")
     return FaceModel(weights=weights, mean=mean, std=std)
 
 

@@ -4,27 +4,20 @@ from __future__ import annotations
 import pathlib
 import re
 import time
-from dataclasses import dataclass
 from typing import Callable, Protocol
 
 import numpy as np
 
-from companion.rules.bids import number_words
+from companion.calls import number_words
 from companion.vision.annotate import annotate
 from companion.vision.errors import PhotosUsedUp, VisionError
-from companion.vision.frames import CameraFrames, FrameSource, ImageFrames, write_image  # noqa: F401 - re-exported
-from companion.vision.types import MIN_CONFIDENCE, DiceReading  # noqa: F401 - re-exported
+from companion.vision.frames import FrameSource, write_image
+from companion.vision.settings import CameraSettings
+from companion.vision.types import DiceReading, RevealOutcome
 
 
 class DiceReaderLike(Protocol):
     def read(self, frame: np.ndarray) -> DiceReading: ...
-
-
-@dataclass(frozen=True)
-class RevealOutcome:
-    reading: DiceReading | None  # None => the referee must ask players for the count
-    reason: str  # a sentence for people, e.g. "I see fourteen dice but fifteen are in play"
-    annotated_path: pathlib.Path | None
 
 
 def _dice_word(n: int) -> str:
@@ -38,30 +31,20 @@ def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
     return save_dir / f"reveal-{(max(nums) + 1 if nums else 1):04d}.png"
 
 
-def accepts(reading: DiceReading, expected_total: int, min_confidence: float = MIN_CONFIDENCE) -> bool:
-    """Would a reveal trust this reading: every die in play seen, every one read surely enough."""
-    return reading.total == expected_total and reading.min_confidence >= min_confidence
-
-
 class CameraCounter:
-    """Reads frames until `frames_to_agree` consecutive ones give the same face counts (one
-    read of a still photo is enough: it agrees with itself).
+    """Reads frames until `settings.frames_to_agree` consecutive ones give the same face counts
+    (one read of a still photo is enough: it agrees with itself).
 
     From a live camera it waits for the cups: it keeps reading until the agreeing frames also
-    show every die in play, or `patience` seconds have passed (then it says what it saw).
-    Recorded frames do not change with waiting, so they get `max_frames` reads at most."""
+    show every die in play, or `settings.patience` seconds have passed (then it says what it
+    saw). Recorded frames do not change with waiting, so they get `settings.max_frames` reads
+    at most."""
 
-    def __init__(self, frames: FrameSource, reader: DiceReaderLike, *, frames_to_agree: int = 3,
-                 max_frames: int = 10, min_confidence: float = MIN_CONFIDENCE, patience: float = 20.0,
-                 clock=time.monotonic, warn: Callable[[str], None] | None = None) -> None:
-        if frames_to_agree < 1 or max_frames < frames_to_agree:
-            raise ValueError("need 1 <= frames_to_agree <= max_frames")
+    def __init__(self, frames: FrameSource, reader: DiceReaderLike, settings: CameraSettings = CameraSettings(),
+                 *, clock=time.monotonic, warn: Callable[[str], None] | None = None) -> None:
         self.frames = frames
         self.reader = reader
-        self.frames_to_agree = frames_to_agree
-        self.max_frames = max_frames
-        self.min_confidence = min_confidence
-        self.patience = patience
+        self.settings = settings
         self._clock = clock
         self._warn = warn  # told once when the profile does not fit the frames
         self._warned = False
@@ -70,11 +53,11 @@ class CameraCounter:
                round_number: int | None = None) -> RevealOutcome:
         """Count the dice of this round's reveal (`round_number`: the same round revealed again
         after an undo is looked at again, not taken for the next)."""
-        live = self.frames.live
+        live, settings = self.frames.live, self.settings
         # A photo agrees with itself: reading it again would only repeat the answer.
-        to_agree = 1 if self.frames.still else self.frames_to_agree
+        to_agree = 1 if self.frames.still else settings.frames_to_agree
         self.frames.begin_reveal(round_number)
-        deadline = self._clock() + self.patience
+        deadline = self._clock() + settings.patience
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
         reads = 0
@@ -97,14 +80,14 @@ class CameraCounter:
             best = max(run, key=lambda fr: fr[1].min_confidence)
             # A live camera keeps looking while what it sees would not settle the challenge
             # (a cup still down, a hand over a die); recorded frames are what they are.
-            if agreed and (not live or accepts(best[1], expected_total, self.min_confidence)):
+            if agreed and (not live or settings.accepts(best[1], expected_total)):
                 break
-            if (self._clock() >= deadline) if live else (reads >= self.max_frames):
+            if (self._clock() >= deadline) if live else (reads >= settings.max_frames):
                 if agreed:
                     break
                 return self._done(None, f"the frames disagree after {number_words(reads)} tries", last, save_dir)
         frame, reading = best
-        if accepts(reading, expected_total, self.min_confidence):
+        if settings.accepts(reading, expected_total):
             return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
                               best, save_dir)
         if reading.total != expected_total:
@@ -128,7 +111,7 @@ class CameraCounter:
             note = "OK" if reading is not None else reason
             try:
                 path = next_reveal_path(pathlib.Path(save_dir))
-                write_image(path, annotate(shot[0], shot[1], note))
+                write_image(path, annotate(shot[0], shot[1], note, self.settings))
             except OSError:  # a full disk or a bad folder loses the picture, not the count
                 path = None
         return RevealOutcome(reading=reading, reason=reason, annotated_path=path)

@@ -1,28 +1,29 @@
-"""Plain result types shared by the reader, the reveal and the commands."""
+"""What the camera read: plain frozen types that the reader gives, the reveal checks and the
+referee counts.
+
+What the dice are worth to a bid (aces wild or not) is the rules' to say: the referee counts a
+reading's `faces` with companion.rules.count_matching, as it counts dice said aloud.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import pathlib
+from dataclasses import dataclass
 
-FACES = (1, 2, 3, 4, 5, 6)
-
-# The least confidence, over every die, at which a reading settles a challenge; below it the
-# players are asked (`companion bench vision` reports how often a wrong count still gets through).
-# Chosen never on the held-out photos. With the learned detector, the wider face model and the
-# eight-view check (reader.VIEWS_AGREEING), 2026-11-24: on 600 development scenes (7000000+,
-# 9000000+) no settled reveal is wrong at any line from 0.9 (590 settled at 0.9 and 0.97, 589 at
-# 0.99); on the 160 training photos, which it learned from, 1 of 153 wrong at 0.9, 0 of 144 at
-# 0.97, 0 of 138 at 0.99. Trained without a fifth of those photos (and before the check), the
-# model settled 2 of 26 of them wrongly at 0.97 and 1 of 22 even at 0.999: its sure mistakes are
-# sure at any line, which is what the eight-view check is for. It stays at 0.97.
-MIN_CONFIDENCE = 0.97
+from companion.rules import FACES
 
 
 @dataclass(frozen=True)
 class Die:
+    """One die as the camera read it."""
+
     face: int  # 1..6; a Paco (toucan) face is reported as 1
     box: tuple[int, int, int, int]  # x, y, w, h in image pixels
-    confidence: float  # 0..1, the model's probability for this face
+    confidence: float  # 0..1, how sure the reader is of this face
     paco: bool = False  # True when read as the printed toucan rather than a pip
+
+    def __post_init__(self) -> None:
+        if self.face not in FACES:
+            raise ValueError(f"a die shows 1 to 6, not {self.face!r}")
 
     def to_json(self) -> dict:
         return {"face": self.face, "box": [int(v) for v in self.box], "confidence": round(float(self.confidence), 3)}
@@ -30,15 +31,19 @@ class Die:
 
 @dataclass(frozen=True)
 class DiceReading:
-    dice: tuple[Die, ...]
-    counts: dict[int, int] = field(default_factory=dict)
+    """Every die the camera read in one frame."""
 
-    def __post_init__(self) -> None:
-        # counts always derived from dice so the two can never disagree
-        c = {f: 0 for f in FACES}
-        for d in self.dice:
-            c[d.face] += 1
-        object.__setattr__(self, "counts", c)
+    dice: tuple[Die, ...]
+
+    @property
+    def faces(self) -> tuple[int, ...]:
+        """The faces read, one per die: what the rules count a bid from."""
+        return tuple(d.face for d in self.dice)
+
+    @property
+    def counts(self) -> dict[int, int]:
+        """Dice showing each face 1 to 6, each face only for itself."""
+        return {face: sum(1 for d in self.dice if d.face == face) for face in FACES}
 
     @property
     def total(self) -> int:
@@ -48,18 +53,11 @@ class DiceReading:
     def min_confidence(self) -> float:
         return min((d.confidence for d in self.dice), default=1.0)
 
-    @property
-    def doubtful(self) -> int:
-        """Dice read less surely than a reveal needs to settle a challenge by itself."""
-        return sum(1 for d in self.dice if d.confidence < MIN_CONFIDENCE)
 
-    def count_for(self, face: int, aces_wild: bool) -> int:
-        """Dice that count toward a bid on `face`: aces only count for themselves on a bid of 1s."""
-        if face not in FACES:
-            raise ValueError(f"face must be 1..6, not {face!r}")
-        if face == 1 or not aces_wild:
-            return self.counts[face]
-        return self.counts[face] + self.counts[1]
+@dataclass(frozen=True)
+class RevealOutcome:
+    """What the camera made of a reveal: a reading it trusts, or why the players must count."""
 
-    def counts_json(self) -> dict[str, int]:
-        return {str(f): self.counts[f] for f in FACES}
+    reading: DiceReading | None  # None => the referee must ask players for the count
+    reason: str  # a sentence for people, e.g. "I see fourteen dice but fifteen are in play"
+    annotated_path: pathlib.Path | None = None

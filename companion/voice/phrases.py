@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from companion.rules.bids import Bid, face_words, number_words
+from companion.calls import bid_words, face_words, number_words
+from companion.rules.bids import Bid
 from companion.rules.events import (
     BidMade,
     ChallengeCalled,
@@ -23,6 +24,12 @@ from companion.rules.events import (
     RoundStarted,
 )
 from companion.rules.presets import FaceChange, Rules
+
+
+def as_sentence(text: str) -> str:
+    """Capitalised, with a full stop unless it already ends a sentence."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
 
 
 def count_of(n: int, noun: str = "die", plural: str = "dice") -> str:
@@ -60,8 +67,8 @@ def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
             if bid is any_face[0]:
                 parts.append(f"{number_words(bid.count)} of any face")
         else:
-            parts.append(bid.spoken(ace_word))
-    parts += [b.spoken(ace_word) for b in aces]
+            parts.append(bid_words(bid, ace_word))
+    parts += [bid_words(b, ace_word) for b in aces]
     return join_or(parts)
 
 
@@ -101,9 +108,9 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
             text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{changers}."
         return text
     if isinstance(event, BidMade):
-        return f"{event.player}: {Bid(event.count, event.face).spoken(ace)}. {event.next_player}, your call."
+        return f"{event.player}: {bid_words(Bid(event.count, event.face), ace)}. {event.next_player}, your call."
     if isinstance(event, ChallengeCalled):
-        bid = Bid(event.count, event.face).spoken(ace)
+        bid = bid_words(Bid(event.count, event.face), ace)
         what = "Dudo" if event.kind == "dudo" else "Calza"
         return (f"{what} from {event.player} on {event.bidder}'s {bid}! Lift the cups and count the "
                 f"{face_to_count(event.face, event.aces_wild, ace)}.")

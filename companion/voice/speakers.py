@@ -160,10 +160,10 @@ class Speakers:
     """Several speakers at once: the printed line, the voice, the WAV file."""
 
     def __init__(self, speakers: Sequence[Speaker]) -> None:
-        self._speakers = list(speakers)
+        self.speakers = tuple(speakers)
 
     def say(self, text: str) -> None:
-        for speaker in self._speakers:
+        for speaker in self.speakers:
             speaker.say(text)
 
 

@@ -1,34 +1,24 @@
-"""Train the shipped networks: python -m companion.vision.train [--only detector|faces] [--real DIR].
+"""Training the face model (companion.vision.model) on the crops the dice detector gives, run by
+`python -m training.vision`.
 
-First the dice detector (detector_model.npz, see companion/vision/train_detector.py), then the face
-model (face_model.npz) on the crops that detector gives. Reproducible: fixed seeds for the synthetic
-scenes, the jitter and the weight start, OpenCV on one thread and torch's deterministic algorithms
-(the same --threads gives the same networks). Real photos are optional; when present, only the
-training split (see `real_split`) is used, never the held-out part. Needs torch (pip install -e
-'.[train]'); the networks it writes run without it.
+Crops come from synthetic scenes and the training photos: the detector's own peaks (weak ones
+too, so the model learns to judge them) labelled from the ground truth, jittered copies of every
+true die, and off-centre crops that are no die. Needs torch (pip install -e '.[train]').
 """
 from __future__ import annotations
 
-import argparse
-import json
 import pathlib
-import sys
 import time
 
 import cv2
 import numpy as np
 
-from companion.vision import train_detector
-from companion.vision.detect import MODEL_PATH as DETECTOR_PATH
-from companion.vision.detect import Candidate, Detector, crop, load_detector
-from companion.vision.model import (CHANNELS, MODEL_PATH, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral,
+from companion.vision.detect import Candidate, Detector, crop
+from companion.vision.model import (CHANNELS, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral,
                                     features, im2col_weights)
 from companion.vision.scenes import generate_scene
+from training import vision_detector
 
-REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
-# The detector's synthetic scenes start at this seed (times --seed): apart from the face model's
-# (100000+), the benchmark's (2024000+) and the development sets (3000000+, 7000000+, 9000000+).
-DETECTOR_SCENES_FROM = 5_000_000
 # The face model's shape and data, chosen on a validation split of the training photos (every 5th
 # set aside, 241 dice): the narrow 16-32-48 / 128 network with 6 jittered copies per real die and
 # plain synthetic dice read 95.44% of them; twice the channels 97.10%; that with 12 copies and 40%
@@ -40,27 +30,6 @@ CHANS = (32, 64, 96)
 DENSE = 192
 REAL_JITTER = 12
 ROUGH = 0.4
-
-
-def load_labels(root: pathlib.Path) -> list[dict]:
-    with open(root / "labels.jsonl", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def real_split(records: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Fixed split: sorted by file name, every 5th photo is held out (40 of 200)."""
-    recs = sorted(records, key=lambda r: r["file"])
-    train = [r for i, r in enumerate(recs) if i % 5 != 0]
-    held = [r for i, r in enumerate(recs) if i % 5 == 0]
-    return train, held
-
-
-def validation_split(train: list[dict], every: int) -> tuple[list[dict], list[dict]]:
-    """For choosing training settings without touching the held-out photos: every `every`-th
-    training photo is set aside (0 = none)."""
-    if every <= 0:
-        return train, []
-    return [r for i, r in enumerate(train) if i % every != 3], [r for i, r in enumerate(train) if i % every == 3]
 
 
 def label_candidates(cands: list[Candidate], gts: list[tuple[int, tuple]]) -> list[int | None]:
@@ -111,7 +80,7 @@ def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Cand
     """Labelled patches of one image: the detector's own crops (and jittered copies) matched to the
     ground truth, jittered crops of every true die, and off-centre crops that are no die."""
     patches, labels = [], []
-    aug = (lambda p: train_detector.photometric(rng, p)) if augment else (lambda p: p)
+    aug = (lambda p: vision_detector.photometric(rng, p)) if augment else (lambda p: p)
     # every peak the detector offers, weak ones too, so the model learns to judge them
     cands = detector.find(image, threshold=CANDIDATE_HEAT)
     for c, y in zip(cands, label_candidates(cands, gts)):
@@ -146,7 +115,7 @@ def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2
         sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, rough=rough)
         gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
-               for cx, cy, side, a in (train_detector.top_face(d.corners) for d in sc.dice)]
+               for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
         p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
         P += p
         Y += y
@@ -163,27 +132,11 @@ def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Dete
             continue
         gts = [(d["face"], tuple(d["box"])) for d in r["dice"]]
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=0.0)
-               for cx, cy, side in (train_detector.photo_top(box) for _, box in gts)]
+               for cx, cy, side in (vision_detector.photo_top(box) for _, box in gts)]
         p, y = collect(img, gts, gcs, rng, jitter, detector, augment=True, side_jit=0.15)
         P += p
         Y += y
     return P, Y
-
-
-def evaluate(model: FaceModel, detector: Detector, records: list[dict], root: pathlib.Path) -> dict:
-    """Per-die accuracy of the whole reader (detector + face model) on labelled photos, as the bench
-    counts it."""
-    from companion.bench.vision import Tally, score
-    from companion.vision.reader import DiceReader
-
-    reader = DiceReader(model=model, detector=detector)
-    t = Tally("photos")
-    for r in records:
-        img = cv2.imread(str(root / r["file"]))
-        if img is not None:
-            score(t, reader.read(img), [(d["face"], tuple(d["box"]), False) for d in r["dice"]])
-    return {"photos": t.images, "dice": t.gt, "per_die": t.right / max(1, t.gt),
-            "face_acc": t.right / max(1, t.found), "recall": t.found / max(1, t.gt)}
 
 
 def _network(chans: tuple[int, ...], dense: int):
@@ -230,7 +183,7 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
         log=print) -> FaceModel:
     """Train with AdamW and a cosine schedule, class-balanced loss, a random square symmetry per
     batch. Needs torch (pip install -e '.[train]'); the shipped model then runs without it."""
-    torch = train_detector.start_torch(seed, threads)
+    torch = vision_detector.start_torch(seed, threads)
     import torch.nn.functional as F
 
     rng = np.random.default_rng(seed)
@@ -268,88 +221,3 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
             flush=True)
     f0 = feats[: min(n, 5000)]
     return FaceModel(weights=export(net), mean=f0.mean(0), std=f0.std(0) + 0.1)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m companion.vision.train", description=__doc__)
-    ap.add_argument("--only", choices=("detector", "faces"), help="train one network (faces: on the shipped detector)")
-    ap.add_argument("--detector-scenes", type=int, default=3000, help="synthetic scenes the detector learns from")
-    ap.add_argument("--detector-epochs", type=int, default=30)
-    ap.add_argument("--photo-repeat", type=int, default=6, help="times each training photo is seen per detector epoch")
-    ap.add_argument("--scenes", type=int, default=FACE_SCENES, help="synthetic scenes the face model learns from")
-    ap.add_argument("--rough", type=float, default=ROUGH,
-                    help="share of the face model's synthetic dice drawn with real dice's rougher looks (marbled, "
-                         "pips of little contrast, glare streaks)")
-    ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos (training split only)")
-    ap.add_argument("--no-real", action="store_true", help="synthetic data only")
-    ap.add_argument("--epochs", type=int, default=30, help="face model epochs")
-    ap.add_argument("--chans", type=str, default=",".join(map(str, CHANS)), help="face model conv channels per stage")
-    ap.add_argument("--dense", type=int, default=DENSE)
-    ap.add_argument("--real-jitter", type=int, default=REAL_JITTER, help="jittered, camera-augmented copies per real die crop")
-    ap.add_argument("--val-every", type=int, default=0,
-                    help="set every N-th training photo aside to compare settings (0: train on all of them)")
-    ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the face model's extracted patches here (.npz)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2, help="torch threads (at most the free cores: more spin)")
-    ap.add_argument("--detector-out", type=pathlib.Path, default=DETECTOR_PATH)
-    ap.add_argument("--out", type=pathlib.Path, default=MODEL_PATH)
-    a = ap.parse_args(argv)
-    cv2.setRNGSeed(a.seed)
-    cv2.setNumThreads(1)  # the same crops (and so the same networks) whatever the machine
-    t0 = time.time()
-    use_real = not a.no_real and (a.real / "labels.jsonl").exists()
-    train, held, val = [], [], []
-    if use_real:
-        train, held = real_split(load_labels(a.real))
-        train, val = validation_split(train, a.val_every)
-    elif not a.no_real:
-        print(f"real photos not found at {a.real}; synthetic only", flush=True)
-    if a.only == "faces":
-        detector = load_detector(a.detector_out)
-    else:
-        examples = train_detector.synthetic_examples(DETECTOR_SCENES_FROM * a.seed, a.detector_scenes, a.threads)
-        photos = train_detector.photo_examples(train, a.real) if use_real else []
-        print(f"detector: {len(examples)} scenes and {len(photos)} photos x {a.photo_repeat} "
-              f"({time.time() - t0:.0f}s)", flush=True)
-        detector = train_detector.fit_detector(examples + photos * a.photo_repeat, epochs=a.detector_epochs,
-                                               seed=a.seed, threads=a.threads)
-        train_detector.save_detector(detector, a.detector_out)
-        print(f"saved {a.detector_out} ({a.detector_out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s",
-              flush=True)
-        if a.only == "detector":
-            return 0
-    if a.cache is not None and a.cache.exists():
-        with np.load(a.cache) as z:
-            X, y = z["X"], z["y"]
-        print(f"patches from cache {a.cache}: {len(y)}", flush=True)
-    else:
-        P, Y = synthetic_data(a.scenes, a.seed, detector, rough=a.rough)
-        print(f"faces: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
-        if use_real:
-            p, yy = real_data(train, a.real, a.seed, detector, a.real_jitter)
-            P += p
-            Y += yy
-            print(f"faces: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
-                  f"validation, {len(held)} held out; both unused)", flush=True)
-        X = np.stack(P).astype(np.uint8)
-        y = np.array(Y, np.int64)
-        if a.cache is not None:
-            np.savez_compressed(a.cache, X=X, y=y)
-    print("class counts:", np.bincount(y, minlength=N_CLASSES).tolist(), flush=True)
-    chans = tuple(int(c) for c in a.chans.split(","))
-    model = fit(X, y, seed=a.seed, epochs=a.epochs, chans=chans, dense=a.dense,
-                threads=a.threads)
-    model.save(a.out)
-    print(f"saved {a.out} ({a.out.stat().st_size / 1e6:.2f} MB) in {time.time() - t0:.0f}s", flush=True)
-    # a check on photos the networks never saw: the validation photos while settings are being
-    # compared, else the fixed held-out split (report it; never tune on it)
-    for name, recs in (("validation", val), ("held-out", held if not val else [])):
-        if recs:
-            r = evaluate(model, detector, recs, a.real)
-            print(f"{name} real photos: {r['photos']} photos, {r['dice']} dice: per-die {100 * r['per_die']:.2f}% "
-                  f"face acc {100 * r['face_acc']:.2f}% recall {100 * r['recall']:.2f}%", flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Training the dice detector (companion.vision.detect), run by `python -m companion.vision.train`.
+"""Training the dice detector (companion.vision.detect), run by `python -m training.vision`.
 
 Each training image is a synthetic scene or a training photo scaled so its longest side is the
 detector's INPUT, with its dice as (cx, cy, side, angle, angle known) at that scale, in OpenCV's pixel

@@ -21,96 +21,32 @@ import os
 import pathlib
 import sys
 import time
-from dataclasses import dataclass, field
 
 # One core, as the target says. numpy's BLAS reads these when numpy is first imported, which
-# `companion bench vision` does here; where numpy came earlier (a test importing Tally) they
-# change nothing, and no time is measured there.
+# `companion bench vision` does here; where numpy came earlier (a test importing this module)
+# they change nothing, and no time is measured there.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from companion.vision.reveal import accepts  # noqa: E402
+from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, match, real_split, score  # noqa: E402
 
-REAL_DEFAULT = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dice-photos"
 TARGETS = {"synthetic per-die": 0.995, "synthetic exact counts": 0.95, "real per-die": 0.99, "ms/frame": 100.0}
 
 
-@dataclass
-class Tally:
-    name: str
-    images: int = 0
-    gt: int = 0
-    found: int = 0
-    right: int = 0
-    fp: int = 0
-    exact: int = 0
-    paco_gt: int = 0
-    paco_right: int = 0
-    accepted: int = 0  # readings a reveal would settle the challenge with
-    wrong_accepted: int = 0  # ... whose counts were wrong
-    ms: list[float] = field(default_factory=list)  # per frame
-
-    @property
-    def ms_median(self) -> float:
-        return float(np.median(self.ms)) if self.ms else float("nan")
-
-    def row(self) -> list[str]:
-        pct = lambda a, b: f"{100 * a / b:.2f}%" if b else "-"  # noqa: E731
-        return [self.name, str(self.images), str(self.gt), pct(self.right, self.gt), pct(self.right, self.found),
-                pct(self.found, self.gt), f"{self.fp / max(1, self.images):.3f}", pct(self.exact, self.images),
-                pct(self.accepted - self.wrong_accepted, self.images), pct(self.wrong_accepted, self.accepted),
-                pct(self.paco_right, self.paco_gt), f"{self.ms_median:.1f}"]
+def row(t: Tally) -> list[str]:
+    """A tally as a line of the table under HEAD."""
+    pct = lambda a, b: f"{100 * a / b:.2f}%" if b else "-"  # noqa: E731
+    return [t.name, str(t.images), str(t.gt), pct(t.right, t.gt), pct(t.right, t.found),
+            pct(t.found, t.gt), f"{t.fp / max(1, t.images):.3f}", pct(t.exact, t.images),
+            pct(t.accepted - t.wrong_accepted, t.images), pct(t.wrong_accepted, t.accepted),
+            pct(t.paco_right, t.paco_gt), f"{t.ms_median:.1f}"]
 
 
 HEAD = ["data", "images", "dice", "per-die", "face acc", "recall", "FP/image", "exact counts", "reveal ok",
         "wrong accepted", "Paco as 1", "ms/frame"]
-
-
-def match(pred, gt) -> list[tuple[int, int]]:
-    """One-to-one pairs (pred index, gt index): each centre inside the other's box, nearest first."""
-    pairs = []
-    for i, p in enumerate(pred):
-        px, py = p.box[0] + p.box[2] / 2, p.box[1] + p.box[3] / 2
-        for j, (_, (x, y, w, h), _) in enumerate(gt):
-            gx, gy = x + w / 2, y + h / 2
-            m = 0.1 * max(w, h)
-            if x - m <= px <= x + w + m and y - m <= py <= y + h + m and \
-               p.box[0] <= gx <= p.box[0] + p.box[2] and p.box[1] <= gy <= p.box[1] + p.box[3]:
-                pairs.append((float(np.hypot(px - gx, py - gy)), i, j))
-    pairs.sort()
-    used_p, used_g, out = set(), set(), []
-    for _, i, j in pairs:
-        if i not in used_p and j not in used_g:
-            used_p.add(i)
-            used_g.add(j)
-            out.append((i, j))
-    return out
-
-
-def score(t: Tally, reading, gt) -> int:
-    """Add one image to the tally; returns its number of errors (for the worst-case pictures)."""
-    pairs = match(reading.dice, gt)
-    t.images += 1
-    t.gt += len(gt)
-    t.found += len(pairs)
-    right = sum(1 for i, j in pairs if reading.dice[i].face == gt[j][0])
-    t.right += right
-    t.fp += len(reading.dice) - len(pairs)
-    for i, j in pairs:
-        if gt[j][2]:
-            t.paco_right += reading.dice[i].face == 1
-    t.paco_gt += sum(1 for g in gt if g[2])
-    want = {f: 0 for f in range(1, 7)}
-    for g in gt:
-        want[g[0]] += 1
-    t.exact += reading.counts == want
-    if accepts(reading, len(gt)):
-        t.accepted += 1
-        t.wrong_accepted += reading.counts != want
-    return (len(gt) - right) + (len(reading.dice) - len(pairs))
 
 
 def _draw_errors(img, reading, gt, title: str):
@@ -141,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenes", type=int, default=200, help="synthetic 1280x720 scenes (default 200)")
     ap.add_argument("--seed", type=int, default=2024, help="first scene seed (training uses other seeds)")
-    ap.add_argument("--real", type=pathlib.Path, default=REAL_DEFAULT, help="labelled photos folder")
+    ap.add_argument("--real", type=pathlib.Path, default=PHOTOS, help="labelled photos folder")
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("bench-out"), help="worst cases go here")
     ap.add_argument("--worst", type=int, default=4, help="worst images to save per data set")
@@ -153,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     from companion.vision.model import load_model
     from companion.vision.reader import DiceReader
     from companion.vision.scenes import generate_scene
-    from companion.vision.train import load_labels, real_split
 
     try:
         reader = DiceReader(model=load_model(a.model) if a.model is not None else None)
@@ -189,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             r = reader.read(img)
             ms = (time.perf_counter() - t0) * 1000
-            gt = [(d["face"], tuple(d["box"]), False) for d in rec["dice"]]
+            gt = labels_of(rec)
             for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
                 t.ms.append(ms)
                 errs = score(t, r, gt)
@@ -200,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not a.no_real:
         print(f"(real photos not found at {a.real}: skipped)")
 
-    print(_table([HEAD] + [t.row() for t in tallies]))
+    print(_table([HEAD] + [row(t) for t in tallies]))
     for old in a.out.glob("worst-*.png"):  # only this run's cases, never a stale one
         old.unlink()
     for kind in ("synthetic", "real"):
