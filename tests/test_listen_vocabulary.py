@@ -116,6 +116,17 @@ def test_find_model(tmp_path):
     assert find_model(tmp_path) == tmp_path / "vosk-model-x"
 
 
+def test_models_are_found_in_the_users_data_folder_and_downloaded_there(tmp_path, monkeypatch):
+    # A pip-installed companion has no checkout: its models live in the user's data folder.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr(vosk_engine, "CHECKOUT_MODELS_DIR", tmp_path / "no-checkout")
+    assert vosk_engine.user_models_dir() == tmp_path / "data" / "companion" / "models"
+    assert find_model() is None
+    url = _model_zip(tmp_path / "m.zip", "vosk-model-tiny")
+    path = vosk_engine.download("vosk-model-tiny", url=url)
+    assert path.parent == vosk_engine.user_models_dir() and find_model() == path
+
+
 def test_download_offline_is_a_clean_error(tmp_path):
     with pytest.raises(ModelError, match="cannot download .*copy an unzipped Vosk model"):
         vosk_engine.download("vosk-model-small-en-us-0.15", tmp_path,

@@ -15,7 +15,7 @@ from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError
 from companion.listen.sources import (decode_span, expand_paths, list_microphones, make_engine,
                                       open_source)
-from companion.listen.vosk_engine import DEFAULT_MODEL, MODELS_DIR, download, find_model
+from companion.listen.vosk_engine import DEFAULT_MODEL, download, find_model, models_dirs, user_models_dir
 from companion.sources import Expect, names_and_files
 
 __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
@@ -104,7 +104,7 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
 
 def add_models_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="models_command", required=True)
-    get = sub.add_parser("download", help="fetch a Vosk model into models/")
+    get = sub.add_parser("download", help="fetch a Vosk model into the user data folder")
     get.add_argument("name", nargs="?", default=DEFAULT_MODEL)
     get.add_argument("--url", help=argparse.SUPPRESS)  # for tests and mirrors
     sub.add_parser("list", help="show installed speech models")
@@ -120,14 +120,15 @@ def _progress(done: int, total: int) -> None:
 def run_models(args: argparse.Namespace) -> int:
     try:
         if args.models_command == "download":
-            path = download(args.name, MODELS_DIR, getattr(args, "url", None), _progress)
+            path = download(args.name, user_models_dir(), getattr(args, "url", None), _progress)
             print(file=sys.stderr)
             print(f"installed {path}")
             return 0
-        found = sorted(p for p in MODELS_DIR.iterdir() if p.is_dir() and not p.name.startswith(".")) if MODELS_DIR.is_dir() else []
+        found = [p for folder in models_dirs() if folder.is_dir()
+                 for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")]
         active = find_model()
         for path in found:
-            print(f"{path.name}{'   (used by --engine auto)' if path == active else ''}")
+            print(f"{path}{'   (used by --engine auto)' if path == active else ''}")
         print("bundled call recogniser" + ("" if active else "   (used by --engine auto)"))
         return 0
     except CompanionError as err:

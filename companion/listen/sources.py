@@ -33,7 +33,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     from companion.listen.vocabulary import MAX_COUNT
 
     max_count = max_count or MAX_COUNT
-    from companion.listen.vosk_engine import VoskEngine, find_model
+    from companion.listen.vosk_engine import VoskEngine, find_model, models_dirs
 
     if engine not in ENGINES:
         raise ModelError(f"unknown engine {engine!r}: use {', '.join(ENGINES)}")
@@ -49,7 +49,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     if engine == "vosk" or (engine == "auto" and network is None and (model_dir or find_model())):
         model_dir = model_dir or find_model()
         if model_dir is None:
-            raise ModelError("no Vosk model under models/: run 'companion models download' "
+            raise ModelError(f"no Vosk model in {' or '.join(map(str, models_dirs()))}: run 'companion models download' "
                              "or pass --model PATH (or use the bundled engine)")
         chosen: Engine = VoskEngine(model_dir, players, max_count)
         what = f"vosk ({model_dir})"
@@ -72,7 +72,7 @@ def to_utterance(result: Recognition, origin: str) -> Utterance:
 
 
 @dataclass
-class Heard:
+class DecodedSpan:
     """One decoded utterance and where it was in the stream (for latency figures)."""
 
     result: Recognition
@@ -102,7 +102,7 @@ class Listener:
             self.engine.finish()
         self._open = False
 
-    def feed(self, samples: np.ndarray) -> list[Heard]:
+    def feed(self, samples: np.ndarray) -> list[DecodedSpan]:
         samples = np.asarray(samples, dtype=np.int16)
         self._buffer = np.concatenate([self._buffer, samples])
         segments = self.endpointer.feed(samples)
@@ -119,7 +119,7 @@ class Listener:
                 self._buffer_start += drop
         return out
 
-    def flush(self) -> list[Heard]:
+    def flush(self) -> list[DecodedSpan]:
         return [self._close(s.start, s.end, s.detected_at) for s in self.endpointer.flush()]
 
     def _stream(self, start: int, upto: int) -> None:
@@ -132,12 +132,12 @@ class Listener:
             self.engine.feed(self._buffer[a:b])
             self._fed_to = upto
 
-    def _close(self, start: int, end: int, detected_at: int) -> Heard:
+    def _close(self, start: int, end: int, detected_at: int) -> DecodedSpan:
         # Feed up to a little after the judged end: the decoder wants trailing silence.
         self._stream(start, min(detected_at, self._buffer_start + len(self._buffer)))
         result = self.engine.finish()
         self._open = False
-        return Heard(result, start, end, detected_at)
+        return DecodedSpan(result, start, end, detected_at)
 
 
 def decode_span(engine: Engine, samples: np.ndarray,

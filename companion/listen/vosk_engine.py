@@ -20,18 +20,34 @@ from companion.listen.vocabulary import (DIE_WORDS, MAX_COUNT, SOUND_ALIKES, Voc
                                          phrase_list)
 from companion.sources import Expect
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+CHECKOUT_MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 DEFAULT_MODEL = "vosk-model-small-en-us-0.15"
 MODEL_URL = "https://alphacephei.com/vosk/models/{name}.zip"
 
 
-def find_model(models_dir: Path = MODELS_DIR) -> Path | None:
-    """The first Vosk model folder under models/ (one with an am/ or conf/ folder)."""
-    if not models_dir.is_dir():
-        return None
-    for path in sorted(models_dir.iterdir()):
-        if path.is_dir() and ((path / "am").is_dir() or (path / "conf").is_dir()):
-            return path
+def user_models_dir() -> Path:
+    """Where downloaded models go: the user's data directory, which outlives upgrades and
+    works for a pip install as well as a checkout."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("companion", appauthor=False)) / "models"
+
+
+def models_dirs() -> list[Path]:
+    """Where models are looked for, in order: the user's data directory, then the source
+    checkout's models/ folder."""
+    return [user_models_dir(), CHECKOUT_MODELS_DIR]
+
+
+def find_model(models_dir: Path | None = None) -> Path | None:
+    """The first Vosk model folder (one with an am/ or conf/ folder) in `models_dir`, or
+    else in `models_dirs()`."""
+    for folder in [models_dir] if models_dir is not None else models_dirs():
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.is_dir() and ((path / "am").is_dir() or (path / "conf").is_dir()):
+                return path
     return None
 
 
@@ -185,12 +201,12 @@ def vosk_result(result: dict) -> tuple[str, float]:
     return text, float(min(w.get("conf", 0.0) for w in words))
 
 
-def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str | None = None,
+def download(name: str = DEFAULT_MODEL, models_dir: Path | None = None, url: str | None = None,
              progress=None) -> Path:
-    """Fetch and unzip a Vosk model into models/; ModelError with a plain reason offline.
+    """Fetch and unzip a Vosk model into `models_dir` (default: the user's data folder); ModelError with a plain reason offline.
 
     The archive is streamed to a file (the large English model is 1.8 GB: too much to hold in
-    a Raspberry Pi's memory) and unpacked into a hidden folder that becomes models/NAME only
+    a Raspberry Pi's memory) and unpacked into a hidden folder that becomes models_dir/NAME only
     once it holds the model, so an interrupted download never looks like an installed model."""
     import shutil
     import tempfile
@@ -199,6 +215,7 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path = MODELS_DIR, url: str 
     import zipfile
 
     url = url or MODEL_URL.format(name=name)
+    models_dir = models_dir if models_dir is not None else user_models_dir()
     target = models_dir / name
     if target.is_dir():
         return target
