@@ -227,6 +227,7 @@ def _source(settings: PlaySettings, game):
     if settings.input == "text":
         return TextSource()
     from companion.listen.commands import open_source
+    from companion.listen.sources import SpeechSettings
     from companion.listen.vocabulary import LARGEST_COUNT, MAX_COUNT
 
     # Listen for counts up to the most dice this table can hold (a bigger table than the
@@ -235,9 +236,9 @@ def _source(settings: PlaySettings, game):
     if most_dice > LARGEST_COUNT:
         print(f"companion: counts above {LARGEST_COUNT} cannot be heard; type them instead",
               file=sys.stderr)
-    return open_source(settings.input, paths=settings.paths, device=settings.mic,
-                       engine=settings.engine, model=settings.model, players=game.players,
-                       max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)))
+    speech = SpeechSettings(engine=settings.engine, model=settings.model, device=settings.mic,
+                            max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)))
+    return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech)
 
 
 def _counter(settings: PlaySettings):

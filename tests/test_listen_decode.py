@@ -17,7 +17,7 @@ from companion.listen.commands import add_hear_arguments, run_hear
 from companion.listen.endpoint import split
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError, MicrophoneError
-from companion.listen.sources import MicSource, WavSource, make_engine, open_source
+from companion.listen.sources import MicSource, SpeechSettings, WavSource, make_engine, open_source
 from companion.sources import Expect
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
@@ -275,7 +275,7 @@ def test_unreadable_and_missing_wavs(tmp_path):
     with pytest.raises(AudioFormatError, match="not a readable WAV"):
         read_wav(tmp_path / "junk.wav")
     with pytest.raises(AudioFormatError, match="no such file"):
-        open_source("wav", paths=[tmp_path / "missing.wav"], engine="bundled")
+        open_source("wav", paths=[tmp_path / "missing.wav"], settings=SpeechSettings(engine="bundled"))
     # 8-bit (unsigned: 0x80 is silence) and 32-bit files are converted now, not refused
     with wave.open(str(tmp_path / "8bit.wav"), "wb") as w:
         w.setnchannels(1), w.setsampwidth(1), w.setframerate(16000), w.writeframes(b"\x80" * 800)
@@ -294,7 +294,7 @@ def test_unreadable_and_missing_wavs(tmp_path):
     # Every bad recording of a game is named at once, not one per try.
     with pytest.raises(AudioFormatError) as err:
         open_source("wav", paths=[tmp_path / "junk.wav", tmp_path / "empty.wav", tmp_path / "8bit.wav",
-                                  tmp_path / "ulaw.wav"], engine="bundled")
+                                  tmp_path / "ulaw.wav"], settings=SpeechSettings(engine="bundled"))
     assert all(name in str(err.value) for name in ("junk.wav", "empty.wav", "ulaw.wav"))
     assert "8bit.wav" not in str(err.value)
 

@@ -165,8 +165,10 @@ class WavSource:
     """
 
     def __init__(self, paths: Sequence[str | Path], engine: Engine,
-                 whole_file_seconds: float = 8.0) -> None:
+                 whole_file_seconds: float = 8.0,
+                 endpoint: EndpointSettings = EndpointSettings()) -> None:
         self.engine = engine
+        self.endpoint = endpoint
         self.files = expand_paths(paths)
         problems = []
         for path in self.files:  # bad files are reported before the game, not halfway
@@ -187,14 +189,14 @@ class WavSource:
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
             from companion.listen.endpoint import utterance_spans
 
-            spans = utterance_spans(samples)
+            spans = utterance_spans(samples, self.endpoint)
             if len(spans) <= 1:
-                yield decode_span(self.engine, samples, spans=spans)
+                yield decode_span(self.engine, samples, self.endpoint, spans=spans)
                 return
             for start, end in spans:
                 yield decode_in_chunks(self.engine, samples[start:end], CHUNK)
             return
-        listener = Listener(self.engine)
+        listener = Listener(self.engine, self.endpoint)
         for i in range(0, len(samples), CHUNK):
             for heard in listener.feed(samples[i:i + CHUNK]):
                 yield heard.result
@@ -342,19 +344,33 @@ class MicSource:
                 pass
 
 
-def open_source(kind: str, *, paths: Sequence[str | Path] = (), device=None,
-                engine: str = "auto", model: str | Path | None = None,
-                players: Sequence[str] = (), max_count: int | None = None):
+@dataclass(frozen=True)
+class SpeechSettings:
+    """Everything `play --input wav|mic` needs to hear, in one place."""
+
+    engine: str = "auto"  # auto | bundled | vosk
+    model: str | Path | None = None  # a Vosk model folder, or a bundled network (.npz)
+    device: int | str | None = None  # the microphone: an index, part of a name, or default
+    max_count: int | None = None  # the largest count to listen for (default: thirty)
+    endpoint: EndpointSettings = EndpointSettings()
+    mic_tail_seconds: float = 0.3  # deaf after the companion speaks: its echo
+    mic_stalled_after: float = 5.0  # no sound for this long: the microphone went away
+
+
+def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),
+                settings: SpeechSettings = SpeechSettings()):
     """A CallSource for `play --input wav|mic`; says on stderr which engine it uses."""
     if kind not in ("wav", "mic"):
         raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
+    files = expand_paths(paths) if kind == "wav" else []  # a bad path fails before the model
+    engine = make_engine(settings.engine, settings.model, players, _stderr, settings.max_count)
     if kind == "wav":
-        files = expand_paths(paths)  # fail on a bad path before loading a model
-        source = WavSource(files, make_engine(engine, model, players, _stderr, max_count))
-        return source
+        return WavSource(files, engine, endpoint=settings.endpoint)
+    device = settings.device
     if isinstance(device, str) and device.isdigit():
         device = int(device)  # `--mic 2` is a device index; other text matches a name
-    source = MicSource(make_engine(engine, model, players, _stderr, max_count), device)
+    source = MicSource(engine, device, settings.mic_tail_seconds, settings.endpoint,
+                       settings.mic_stalled_after)
     source.open()  # a missing microphone is reported before the game starts, not mid-game
     return source
 
