@@ -10,6 +10,9 @@ Families, from most to least varied timbre:
 - piper:    the neural en_US "joe" voice with varied speed and sampling noise (one speaker).
 - festival: the kdlpc16k diphone voice (Kurt) with varied duration stretch and pitch.
 
+Long: one driver per synthesiser, each short, kept together because they share the voice
+listing, seeding and caching that make a training corpus repeatable.
+
 Every clip comes back the same way: 16 kHz, peak-normalised to PEAK, silence at either end
 trimmed to at most EDGE_SILENCE_S, so the families differ only in how they sound. Nothing is
 written to disk: audio travels over pipes and the Kokoro model is assembled in memory.

@@ -4,6 +4,9 @@ It answers questions (whose turn, is this bid legal, what are the smallest raise
 player call calza) and applies actions, returning the events they cause. It never prints,
 reads a file or touches a device. Undo replays every action but the last from the start, so
 there is one way to reach a state and nothing to keep in step.
+
+Long: every rule of the game is checked in this one class, as python-chess keeps its Board
+whole, so a reader finds all of a rule's cases (and the presets' differences) side by side.
 """
 
 from __future__ import annotations
