@@ -61,15 +61,16 @@ def blocks(level, seconds, rng):
     return out
 
 
-def mic(engine, **kw):
-    source = MicSource(engine, **kw)
-    source._stream = Stream()  # no PortAudio: blocks are put on its queue by the test
+def mic(engine, stream_class=Stream, **kw):
+    # No PortAudio: the test hands the blocks in, as the device's callback would.
+    source = MicSource(engine, open_stream=lambda receive: stream_class(), **kw)
+    source.open()
     return source
 
 
 def put(source, audio, start):
     for i, block in enumerate(audio):
-        source._queue.put((start + 0.1 * i, block))
+        source.receive(start + 0.1 * i, block)
 
 
 def test_what_is_heard_while_speaking_and_just_after_is_thrown_away():
@@ -106,10 +107,13 @@ def test_a_microphone_that_stops_sending_sound_is_a_clear_error():
 
 
 def test_closing_an_unplugged_microphone_is_quiet():
-    source = mic(HeardEngine())
-    stream = source._stream
+    opened = []
+    source = MicSource(HeardEngine(), open_stream=lambda receive: opened.append(Stream()) or opened[-1])
+    source.open()
     source.close()
-    assert stream.closed and source._stream is None
-    source._stream = UnpluggedStream()
+    assert opened[0].closed
+    source.open()  # closed means closed: opening again opens a new stream
+    assert len(opened) == 2
+    source = mic(HeardEngine(), stream_class=UnpluggedStream)
     source.close()  # PortAudio complains about the vanished device: nothing to tell the players
-    assert source._stream is None
+    source.close()

@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -265,9 +265,12 @@ class MicSource:
 
     def __init__(self, engine: Engine, device: int | str | None = None,
                  tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
-                 stalled_after: float = 5.0):
+                 stalled_after: float = 5.0, open_stream: Callable | None = None):
         self.engine = engine
         self.device = device
+        # (callback) -> a started stream with abort() and close(), calling back with each
+        # block; PortAudio's by default, anything else in tests.
+        self._open_stream = open_stream or self._portaudio_stream
         self.tail_seconds = tail_seconds
         # PortAudio sends a block every 0.1 s while the device is there, quiet room or not;
         # none for this long means the microphone went away (unplugged, taken by another app).
@@ -283,20 +286,28 @@ class MicSource:
     def open(self) -> None:
         if self._stream is not None:
             return
+        self._stream = self._open_stream(self.receive)
+
+    def receive(self, arrived: float, block: np.ndarray) -> None:
+        """One block of int16 samples from the device, and when it arrived (monotonic)."""
+        self._queue.put((arrived, block))
+
+    def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
         sd = _sounddevice()
         if not list_microphones():
             raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
 
         def callback(indata, frames, when, status):  # runs on PortAudio's thread
-            self._queue.put((time.monotonic(), indata[:, 0].copy()))
+            receive(time.monotonic(), indata[:, 0].copy())
 
         try:
-            self._stream = sd.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="int16",
-                                          blocksize=CHUNK, device=self.device, callback=callback)
-            self._stream.start()
+            stream = sd.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="int16",
+                                    blocksize=CHUNK, device=self.device, callback=callback)
+            stream.start()
         except Exception as err:
             raise MicrophoneError(f"cannot open the microphone {self._name()}: "
                                   f"{err}") from None
+        return stream
 
     def next_utterance(self) -> Utterance | None:
         self.open()
