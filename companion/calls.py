@@ -16,6 +16,7 @@ from typing import Sequence, Union
 
 from companion.errors import CompanionError
 from companion.rules.bids import ACE, Bid
+from companion.rules.errors import BadSetup
 
 MAX_SPOKEN_COUNT = 30
 
@@ -313,6 +314,15 @@ def parse_call_or_none(text: str, players: Sequence[str] = ()) -> Call | None:
         return parse_call(text, players)
     except UnparsableCall:
         return None
+
+
+def check_player_names(names: Sequence[str]) -> None:
+    """Refuse names the parser could not tell apart from calls ("Five", "Dudo", "Ana Maria")."""
+    for name in names:
+        if len(name.split()) != 1 or not name.replace("-", "").replace("'", "").isalpha():
+            raise BadSetup(f"player names must be single words of letters; {name!r} is not")
+        if parse_call_or_none(name) is not None:
+            raise BadSetup(f"{name!r} sounds like a call; choose another name for that player")
 
 
 def describe_call(call: Call, ace_word: str = "pacos") -> str:

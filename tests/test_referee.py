@@ -2,8 +2,7 @@
 
 import pytest
 
-from companion.calls import parse_call
-from companion.referee import Hearing, Referee, RefereeSettings
+from companion.referee import Referee
 from companion.rules import Bid, Game, Phase, get_preset
 from companion.sources import Expect, TextSource, Utterance
 from companion.vision.types import DiceReading, Die, RevealOutcome
@@ -511,16 +510,3 @@ def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
     assert say(referee, "calza", confidence=0.3).startswith("Who calls calza?")  # not "Did you say calza?"
     assert referee.game.phase is Phase.BIDDING
     assert "Calza from Cleo" in say(referee, "Cleo calza", confidence=0.9)
-
-
-def test_the_rule_for_a_heard_call_by_its_confidence():
-    rule = RefereeSettings()
-    bid, dudo, status = parse_call("three fours"), parse_call("dudo"), parse_call("status")
-    assert [rule.hearing(bid, c) for c in (0.1, 0.3, 0.6, 0.8)] == [
-        Hearing.IGNORE, Hearing.SAY_AGAIN, Hearing.ASK, Hearing.APPLY]
-    assert rule.hearing(dudo, 0.15) is Hearing.ASK  # a faint dudo is asked about
-    assert rule.hearing(status, 0.15) is Hearing.APPLY  # a question is simply answered
-    assert rule.hearing(dudo, 0.05) is rule.hearing(status, 0.05) is Hearing.IGNORE
-    count = parse_call("twenty eight")
-    assert [rule.hearing(count, c) for c in (0.1, 0.3, 0.6, 0.95)] == [
-        Hearing.IGNORE, Hearing.SAY_AGAIN, Hearing.ASK, Hearing.ASK]  # a count is always read back

@@ -7,8 +7,8 @@ import wave
 import numpy as np
 import pytest
 
+from companion.calls import check_player_names
 from companion.cli import PlaySettings, _speaker, build_parser
-from companion.referee import check_player_names
 from companion.rules import (
     BadCount, BadSetup, Bid, BidRefusal, CallNotAllowed, ChallengeRefusal, CountRefusal, IllegalBid,
     PhaseRefusal, WrongPhase, get_preset)

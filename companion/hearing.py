@@ -1,0 +1,137 @@
+"""The hearing policy: what to do with one heard utterance, given what the game expects.
+
+One pure function, `decide`, used by the referee and by the speech benchmark alike, so the
+benchmark scores the rule the game is played by. Typed lines are always trusted; speech is
+applied, asked about ("Did you say ...?"), answered with "say again" or passed over, by the
+recogniser's confidence and by whether the call makes sense at this moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+from companion.calls import CalzaCall, Call, Command, CommandCall, DudoCall, NumberCall, PalificoCall
+from companion.sources import Heard
+
+
+class Verdict(Enum):
+    IGNORE = "ignore"  # passed over in silence: nothing heard, no call, or chatter
+    SAY_AGAIN = "say again"  # never applied (a typed line: why it is no call)
+    ASK = "ask"  # "Did you say ...?", applied after a "yes"
+    REFUSE = "refuse"  # not allowed now: told why at once; a question already waiting still waits
+    APPLY = "apply"
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    call: Call | None = None  # the call chosen among the guesses (None: there was none)
+
+
+@dataclass(frozen=True)
+class HearingPolicy:
+    # Speech below `ignore_below` confidence is table chatter forced into the grammar and is
+    # passed over in silence; below `reject_below` it is never applied ("say again"); below
+    # `confirm_below` it is applied only after a "yes". Typed calls are always trusted.
+    # The scale is the bundled call recogniser's calibrated probability that the call is
+    # right, fitted on voices its network never trained on (companion.listen.engine).
+    ignore_below: float = 0.2
+    reject_below: float = 0.5
+    confirm_below: float = 0.7
+    # One short word gives a recogniser little to be sure of, and a call that can never get
+    # through stalls the game or leaves a question unanswered. So from this line a heard
+    # dudo or calza gets "Did you say dudo?" instead of silence or "say again", and a
+    # question that changes nothing (status, repeat, palifico) is simply answered.
+    short_calls_from: float = 0.1
+
+
+def _always(call: Call) -> bool:
+    return True
+
+
+def _never(call: Call) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Moment:
+    """What the game expects as the utterance arrives (the referee fills it in; without a
+    game, as in the benchmark, every call is taken to make sense)."""
+
+    asking: bool = False  # a "Did you say ...?" waits for its answer
+    allowed: Callable[[Call], bool] = _always  # would the rules take this move now?
+    settles: Callable[[Call], bool] = _never  # does this call decide the challenge?
+    # The referee answers this call with a question of its own ("Who calls calza?"), so a
+    # "Did you say ...?" first would ask twice.
+    asks_back: Callable[[Call], bool] = _never
+
+
+def changes_nothing(call: Call) -> bool:
+    """A question to the referee: answering it leaves the game as it was."""
+    return isinstance(call, PalificoCall) or (
+        isinstance(call, CommandCall) and call.name in (Command.STATUS, Command.REPEAT))
+
+
+def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = HearingPolicy()) -> Decision:
+    """The one rule for what was heard: apply, ask, refuse, say again or ignore."""
+    if heard.typed:
+        best = heard.best
+        return Decision(Verdict.APPLY, best) if best is not None else Decision(Verdict.SAY_AGAIN)
+    if not heard.text.strip():
+        return Decision(Verdict.IGNORE)
+    call = choose(heard, moment, policy)
+    if call is None:
+        return Decision(Verdict.IGNORE)
+    verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
+    if verdict is Verdict.ASK and not makes_sense(call, moment):
+        return Decision(Verdict.REFUSE, call)  # no question about a call that cannot stand
+    if verdict is Verdict.ASK and moment.asks_back(call):
+        return Decision(Verdict.APPLY, call)
+    return Decision(verdict, call)
+
+
+def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
+    """Pick the call among the recogniser's guesses: the best one, unless it makes no sense
+    now and a close alternative does. A clearly heard illegal bid is kept, so it is reported
+    as illegal rather than swapped for a legal one."""
+    best = heard.best
+    if best is not None and (makes_sense(best, moment) or (heard.confidence or 0) >= policy.confirm_below):
+        return best
+    for guess in heard.guesses[1 if best is not None else 0:]:
+        if makes_sense(guess.call, moment):
+            return guess.call
+    return best
+
+
+def makes_sense(call: Call, moment: Moment) -> bool:
+    """Would this call be taken now? Only ranks guesses and spares needless questions."""
+    if isinstance(call, CommandCall):
+        return call.name not in (Command.YES, Command.NO) or moment.asking
+    return moment.allowed(call)
+
+
+def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: bool = False,
+                  settles: bool = False) -> Verdict:
+    """The verdict by the recogniser's confidence alone; `settles`: the call decides the
+    challenge (as a spoken count always does)."""
+    over_short_line = confidence >= policy.short_calls_from
+    if over_short_line and changes_nothing(call):
+        return Verdict.APPLY  # a wrong answer costs a sentence, a question a round trip
+    if asking and over_short_line and isinstance(call, CommandCall) and call.name is Command.NO:
+        return Verdict.APPLY  # declining changes nothing, and one short "no" scores low
+    if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
+        # An answer to "Did you say ...?" is never itself asked about.
+        return Verdict.APPLY if confidence >= policy.reject_below else (
+            Verdict.IGNORE if confidence < policy.ignore_below else Verdict.SAY_AGAIN)
+    short = over_short_line and isinstance(call, (DudoCall, CalzaCall))
+    if confidence < policy.ignore_below and not short:
+        return Verdict.IGNORE
+    if confidence < policy.reject_below and not short:
+        return Verdict.SAY_AGAIN
+    if confidence < policy.confirm_below or settles or isinstance(call, NumberCall):
+        # The count decides who loses a die, and a wrong one can be heard confidently
+        # (espeak's "twenty" as "twenty eight" at 0.93): it is always read back first.
+        return Verdict.ASK
+    return Verdict.APPLY

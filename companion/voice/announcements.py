@@ -1,0 +1,377 @@
+"""What the referee announces, as typed values, and the words for each.
+
+The referee decides and returns these; it never builds a sentence. Each announcement says
+what it means in `words(rules)`, so all the wording (and any translation) lives in this room,
+beside the sentences for events (phrases) and refusals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+from companion.calls import Call, UnparsableCall, bid_words, describe_call, face_words, number_words
+from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, RulesError
+from companion.rules.bids import Bid
+from companion.rules.events import ChallengeCalled, Event
+from companion.rules.presets import Rules
+from companion.voice.phrases import count_of, describe_events, face_to_count, join_and
+from companion.voice.refusals import refusal
+
+SAY_AGAIN = "Sorry, say again?"
+
+
+# --- the game moving on ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EventsHappened:
+    events: tuple[Event, ...]
+    calza: bool = False  # the count settles a calza, challenged in an earlier batch
+
+    def words(self, rules: Rules) -> list[str]:
+        return describe_events(self.events, rules, self.calza)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The rules refused the call."""
+
+    error: RulesError
+
+    def words(self, rules: Rules) -> list[str]:
+        return [refusal(self.error, rules)]
+
+
+@dataclass(frozen=True)
+class GameIsOver:
+    winner: str
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"The game is over: {self.winner} won. Say 'take it back' to undo the last count."]
+
+
+@dataclass(frozen=True)
+class TookBack:
+    action: Action
+    status: Status
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Undone: {_action_words(self.action, rules.ace_word)}. {self.status.sentence(rules)}"]
+
+
+def _action_words(action: Action, ace_word: str) -> str:
+    if isinstance(action, BidAction):
+        return f"{action.player}'s {bid_words(action.bid, ace_word)}"
+    if isinstance(action, ChallengeAction):
+        return f"{action.player}'s {action.kind}"
+    return f"the count of {number_words(action.count)}"
+
+
+# --- hearing --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SayAgain:
+    def words(self, rules: Rules) -> list[str]:
+        return [SAY_AGAIN]
+
+
+@dataclass(frozen=True)
+class NotUnderstood:
+    """A typed line that is no call, said as precisely as can be told."""
+
+    text: str
+    why: str  # UnparsableCall.why
+    players: tuple[str, ...]
+    unknown_player: str | None = None  # a word where a player's name would make it a call
+
+    def words(self, rules: Rules) -> list[str]:
+        if self.unknown_player:
+            return [f"There is no player called {self.unknown_player}; the players are {join_and(self.players)}."]
+        if self.text.split() and self.why == "nothing was said":  # a name alone
+            return [f"Say the call after the name, like {self.players[0]} calza."]
+        why = "" if self.why == UnparsableCall(self.text).why else f" ({self.why})"
+        return [f"Sorry, I did not understand {self.text!r}{why}. Say it again?"]
+
+
+@dataclass(frozen=True)
+class AskToConfirm:
+    call: Call
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Did you say {describe_call(self.call, rules.ace_word)}?"]
+
+
+@dataclass(frozen=True)
+class NothingToConfirm:
+    def words(self, rules: Rules) -> list[str]:
+        return ["There is nothing to confirm."]
+
+
+@dataclass(frozen=True)
+class NothingToCancel:
+    def words(self, rules: Rules) -> list[str]:
+        return ["There is nothing to cancel."]
+
+
+@dataclass(frozen=True)
+class Declined:
+    """A "no" to "Did you say ...?"."""
+
+    def words(self, rules: Rules) -> list[str]:
+        return ["Ignored. Say it again."]
+
+
+# --- calls out of place ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CalzaNotPlayed:
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Calza is not played under the {rules.name} rules."]
+
+
+@dataclass(frozen=True)
+class WhoCallsCalza:
+    example: str  # a player who may call it
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Who calls calza? Say your name and calza, like {self.example} calza."]
+
+
+@dataclass(frozen=True)
+class NumberWhileBidding:
+    """A bare number before anyone challenged."""
+
+    value: int
+    turn: str
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"{number_words(self.value).capitalize()} is not a call. {self.turn}, bid or call dudo."]
+
+
+@dataclass(frozen=True)
+class HandsStayHidden:
+    """A player's dice said before anyone challenged."""
+
+    def words(self, rules: Rules) -> list[str]:
+        return ["Nobody has challenged yet: keep your dice hidden!"]
+
+
+@dataclass(frozen=True)
+class PalificoInfo:
+    """The answer to "palifico?"."""
+
+    palifico_player: str | None  # whose palifico round this is, if it is one
+    players_left: int
+
+    def words(self, rules: Rules) -> list[str]:
+        if self.palifico_player is not None:
+            return [f"Yes: this is {self.palifico_player}'s palifico round."]
+        if not rules.palifico:
+            return [f"There are no palifico rounds under the {rules.name} rules."]
+        if self.players_left < rules.palifico_min_players:
+            return [f"This is not a palifico round: there are none with fewer than "
+                    f"{number_words(rules.palifico_min_players)} players left."]
+        return ["This is not a palifico round; palifico comes when a player first drops to one die."]
+
+
+# --- the count ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CountPrompt:
+    """Ask for the count; `again` repeats what to count (the challenge already said it)."""
+
+    face: int
+    aces_wild: bool
+    example_player: str
+    example_dice: int  # how many dice the example shows
+    again: bool = True
+
+    @classmethod
+    def of(cls, game: Game, again: bool = True) -> "CountPrompt":
+        """The prompt for the challenge in play, its example the first player's dice."""
+        assert game.challenge is not None
+        first = game.active_players[0]
+        return cls(game.challenge.face, game.challenge.aces_wild, first, game.dice[first], again)
+
+    def words(self, rules: Rules) -> list[str]:
+        return [self.sentence(rules)]
+
+    def sentence(self, rules: Rules) -> str:
+        what = face_to_count(self.face, self.aces_wild, rules.ace_word)
+        # Not a one first: spoken right after a name ("Ana one five..."), a recogniser can
+        # drop it.
+        example = " ".join(str(face) for face in ((5, 5, 3, 1, 2, 6) * 3)[: self.example_dice])
+        ask = f"How many {what}? Say the number" if self.again else "Say the count"
+        return f"{ask}, or each player's dice, like {self.example_player} {example}."
+
+
+@dataclass(frozen=True)
+class CupsAreUp:
+    """A bid after the challenge."""
+
+    prompt: CountPrompt
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"The cups are up. {self.prompt.sentence(rules)}"]
+
+
+@dataclass(frozen=True)
+class CountRuledOut:
+    """A count the dice already said make impossible."""
+
+    value: int
+    low: int
+    high: int
+    shown_by: tuple[str, ...]
+    missing: tuple[str, ...]
+
+    def words(self, rules: Rules) -> list[str]:
+        shows = "shows" if len(self.shown_by) == 1 else "show"
+        low, high = number_words(self.low), number_words(self.high)
+        return [f"{join_and(self.shown_by)} already {shows} {low}, so the count is {low} to "
+                f"{high}, not {number_words(self.value)}. Say the count again, "
+                f"or the dice of {join_and(self.missing)}."]
+
+
+@dataclass(frozen=True)
+class GotHand:
+    """One player's dice, read back so a hand heard under the wrong name is caught at once."""
+
+    player: str
+    dice: tuple[int, ...]
+    missing: tuple[str, ...]
+
+    def words(self, rules: Rules) -> list[str]:
+        got = f"Got {self.player}'s dice: {', '.join(number_words(d) for d in self.dice)}."
+        return [f"{got} Still need {join_and(self.missing)}." if self.missing else got]
+
+
+@dataclass(frozen=True)
+class HandsMake:
+    """Every hand is in: the count they make."""
+
+    count: int
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"That makes {number_words(self.count)}."]
+
+
+@dataclass(frozen=True)
+class CameraFailed:
+    error: str
+    prompt: CountPrompt
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"The camera failed: {self.error}. {self.prompt.sentence(rules)}"]
+
+
+@dataclass(frozen=True)
+class CameraCannotCount:
+    reason: str
+    prompt: CountPrompt
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"I cannot count this one: {self.reason}. {self.prompt.sentence(rules)}"]
+
+
+@dataclass(frozen=True)
+class CameraSaw:
+    count: int
+    face: int
+    aces_wild: bool
+
+    def words(self, rules: Rules) -> list[str]:
+        ace_word = rules.ace_word
+        seen = f"I see {bid_words(Bid(self.count, self.face), ace_word)}" if self.count else \
+            f"I see no {face_words(self.face, 2, ace_word)}"
+        if self.aces_wild and self.face != 1:
+            seen += f", {ace_word} included"
+        return [seen + "."]
+
+
+# --- where the game stands ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Status:
+    """Where the game stands, as "status" answers it."""
+
+    winner: str | None
+    challenge: ChallengeCalled | None  # at a reveal
+    count_prompt: CountPrompt | None  # at a reveal
+    hands_said: tuple[str, ...]  # at a reveal: whose dice are in
+    hands_missing: tuple[str, ...]
+    round_number: int
+    last_bid: Bid | None
+    last_bidder: str | None
+    turn: str
+    palifico_player: str | None  # in a palifico round
+    dice: tuple[tuple[str, int], ...]  # each player still in, and their dice
+    dice_in_play: int
+
+    @classmethod
+    def of(cls, game: Game, hands_said: Sequence[str] = ()) -> "Status":
+        """The game as it stands; `hands_said`: whose dice are in at a reveal."""
+        reveal = game.phase is Phase.REVEAL
+        return cls(
+            winner=game.winner if game.phase is Phase.OVER else None,
+            challenge=game.challenge if reveal else None,
+            count_prompt=CountPrompt.of(game) if reveal else None,
+            hands_said=tuple(hands_said) if reveal else (),
+            hands_missing=tuple(p for p in game.active_players if p not in hands_said) if reveal else (),
+            round_number=game.round_number,
+            last_bid=game.last_bid,
+            last_bidder=game.last_bidder,
+            turn=game.turn,
+            palifico_player=game.palifico_player if game.is_palifico_round else None,
+            dice=tuple((p, game.dice[p]) for p in game.active_players),
+            dice_in_play=game.dice_in_play,
+        )
+
+    def words(self, rules: Rules) -> list[str]:
+        return [self.sentence(rules)]
+
+    def sentence(self, rules: Rules) -> str:
+        ace = rules.ace_word
+        if self.winner is not None:
+            return f"The game is over: {self.winner} won."
+        parts = []
+        if self.challenge is not None and self.count_prompt is not None:
+            c = self.challenge
+            parts.append(f"{c.player} called {c.kind} on {c.bidder}'s "
+                         f"{bid_words(Bid(c.count, c.face), ace)}. {self.count_prompt.sentence(rules)}")
+            if self.hands_said:
+                got = join_and([f"{player}'s" for player in self.hands_said])
+                parts.append(f"Got {got} dice. Still need {join_and(self.hands_missing)}.")
+        else:
+            if self.last_bid is None:
+                parts.append(f"Round {number_words(self.round_number)}, no bid yet. {self.turn} opens.")
+            else:
+                parts.append(f"The bid is {bid_words(self.last_bid, ace)} by {self.last_bidder}. "
+                             f"{self.turn}, your call.")
+            if self.palifico_player is not None:
+                parts.append(f"Palifico round for {self.palifico_player}.")
+        if rules.announce_dice_in_play:  # hidden dice (a pouch, a lid) stay hidden
+            holdings = ", ".join(f"{p} {number_words(n)}" for p, n in self.dice)
+            parts.append(f"Dice: {holdings}; {count_of(self.dice_in_play)} in play.")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Resumed:
+    status: Status
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Resuming the game. {self.status.sentence(rules)}"]
+
+
+Announcement = Union[
+    EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
+    NothingToConfirm, NothingToCancel, Declined, CalzaNotPlayed, WhoCallsCalza,
+    NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
+    GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed]
+
+
+def sentences(announcements: Sequence[Announcement], rules: Rules) -> list[str]:
+    """Every sentence of these announcements, in order (announcements with nothing to say
+    give none)."""
+    return [s for a in announcements for s in a.words(rules) if s]

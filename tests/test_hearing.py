@@ -1,0 +1,85 @@
+"""The hearing policy on its own: a Heard value and a moment in, a decision out."""
+
+import pytest
+
+from companion.calls import BidCall, DudoCall, NumberCall, UnparsableCall, parse_call
+from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide
+from companion.rules import Bid
+from companion.sources import Guess, Heard, Utterance
+
+PLAYERS = ("Ana", "Ben", "Cleo")
+
+
+def spoken(text, confidence, *alternatives):
+    return Heard.from_speech(text, alternatives, confidence, PLAYERS)
+
+
+def verdict(text, confidence, moment=Moment()):
+    return decide(spoken(text, confidence), moment).verdict
+
+
+def test_the_rule_for_a_heard_call_by_its_confidence():
+    assert [verdict("three fours", c) for c in (0.1, 0.3, 0.6, 0.8)] == [
+        Verdict.IGNORE, Verdict.SAY_AGAIN, Verdict.ASK, Verdict.APPLY]
+    assert verdict("dudo", 0.15) is Verdict.ASK  # a faint dudo is asked about
+    assert verdict("status", 0.15) is Verdict.APPLY  # a question is simply answered
+    assert verdict("dudo", 0.05) is verdict("status", 0.05) is Verdict.IGNORE
+    assert [verdict("twenty eight", c) for c in (0.1, 0.3, 0.6, 0.95)] == [
+        Verdict.IGNORE, Verdict.SAY_AGAIN, Verdict.ASK, Verdict.ASK]  # a count is always read back
+
+
+def test_answers_to_a_question():
+    asking = Moment(asking=True)
+    assert verdict("no", 0.12, asking) is Verdict.APPLY  # declining changes nothing
+    assert verdict("no", 0.12) is Verdict.IGNORE  # with nothing asked, too faint to answer
+    assert verdict("yes", 0.6, asking) is Verdict.APPLY  # never itself asked about
+    assert verdict("yes", 0.3, asking) is Verdict.SAY_AGAIN
+
+
+def test_the_other_lines_are_the_policys():
+    strict = HearingPolicy(ignore_below=0.2, reject_below=0.7, confirm_below=0.9, short_calls_from=0.4)
+    assert decide(spoken("three fours", 0.8), Moment(), strict).verdict is Verdict.ASK
+    assert decide(spoken("three fours", 0.95), Moment(), strict).verdict is Verdict.APPLY
+    assert decide(spoken("dudo", 0.3), Moment(), strict).verdict is Verdict.SAY_AGAIN
+
+
+def test_typed_lines_are_trusted_or_not_understood():
+    assert decide(Heard.from_text("three fours", PLAYERS)) == Decision(Verdict.APPLY, BidCall(Bid(3, 4)))
+    not_a_call = Heard.from_text("banana split", PLAYERS)
+    assert decide(not_a_call) == Decision(Verdict.SAY_AGAIN)
+    assert not_a_call.unparsable == UnparsableCall("banana split").why and not_a_call.best is None
+    assert Heard.from_text("banana split", PLAYERS) == not_a_call
+    assert Heard.from_text("Dave calza", PLAYERS).unknown_player == "Dave"
+
+
+def test_nothing_heard_or_no_call_is_ignored():
+    assert decide(spoken("", 0.9)) == Decision(Verdict.IGNORE)
+    assert decide(spoken("six of us played last night", 0.9)) == Decision(Verdict.IGNORE)
+
+
+def test_an_alternative_that_makes_sense_is_preferred_when_unsure():
+    only_five = Moment(allowed=lambda call: call == BidCall(Bid(5, 4)))
+    heard = spoken("two fours", 0.69, "five fours")
+    assert decide(heard, only_five) == Decision(Verdict.ASK, BidCall(Bid(5, 4)))
+    # Heard clearly, the illegal bid is kept, to be refused as it is.
+    assert decide(spoken("two fours", 0.95, "five fours"), only_five).call == BidCall(Bid(2, 4))
+
+
+def test_a_call_that_cannot_stand_is_refused_not_asked_about():
+    nothing = Moment(allowed=lambda call: False)
+    assert decide(spoken("dudo", 0.6), nothing) == Decision(Verdict.REFUSE, DudoCall())
+    assert decide(spoken("dudo", 0.6), Moment(asks_back=lambda call: True)).verdict is Verdict.APPLY
+    assert decide(spoken("Ana 5 5 5 5 5", 0.95), Moment(settles=lambda call: True)).verdict is Verdict.ASK
+
+
+@pytest.mark.parametrize("utterance, guesses", [
+    (Utterance("four", ("for fours", "banana", "five"), 0.5, "mic", (0.8, 0.5, 0.2)),
+     (Guess(NumberCall(4), 1.0), Guess(BidCall(Bid(4, 4)), 0.8), Guess(NumberCall(5), 0.2))),
+    (Utterance("banana", ("five",), 0.5, "mic"), (Guess(NumberCall(5)),)),
+    (Utterance("Ana dudo"), (Guess(DudoCall("Ana")),)),
+])
+def test_every_transcript_is_parsed_once_into_guesses(utterance, guesses):
+    heard = Heard.from_utterance(utterance, PLAYERS)
+    assert heard.guesses == guesses
+    assert heard.best == (None if utterance.text == "banana" else guesses[0].call)
+    assert heard.typed is utterance.typed and heard.origin == utterance.origin
