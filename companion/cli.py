@@ -110,8 +110,12 @@ def _play_parser(sub) -> None:
     p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
     p.add_argument("--input", choices=("text", "wav", "mic"), default="mic",
                    help="where calls come from: typed or piped text (--input text < script.txt), "
-                        "WAV files, or the microphone")
-    p.add_argument("files", nargs="*", type=Path, metavar="FILE", help="WAV files or folders for --input wav")
+                        "WAV files, or the microphone. --input wav - reads one WAV path a line "
+                        "from standard input, each when the referee waits for the next call, "
+                        "after printing 'listening>' on its own line (a bad path is reported "
+                        "and skipped; end of input ends the game)")
+    p.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                   help="WAV files or folders for --input wav, or - for paths from standard input")
     p.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
     p.add_argument("--wav-out", type=Path, metavar="WAV", help="also write every announcement into this WAV file")
     p.add_argument("--journal", type=Path, metavar="PATH", help="journal file (default: a new file in the data dir)")
@@ -256,7 +260,9 @@ def _counter(settings: PlaySettings):
 
 def run_play(settings: PlaySettings) -> int:
     from companion import journal as journals
-    from companion.referee import Referee, RefereeSettings, check_player_names
+    from companion.calls import check_player_names
+    from companion.hearing import HearingPolicy
+    from companion.referee import Referee, RefereeSettings
     from companion.rules import Game
 
     journal = None
@@ -286,16 +292,15 @@ def run_play(settings: PlaySettings) -> int:
             journal = journals.Journal.start(path, game)
         print(f"companion: journal {path}", file=sys.stderr)
         reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
-        referee_settings = RefereeSettings(reveal_dir=reveal_dir)
+        hearing = HearingPolicy()
         if settings.input != "text":
             # The confidence scale belongs to the speech engines; the referee only applies it.
             from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
 
-            referee_settings = replace(referee_settings, reject_below=ENGINE_THRESHOLD,
-                                       confirm_below=ENGINE_CONFIRM,
-                                       short_calls_from=ENGINE_SHORT_CALLS)
-        referee = Referee(game, speaker, journal, counter, referee_settings, hands=hands,
-                          log=lambda text: print(text, file=sys.stderr))
+            hearing = replace(hearing, reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM,
+                              short_calls_from=ENGINE_SHORT_CALLS)
+        referee = Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir),
+                          hands=hands, log=lambda text: print(text, file=sys.stderr))
         try:
             with _stopped_by_sigterm():
                 referee.run(source, resumed=settings.resuming)

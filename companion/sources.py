@@ -1,8 +1,10 @@
-"""Where calls come from: the small interface every input source implements.
+"""Where calls come from: the small interface every input source implements, and `Heard`,
+the one value every input becomes.
 
 The referee pulls one `Utterance` at a time. A keyboard line, a pipe, a WAV file and the
 microphone all produce the same thing: text (plus, for speech, the recogniser's other
-guesses and its confidence), which the referee reads with the one parser in `calls`.
+guesses, their scores and its confidence). At the referee's door it is parsed once, with the
+players' names, into `Heard`; nothing after that reads text again.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol, Sequence, TextIO
 
+from companion.calls import FILLERS, Call, UnparsableCall, parse_call, parse_call_or_none
+
 
 @dataclass(frozen=True)
 class Utterance:
@@ -20,10 +24,94 @@ class Utterance:
     alternatives: tuple[str, ...] = ()  # other transcripts, best first (speech only)
     confidence: float | None = None  # 0..1 from the recogniser; None for typed text
     origin: str = "text"  # "text", "mic", or the WAV file it came from
+    # How likely each alternative is beside the best transcript (1.0: as likely), where the
+    # recogniser can tell; empty otherwise.
+    alternative_scores: tuple[float, ...] = ()
 
     @property
     def typed(self) -> bool:
         return self.confidence is None
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One call an utterance may be, and how likely it is beside the best guess (1.0 for
+    the best itself; None where the recogniser cannot tell)."""
+
+    call: Call
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Heard:
+    """One utterance, parsed once: the calls it may be, best first. Typed lines and speech
+    become this same value, so they cannot drift apart."""
+
+    guesses: tuple[Guess, ...]  # the transcripts that are calls, best first
+    confidence: float | None = None  # the recogniser's, for the best transcript; None when typed
+    origin: str = "text"
+    text: str = ""  # the typed line or the best transcript, for logs and "I did not understand"
+    unparsable: str | None = None  # why `text` is no call (UnparsableCall.why), when it is not
+    # A typed line that would be a call with a player's name in place of this word
+    # ("Dave calza" at a table without Dave).
+    unknown_player: str | None = None
+
+    @property
+    def typed(self) -> bool:
+        return self.confidence is None
+
+    @property
+    def best(self) -> Call | None:
+        """The call in the typed line or the best transcript; None when that is no call."""
+        return self.guesses[0].call if self.unparsable is None else None
+
+    @classmethod
+    def from_text(cls, text: str, players: Sequence[str] = (), origin: str = "text") -> "Heard":
+        """A typed line: one call, or why it is none."""
+        try:
+            return cls((Guess(parse_call(text, players)),), None, origin, text)
+        except UnparsableCall as error:
+            return cls((), None, origin, text, error.why, _unknown_player(text, players))
+
+    @classmethod
+    def from_speech(cls, text: str, alternatives: Sequence[str] = (), confidence: float = 0.0,
+                    players: Sequence[str] = (), origin: str = "mic",
+                    alternative_scores: Sequence[float] = ()) -> "Heard":
+        """A recogniser's transcripts, best first: those that are calls become guesses."""
+        guesses, unparsable = [], None
+        try:
+            guesses.append(Guess(parse_call(text, players), 1.0 if alternative_scores else None))
+        except UnparsableCall as error:
+            unparsable = error.why
+        scores = tuple(alternative_scores) + (None,) * (len(alternatives) - len(alternative_scores))
+        for transcript, score in zip(alternatives, scores):
+            call = parse_call_or_none(transcript, players)
+            if call is not None:
+                guesses.append(Guess(call, score))
+        return cls(tuple(guesses), confidence, origin, text, unparsable)
+
+    @classmethod
+    def from_utterance(cls, utterance: Utterance, players: Sequence[str] = ()) -> "Heard":
+        if utterance.typed:
+            return cls.from_text(utterance.text, players, utterance.origin)
+        return cls.from_speech(utterance.text, utterance.alternatives, utterance.confidence,
+                               players, utterance.origin, utterance.alternative_scores)
+
+
+def _unknown_player(text: str, players: Sequence[str]) -> str | None:
+    """A capitalised word nobody is called, first or last in a line that a player's name in
+    its place would make a call ("Dave calza", "calza Dave", "Dave 1 2 3 4 5")."""
+    words = text.strip().split()
+    known = {p.lower() for p in players}
+    for i in (0, len(words) - 1) if len(words) > 1 and players else ():
+        word = words[i].strip(".,!?")
+        rest = words[1:] if i == 0 else words[:-1]
+        with_name = [players[0], *rest] if i == 0 else [*rest, players[0]]
+        if (word[:1].isupper() and word.isalpha() and word.lower() not in known
+                and parse_call_or_none(word) is None and word.lower() not in FILLERS
+                and parse_call_or_none(" ".join(with_name), players) is not None):
+            return word
+    return None
 
 
 class Expect(Enum):
@@ -90,7 +178,7 @@ def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
 
     `--players Ana Ben game.wav` reads every word up to the next option as a name. A name
     is letters only, so a trailing word ending in .wav, or holding a path separator, is a
-    recording; so is a folder of WAV files (a folder "Ana" of recordings would be odd).
+    recording, and so is "-" (paths from standard input); so is a folder of WAV files (a folder "Ana" of recordings would be odd).
     """
     names = list(names or ())
     taken: list[str | Path] = []
@@ -101,5 +189,5 @@ def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
 
 def _is_recording(word: str) -> bool:
     path = Path(word)
-    return (word.lower().endswith(".wav") or "/" in word or "\\" in word
+    return (word == "-" or word.lower().endswith(".wav") or "/" in word or "\\" in word
             or (path.is_dir() and any(p.suffix.lower() == ".wav" for p in path.iterdir())))
