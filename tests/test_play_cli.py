@@ -268,6 +268,7 @@ def test_recordings_after_the_player_names_are_recordings(tmp_path, monkeypatch)
     names, files = names_and_files(["Ana", "Ben", "round-one.WAV", str(tmp_path / "round-two")], ["x.wav"])
     assert names == ["Ana", "Ben"] and files == ["round-one.WAV", str(tmp_path / "round-two"), "x.wav"]
     assert names_and_files(["Ana", "Ben"], []) == (["Ana", "Ben"], [])
+    assert names_and_files(["Ana", "Ben", "-"], []) == (["Ana", "Ben"], ["-"])  # paths on stdin
     # A player whose name is also a folder (without recordings) stays a player.
     (tmp_path / "Ben").mkdir()
     monkeypatch.chdir(tmp_path)

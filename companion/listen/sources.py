@@ -1,7 +1,11 @@
-"""Speech call sources: WAV files and the microphone, through one decode path.
+"""Speech call sources: WAV files (listed, or named one at a time on standard input) and the
+microphone, through one decode path.
 
-Both feed 16 kHz int16 audio in 0.1 s chunks to the same `Listener` (endpointer + engine),
+All feed 16 kHz int16 audio in 0.1 s chunks to the same `Listener` (endpointer + engine),
 so recorded games replay exactly as they would have been heard live.
+
+Long: every way speech comes in is kept beside the one decode path and engine choice they
+share, so no input can drift into hearing differently.
 """
 
 from __future__ import annotations
@@ -9,9 +13,10 @@ from __future__ import annotations
 import queue
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TextIO
 
 import numpy as np
 
@@ -68,7 +73,8 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
 
 
 def to_utterance(result: Recognition, origin: str) -> Utterance:
-    return Utterance(result.text, result.alternatives, result.confidence, origin)
+    return Utterance(result.text, result.alternatives, result.confidence, origin,
+                     result.alternative_scores)
 
 
 @dataclass
@@ -208,11 +214,15 @@ class WavSource:
             for result in self._pending:
                 if result.text:  # chatter (nothing in the grammar) is skipped, as the mic does
                     return to_utterance(result, self._origin)
-            path = next(self._files, None)
+            path = self._next_file()
             if path is None:
                 return None
             self._origin = str(path)
             self._pending = self.results(path)
+
+    def _next_file(self) -> Path | None:
+        """The recording to hear next; None when there are no more."""
+        return next(self._files, None)
 
     def expect(self, what: Expect) -> None:
         self.engine.expect(what)
@@ -222,6 +232,47 @@ class WavSource:
 
     def unmute(self) -> None:
         pass
+
+
+STDIN = "-"  # `--input wav -`: the recordings' paths come from standard input
+PROMPT = "listening>"  # printed when the referee waits for the next path
+
+
+class PromptedWavSource(WavSource):
+    """WAV paths from standard input, one a line, each read only when the referee waits for
+    the next utterance, after a PROMPT line on stdout: a program playing the table's part
+    reads what the referee said up to the prompt and answers with the recording that fits
+    ("say again", "Did you say ...?"), as a fixed list of files cannot. A path that is not
+    a readable WAV is reported and the next one read: one bad line does not end a game."""
+
+    def __init__(self, engine: Engine, lines: TextIO | None = None, out: TextIO | None = None,
+                 warn: Callable[[str], None] | None = None, whole_file_seconds: float = 8.0,
+                 endpoint: EndpointSettings = EndpointSettings()) -> None:
+        super().__init__((), engine, whole_file_seconds, endpoint)
+        self._lines = lines  # None: sys.stdin, looked up when read (tests swap it)
+        self._out = out  # None: sys.stdout, where the referee's lines go too
+        self._warn = warn or _stderr
+        self._queued: deque[Path] = deque()  # the files of a folder named on one line
+
+    def _next_file(self) -> Path | None:
+        while not self._queued:
+            print(PROMPT, file=self._out or sys.stdout, flush=True)
+            line = (self._lines or sys.stdin).readline()
+            if not line:
+                return None  # end of input ends the game, as the last file does
+            if not line.strip():
+                continue
+            try:
+                self._queued.extend(expand_paths([line.strip()]))
+            except AudioFormatError as err:
+                self._warn(f"companion: {err}")
+        return self._queued.popleft()
+
+    def results(self, path: Path) -> Iterator[Recognition]:
+        try:
+            yield from super().results(path)
+        except AudioFormatError as err:  # read_wav checks the file as check_wav does
+            self._warn(f"companion: {err}")
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
@@ -370,11 +421,19 @@ class SpeechSettings:
 
 def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),
                 settings: SpeechSettings = SpeechSettings()):
-    """A CallSource for `play --input wav|mic`; says on stderr which engine it uses."""
+    """A CallSource for `play --input wav|mic`; says on stderr which engine it uses. The
+    paths `-` alone: WAV paths read from standard input as the referee waits for each."""
     if kind not in ("wav", "mic"):
         raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
-    files = expand_paths(paths) if kind == "wav" else []  # a bad path fails before the model
+    from_stdin = kind == "wav" and [str(p) for p in paths] == [STDIN]
+    if kind == "wav" and STDIN in map(str, paths) and not from_stdin:
+        raise AudioFormatError(f"read the recordings either from standard input ({STDIN}) "
+                               "or from files, not both")
+    # A bad path fails before the model loads.
+    files = expand_paths(paths) if kind == "wav" and not from_stdin else []
     engine = make_engine(settings.engine, settings.model, players, _stderr, settings.max_count)
+    if from_stdin:
+        return PromptedWavSource(engine, endpoint=settings.endpoint)
     if kind == "wav":
         return WavSource(files, engine, endpoint=settings.endpoint)
     device = settings.device
