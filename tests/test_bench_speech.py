@@ -1,9 +1,9 @@
-"""The speech benchmark's pure parts: its scoring, its corpus and its scripted games.
+"""The speech benchmark's pure parts: its scoring and its corpus (the scripted games are
+tested in test_bench_games.py).
 
 Nothing here synthesises speech or decodes audio (`companion bench speech --quick` does)."""
 
 import io
-import json
 import sys
 
 import numpy as np
@@ -13,19 +13,19 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT))  # benchmarks/ sits beside the package
 
-from benchmarks import games, speech  # noqa: E402
+from benchmarks import speech, speech_audio, speech_corpus  # noqa: E402
 from companion.calls import parse_call, parse_call_or_none  # noqa: E402
 
 
 def row(text, confidence, truth_text, kind="bid", condition="clean", set_="festival"):
     return {"set": set_, "condition": condition, "kind": kind, "text": text,
-            "confidence": confidence, "truth": speech._truth(truth_text),
-            "call": speech.call_json(parse_call_or_none(text, speech.PLAYERS)),
+            "confidence": confidence, "truth": speech_corpus.truth_of(truth_text),
+            "call": speech_corpus.call_json(parse_call_or_none(text, speech_corpus.PLAYERS)),
             "endpoint_delay": 0.2, "finish": 0.05, "audio": 1.0, "cpu": 0.1}
 
 
 # The lines `play` uses, so the rows fall on either side of them whatever they are.
-LINES = speech.referee_settings()
+LINES = speech.hearing_policy()
 APPLIED = (LINES.confirm_below + 1) / 2
 ASKED = (LINES.reject_below + LINES.confirm_below) / 2
 SAY_AGAIN = (LINES.ignore_below + LINES.reject_below) / 2
@@ -91,15 +91,15 @@ def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
 
 @pytest.mark.parametrize("quick", [True, False])
 def test_corpus_chatter_has_no_truth_and_every_call_parses(quick):
-    spec = speech.SetSpec("festival", "festival", None, quick)
-    items = speech.build_items(spec, ["v1", "v2", "v3"])
-    assert items == speech.build_items(spec, ["v1", "v2", "v3"])  # the same every run
+    spec = speech_corpus.SetSpec("festival", "festival", None, quick)
+    items = speech_corpus.build_items(spec, ["v1", "v2", "v3"])
+    assert items == speech_corpus.build_items(spec, ["v1", "v2", "v3"])  # the same every run
     assert len({i.key for i in items}) == len(items)
     chatter = [i for i in items if i.kind == "chatter"]
     calls = [i for i in items if i.kind != "chatter"]
     assert chatter and all(i.truth is None and i.truth_text is None for i in chatter)
     for i in calls:
-        assert i.truth == speech.call_json(parse_call(i.truth_text, speech.PLAYERS)), i
+        assert i.truth == speech_corpus.call_json(parse_call(i.truth_text, speech_corpus.PLAYERS)), i
     for i in items:
         kind = i.truth["kind"] if i.truth else None
         assert i.expect == ("count" if kind in ("number", "hand") else "calls") or kind in (None, "command")
@@ -120,10 +120,10 @@ def test_corpus_chatter_has_no_truth_and_every_call_parses(quick):
 def test_chatter_is_new_and_is_never_a_call():
     from training import corpus
 
-    lines = [line for line in speech.CHATTER.splitlines() if line.strip()]
+    lines = [line for line in speech_corpus.CHATTER.splitlines() if line.strip()]
     assert len(lines) >= 75 and len(set(lines)) == len(lines)
     assert not set(lines) & set(corpus.CHATTER_SENTENCES)
-    assert [line for line in lines if parse_call_or_none(line, speech.PLAYERS)] == []
+    assert [line for line in lines if parse_call_or_none(line, speech_corpus.PLAYERS)] == []
 
 
 def test_mix_puts_noise_at_the_asked_snr_over_the_speech():
@@ -133,55 +133,11 @@ def test_mix_puts_noise_at_the_asked_snr_over_the_speech():
     t = np.arange(8000) / 16000
     speech_ = (0.3 * np.sin(2 * np.pi * 220 * t) * (t > 0.1)).astype(np.float32)
     noise = rng.standard_normal(16000 * 5).astype(np.float32)
-    out = speech.mix(speech_, noise, 6.0, np.random.default_rng(1))
-    lead = int(speech.LEAD_S * 16000)
-    assert out.dtype == np.int16 and len(out) == lead + len(speech_) + int(speech.TAIL_S * 16000)
+    out = speech_audio.mix(speech_, noise, 6.0, np.random.default_rng(1))
+    lead = int(speech_corpus.LEAD_S * 16000)
+    assert out.dtype == np.int16 and len(out) == lead + len(speech_) + int(speech_corpus.TAIL_S * 16000)
     residual = out.astype(np.float64) / 32768
     residual[lead:lead + len(speech_)] -= speech_
     snr = 10 * np.log10(speech_power(speech_) / np.mean(residual ** 2))
     assert snr == pytest.approx(6.0, abs=0.3)
-    assert speech.speech_end(speech_) == len(speech_)
-
-
-def test_games_are_short_complete_and_answer_questions():
-    for name, script in games.GAMES.items():
-        lines = games.script_lines(script)
-        assert 8 <= len(lines) <= 25, name
-        said = " | ".join(lines)
-        assert "dudo" in said and "calza" in said and "take it back" in said, name
-        plan = games.spoken_plan(script)
-        for line, after in zip(plan, plan[1:] + [None]):
-            if line in ("status", "repeat"):  # questions are simply answered
-                assert after != "yes", (name, line)
-        assert plan.count("yes") == sum(games.needs_yes(line) for line in lines)
-
-
-def test_every_game_is_accepted_when_typed(tmp_path, monkeypatch, capsys):
-    from companion import cli
-
-    for name, script in games.GAMES.items():
-        journal = tmp_path / f"{name}.jsonl"
-        monkeypatch.setattr(sys, "stdin", io.StringIO(script))
-        assert cli.main(["play", "--players", *games.PLAYERS, "--input", "text", "--mute",
-                         "--journal", str(journal)]) == 0
-        out = capsys.readouterr().out
-        assert "not allowed" not in out and "Sorry" not in out and "Who calls" not in out, out
-        events = games.journal_events(journal)
-        kinds = [e["type"] for e in events]
-        assert "undo" in kinds and "count" in kinds, name
-        assert {e["kind"] for e in events if e["type"] == "challenge"} == {"dudo", "calza"}, name
-
-
-def test_games_compare_events_and_say_where_they_part():
-    typed = [{"type": "bid", "player": "Ana", "count": 2, "face": 5}, {"type": "undo"}]
-    assert games.compare(typed, [dict(e) for e in typed]) == (True, "2 events as typed")
-    ok, note = games.compare(typed, typed[:1])
-    assert not ok and note.startswith("event 2: typed") and note.endswith("heard nothing")
-    ok, note = games.compare(typed, [dict(typed[0], count=3), typed[1]])
-    assert not ok and note.startswith("event 1:")
-
-
-def test_journal_comparison_ignores_volatile_fields(tmp_path):
-    path = tmp_path / "j.jsonl"
-    path.write_text(json.dumps({"type": "undo", "action": {}, "time": 12.5}) + "\n")
-    assert games.journal_events(path) == [{"type": "undo", "action": {}}]
+    assert speech_audio.speech_end(speech_) == len(speech_)
