@@ -47,7 +47,7 @@ import multiprocessing  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from dataclasses import asdict, replace  # noqa: E402
+from dataclasses import asdict  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable, Sequence  # noqa: E402
 
@@ -134,10 +134,8 @@ def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None]) -> l
 def hearing_policy():
     """The hearing policy as `companion play` sets it for speech."""
     from companion.hearing import HearingPolicy
-    from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
 
-    return replace(HearingPolicy(), reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM,
-                   short_calls_from=ENGINE_SHORT_CALLS)
+    return HearingPolicy.for_speech()
 
 
 def hearing(row: dict, policy=None):

@@ -11,7 +11,7 @@ import contextlib
 import importlib
 import signal
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -230,8 +230,7 @@ def _source(settings: PlaySettings, game):
 
     if settings.input == "text":
         return TextSource()
-    from companion.listen.commands import open_source
-    from companion.listen.sources import SpeechSettings
+    from companion.listen.inputs import SpeechSettings, open_source
     from companion.listen.vocabulary import LARGEST_COUNT, MAX_COUNT
 
     # Listen for counts up to the most dice this table can hold (a bigger table than the
@@ -292,13 +291,8 @@ def run_play(settings: PlaySettings) -> int:
             journal = journals.Journal.start(path, game)
         print(f"companion: journal {path}", file=sys.stderr)
         reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
-        hearing = HearingPolicy()
-        if settings.input != "text":
-            # The confidence scale belongs to the speech engines; the referee only applies it.
-            from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
-
-            hearing = replace(hearing, reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM,
-                              short_calls_from=ENGINE_SHORT_CALLS)
+        # Typed lines are trusted; speech is judged on its engine's confidence scale.
+        hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
         referee = Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir),
                           hands=hands, log=lambda text: print(text, file=sys.stderr))
         try:

@@ -46,6 +46,15 @@ class HearingPolicy:
     # question that changes nothing (status, repeat, palifico) is simply answered.
     short_calls_from: float = 0.1
 
+    @classmethod
+    def for_speech(cls) -> "HearingPolicy":
+        """The lines for speech: they belong to the engines' confidence scale, so they are
+        set where that scale is fitted (companion.listen.engine), and read here only."""
+        from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
+
+        return cls(reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM,
+                   short_calls_from=ENGINE_SHORT_CALLS)
+
 
 def _always(call: Call) -> bool:
     return True

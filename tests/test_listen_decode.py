@@ -17,7 +17,9 @@ from companion.listen.commands import add_hear_arguments, run_hear
 from companion.listen.endpoint import split
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError, MicrophoneError
-from companion.listen.sources import MicSource, SpeechSettings, WavSource, make_engine, open_source
+from companion.listen.microphone import MicSource
+from companion.listen.inputs import SpeechSettings, open_source
+from companion.listen.sources import WavSource, make_engine
 from companion.sources import Expect
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,

@@ -8,7 +8,8 @@ import numpy as np
 
 from companion.listen.engine import Recognition
 from companion.listen.errors import MicrophoneError
-from companion.listen.sources import CHUNK, MicSource
+from companion.listen.microphone import MicSource
+from companion.listen.sources import CHUNK
 
 
 class HeardEngine:

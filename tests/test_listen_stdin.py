@@ -11,7 +11,8 @@ from conftest import run_companion
 from test_listen_decode import speak
 
 from companion.listen.errors import AudioFormatError
-from companion.listen.sources import PROMPT, PromptedWavSource, SpeechSettings, make_engine, open_source
+from companion.listen.inputs import SpeechSettings, open_source
+from companion.listen.sources import PROMPT, PromptedWavSource, make_engine
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
                                 reason="espeak-ng and sox make the recordings")

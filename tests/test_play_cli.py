@@ -298,7 +298,7 @@ def _alaw_wav(seconds=0.5):
 
 
 def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
-    from companion.listen.sources import list_microphones
+    from companion.listen.microphone import list_microphones
 
     import numpy as np
 

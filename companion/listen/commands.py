@@ -13,13 +13,13 @@ from companion.listen.audio import read_wav
 from companion.listen import ENGINES
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError
-from companion.listen.sources import (decode_span, expand_paths, list_microphones, make_engine,
-                                      open_source)
+from companion.listen.microphone import list_microphones
+from companion.listen.sources import decode_span, expand_paths, make_engine
 from companion.listen.vosk_engine import DEFAULT_MODEL, download, find_model, models_dirs, user_models_dir
 from companion.sources import Expect, names_and_files
 
 __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
-           "add_devices_arguments", "run_devices", "open_source"]
+           "add_devices_arguments", "run_devices"]
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,18 +1,13 @@
-"""Speech call sources: WAV files (listed, or named one at a time on standard input) and the
-microphone, through one decode path.
+"""Speech call sources: WAV files (listed, or named one at a time on standard input) and,
+in `microphone.py`, the microphone, through one decode path.
 
 All feed 16 kHz int16 audio in 0.1 s chunks to the same `Listener` (endpointer + engine),
 so recorded games replay exactly as they would have been heard live.
-
-Long: every way speech comes in is kept beside the one decode path and engine choice they
-share, so no input can drift into hearing differently.
 """
 
 from __future__ import annotations
 
-import queue
 import sys
-import time
 from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +19,7 @@ from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
 from companion.listen.endpoint import EndpointSettings, Endpointer
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
-from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
+from companion.listen.errors import AudioFormatError, ModelError
 from companion.sources import Expect, Utterance
 
 CHUNK = 1600  # 0.1 s
@@ -251,7 +246,7 @@ class PromptedWavSource(WavSource):
         super().__init__((), engine, whole_file_seconds, endpoint)
         self._lines = lines  # None: sys.stdin, looked up when read (tests swap it)
         self._out = out  # None: sys.stdout, where the referee's lines go too
-        self._warn = warn or _stderr
+        self._warn = warn or say_on_stderr
         self._queued: deque[Path] = deque()  # the files of a folder named on one line
 
     def _next_file(self) -> Path | None:
@@ -290,160 +285,5 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
-def _sounddevice():
-    try:
-        import sounddevice
-    except OSError as err:  # PortAudio library missing
-        raise MicrophoneError(f"audio input is unavailable: {err} "
-                              "(install PortAudio, e.g. apt-get install libportaudio2)") from None
-    except ImportError as err:
-        raise MicrophoneError(f"sounddevice is not installed ({err})") from None
-    return sounddevice
-
-
-def list_microphones() -> list[tuple[int, str]]:
-    sd = _sounddevice()
-    try:
-        devices = sd.query_devices()
-    except Exception as err:  # PortAudio errors are plain Exceptions
-        raise MicrophoneError(f"cannot list audio devices: {err}") from None
-    return [(i, d["name"]) for i, d in enumerate(devices) if d.get("max_input_channels", 0) > 0]
-
-
-class MicSource:
-    """The microphone, half-duplex: while muted (the companion speaking) and for a short
-    tail after, audio is thrown away so the companion never hears itself."""
-
-    def __init__(self, engine: Engine, device: int | str | None = None,
-                 tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
-                 stalled_after: float = 5.0, open_stream: Callable | None = None):
-        self.engine = engine
-        self.device = device
-        # (callback) -> a started stream with abort() and close(), calling back with each
-        # block; PortAudio's by default, anything else in tests.
-        self._open_stream = open_stream or self._portaudio_stream
-        self.tail_seconds = tail_seconds
-        # PortAudio sends a block every 0.1 s while the device is there, quiet room or not;
-        # none for this long means the microphone went away (unplugged, taken by another app).
-        self.stalled_after = stalled_after
-        self.listener = Listener(engine, settings)
-        self._queue: queue.Queue = queue.Queue()
-        self._muted = False
-        self._deaf_until = 0.0
-        self._stream = None
-        self._last_block = time.monotonic()
-        self.last_latency: float | None = None
-
-    def open(self) -> None:
-        if self._stream is not None:
-            return
-        self._stream = self._open_stream(self.receive)
-
-    def receive(self, arrived: float, block: np.ndarray) -> None:
-        """One block of int16 samples from the device, and when it arrived (monotonic)."""
-        self._queue.put((arrived, block))
-
-    def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
-        sd = _sounddevice()
-        if not list_microphones():
-            raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
-
-        def callback(indata, frames, when, status):  # runs on PortAudio's thread
-            receive(time.monotonic(), indata[:, 0].copy())
-
-        try:
-            stream = sd.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="int16",
-                                    blocksize=CHUNK, device=self.device, callback=callback)
-            stream.start()
-        except Exception as err:
-            raise MicrophoneError(f"cannot open the microphone {self._name()}: "
-                                  f"{err}") from None
-        return stream
-
-    def next_utterance(self) -> Utterance | None:
-        self.open()
-        self._last_block = max(self._last_block, time.monotonic() - 0.5)
-        while True:
-            try:
-                arrived, block = self._queue.get(timeout=0.5)
-            except queue.Empty:
-                if time.monotonic() - self._last_block > self.stalled_after:
-                    raise MicrophoneError(
-                        f"the microphone {self._name()} stopped sending sound for "
-                        f"{self.stalled_after:.0f} s: is it still plugged in?") from None
-                continue
-            self._last_block = arrived
-            if self._muted or arrived < self._deaf_until:
-                continue
-            for heard in self.listener.feed(block):
-                self.last_latency = time.monotonic() - arrived
-                if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
-                    return to_utterance(heard.result, "mic")
-
-    def _name(self) -> str:
-        return "(default)" if self.device is None else str(self.device)  # device 0 is a real one
-
-    def expect(self, what: Expect) -> None:
-        self.engine.expect(what)
-
-    def mute(self) -> None:
-        self._muted = True
-        self.listener.reset()
-
-    def unmute(self) -> None:
-        self._muted = False
-        self._deaf_until = time.monotonic() + self.tail_seconds
-        while not self._queue.empty():  # whatever queued while speaking is the companion
-            self._queue.get_nowait()
-
-    def close(self) -> None:
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            try:  # an unplugged device can refuse even this; the game is already journalled
-                stream.abort()
-                stream.close()
-            except Exception:  # PortAudio errors are plain Exceptions
-                pass
-
-
-@dataclass(frozen=True)
-class SpeechSettings:
-    """Everything `play --input wav|mic` needs to hear, in one place."""
-
-    engine: str = "auto"  # auto | bundled | vosk
-    model: str | Path | None = None  # a Vosk model folder, or a bundled network (.npz)
-    device: int | str | None = None  # the microphone: an index, part of a name, or default
-    max_count: int | None = None  # the largest count to listen for (default: thirty)
-    endpoint: EndpointSettings = EndpointSettings()
-    mic_tail_seconds: float = 0.3  # deaf after the companion speaks: its echo
-    mic_stalled_after: float = 5.0  # no sound for this long: the microphone went away
-
-
-def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),
-                settings: SpeechSettings = SpeechSettings()):
-    """A CallSource for `play --input wav|mic`; says on stderr which engine it uses. The
-    paths `-` alone: WAV paths read from standard input as the referee waits for each."""
-    if kind not in ("wav", "mic"):
-        raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
-    from_stdin = kind == "wav" and [str(p) for p in paths] == [STDIN]
-    if kind == "wav" and STDIN in map(str, paths) and not from_stdin:
-        raise AudioFormatError(f"read the recordings either from standard input ({STDIN}) "
-                               "or from files, not both")
-    # A bad path fails before the model loads.
-    files = expand_paths(paths) if kind == "wav" and not from_stdin else []
-    engine = make_engine(settings.engine, settings.model, players, _stderr, settings.max_count)
-    if from_stdin:
-        return PromptedWavSource(engine, endpoint=settings.endpoint)
-    if kind == "wav":
-        return WavSource(files, engine, endpoint=settings.endpoint)
-    device = settings.device
-    if isinstance(device, str) and device.isdigit():
-        device = int(device)  # `--mic 2` is a device index; other text matches a name
-    source = MicSource(engine, device, settings.mic_tail_seconds, settings.endpoint,
-                       settings.mic_stalled_after)
-    source.open()  # a missing microphone is reported before the game starts, not mid-game
-    return source
-
-
-def _stderr(line: str) -> None:
+def say_on_stderr(line: str) -> None:
     print(line, file=sys.stderr)

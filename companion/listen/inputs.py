@@ -1,0 +1,53 @@
+"""Opening the speech input `companion play` asks for: recordings or the microphone, with
+the engine and settings chosen once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from companion.listen.endpoint import EndpointSettings
+from companion.listen.errors import AudioFormatError, ModelError
+from companion.listen.microphone import MicSource
+from companion.listen.sources import (STDIN, PromptedWavSource, WavSource, expand_paths,
+                                      make_engine, say_on_stderr)
+
+
+@dataclass(frozen=True)
+class SpeechSettings:
+    """Everything `play --input wav|mic` needs to hear, in one place."""
+
+    engine: str = "auto"  # auto | bundled | vosk
+    model: str | Path | None = None  # a Vosk model folder, or a bundled network (.npz)
+    device: int | str | None = None  # the microphone: an index, part of a name, or default
+    max_count: int | None = None  # the largest count to listen for (default: thirty)
+    endpoint: EndpointSettings = EndpointSettings()
+    mic_tail_seconds: float = 0.3  # deaf after the companion speaks: its echo
+    mic_stalled_after: float = 5.0  # no sound for this long: the microphone went away
+
+
+def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),
+                settings: SpeechSettings = SpeechSettings()):
+    """A CallSource for `play --input wav|mic`; says on stderr which engine it uses. The
+    paths `-` alone: WAV paths read from standard input as the referee waits for each."""
+    if kind not in ("wav", "mic"):
+        raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
+    from_stdin = kind == "wav" and [str(p) for p in paths] == [STDIN]
+    if kind == "wav" and STDIN in map(str, paths) and not from_stdin:
+        raise AudioFormatError(f"read the recordings either from standard input ({STDIN}) "
+                               "or from files, not both")
+    # A bad path fails before the model loads.
+    files = expand_paths(paths) if kind == "wav" and not from_stdin else []
+    engine = make_engine(settings.engine, settings.model, players, say_on_stderr, settings.max_count)
+    if from_stdin:
+        return PromptedWavSource(engine, endpoint=settings.endpoint)
+    if kind == "wav":
+        return WavSource(files, engine, endpoint=settings.endpoint)
+    device = settings.device
+    if isinstance(device, str) and device.isdigit():
+        device = int(device)  # `--mic 2` is a device index; other text matches a name
+    source = MicSource(engine, device, settings.mic_tail_seconds, settings.endpoint,
+                       settings.mic_stalled_after)
+    source.open()  # a missing microphone is reported before the game starts, not mid-game
+    return source

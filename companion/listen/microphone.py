@@ -1,0 +1,133 @@
+"""The microphone, half-duplex, behind a small device interface (PortAudio through
+sounddevice by default), feeding the same `Listener` as recordings."""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Callable
+
+import numpy as np
+
+from companion.listen.audio import SAMPLE_RATE
+from companion.listen.endpoint import EndpointSettings
+from companion.listen.engine import Engine
+from companion.listen.errors import MicrophoneError
+from companion.listen.sources import CHUNK, Listener, to_utterance
+from companion.sources import Expect, Utterance
+
+
+def _sounddevice():
+    try:
+        import sounddevice
+    except OSError as err:  # PortAudio library missing
+        raise MicrophoneError(f"audio input is unavailable: {err} "
+                              "(install PortAudio, e.g. apt-get install libportaudio2)") from None
+    except ImportError as err:
+        raise MicrophoneError(f"sounddevice is not installed ({err})") from None
+    return sounddevice
+
+
+def list_microphones() -> list[tuple[int, str]]:
+    sd = _sounddevice()
+    try:
+        devices = sd.query_devices()
+    except Exception as err:  # PortAudio errors are plain Exceptions
+        raise MicrophoneError(f"cannot list audio devices: {err}") from None
+    return [(i, d["name"]) for i, d in enumerate(devices) if d.get("max_input_channels", 0) > 0]
+
+
+class MicSource:
+    """The microphone, half-duplex: while muted (the companion speaking) and for a short
+    tail after, audio is thrown away so the companion never hears itself."""
+
+    def __init__(self, engine: Engine, device: int | str | None = None,
+                 tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
+                 stalled_after: float = 5.0, open_stream: Callable | None = None):
+        self.engine = engine
+        self.device = device
+        # (callback) -> a started stream with abort() and close(), calling back with each
+        # block; PortAudio's by default, anything else in tests.
+        self._open_stream = open_stream or self._portaudio_stream
+        self.tail_seconds = tail_seconds
+        # PortAudio sends a block every 0.1 s while the device is there, quiet room or not;
+        # none for this long means the microphone went away (unplugged, taken by another app).
+        self.stalled_after = stalled_after
+        self.listener = Listener(engine, settings)
+        self._queue: queue.Queue = queue.Queue()
+        self._muted = False
+        self._deaf_until = 0.0
+        self._stream = None
+        self._last_block = time.monotonic()
+        self.last_latency: float | None = None
+
+    def open(self) -> None:
+        if self._stream is not None:
+            return
+        self._stream = self._open_stream(self.receive)
+
+    def receive(self, arrived: float, block: np.ndarray) -> None:
+        """One block of int16 samples from the device, and when it arrived (monotonic)."""
+        self._queue.put((arrived, block))
+
+    def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
+        sd = _sounddevice()
+        if not list_microphones():
+            raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
+
+        def callback(indata, frames, when, status):  # runs on PortAudio's thread
+            receive(time.monotonic(), indata[:, 0].copy())
+
+        try:
+            stream = sd.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="int16",
+                                    blocksize=CHUNK, device=self.device, callback=callback)
+            stream.start()
+        except Exception as err:
+            raise MicrophoneError(f"cannot open the microphone {self._name()}: "
+                                  f"{err}") from None
+        return stream
+
+    def next_utterance(self) -> Utterance | None:
+        self.open()
+        self._last_block = max(self._last_block, time.monotonic() - 0.5)
+        while True:
+            try:
+                arrived, block = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                if time.monotonic() - self._last_block > self.stalled_after:
+                    raise MicrophoneError(
+                        f"the microphone {self._name()} stopped sending sound for "
+                        f"{self.stalled_after:.0f} s: is it still plugged in?") from None
+                continue
+            self._last_block = arrived
+            if self._muted or arrived < self._deaf_until:
+                continue
+            for heard in self.listener.feed(block):
+                self.last_latency = time.monotonic() - arrived
+                if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
+                    return to_utterance(heard.result, "mic")
+
+    def _name(self) -> str:
+        return "(default)" if self.device is None else str(self.device)  # device 0 is a real one
+
+    def expect(self, what: Expect) -> None:
+        self.engine.expect(what)
+
+    def mute(self) -> None:
+        self._muted = True
+        self.listener.reset()
+
+    def unmute(self) -> None:
+        self._muted = False
+        self._deaf_until = time.monotonic() + self.tail_seconds
+        while not self._queue.empty():  # whatever queued while speaking is the companion
+            self._queue.get_nowait()
+
+    def close(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:  # an unplugged device can refuse even this; the game is already journalled
+                stream.abort()
+                stream.close()
+            except Exception:  # PortAudio errors are plain Exceptions
+                pass
