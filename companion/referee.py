@@ -276,8 +276,13 @@ class Referee:
             cannot = announce.CameraCannotCount(outcome.reason, self._count_prompt())
             return Outcome(announcements=(cannot,))
         count = count_matching(outcome.reading.faces, challenge.face, challenge.aces_wild)
-        said = [announce.CameraSaw(count, challenge.face, challenge.aces_wild)]
-        said += self._apply(CountAction(count, None, "camera", outcome.reading.faces))
+        try:
+            applied = self._apply(CountAction(count, None, "camera", outcome.reading.faces))
+        except RulesError as error:  # a reading that is not the dice in play settles nothing
+            self._log(f"(camera reading refused: {error})")
+            reason = f"I see {outcome.reading.total} dice, not the {game.dice_in_play} in play"
+            return Outcome(announcements=(announce.CameraCannotCount(reason, self._count_prompt()),))
+        said = [announce.CameraSaw(count, challenge.face, challenge.aces_wild), *applied]
         return Outcome(tuple(self._events), tuple(said))
 
     def _count_prompt(self, again: bool = True) -> announce.CountPrompt:

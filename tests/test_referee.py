@@ -385,6 +385,17 @@ def test_camera_count_settles_the_challenge():
     assert [e for e in journal.events if e.type == "count"][0].source == "camera"
 
 
+def test_a_camera_reading_of_other_dice_than_in_play_settles_nothing():
+    # A counter that let a wrong number of dice through must not end the game: the players
+    # are asked for the count instead.
+    referee, _, journal = make(counter=FakeCounter(camera_sees({4: 2}, in_play=14)))
+    say(referee, "three fours")
+    text = say(referee, "dudo")
+    assert "I cannot count this one: I see 14 dice, not the 15 in play." in text
+    assert referee.game.phase is Phase.REVEAL and not [e for e in journal.events if e.type == "count"]
+    assert "Ana loses a die" in say(referee, "two")  # three fours were bid; two are there
+
+
 def test_a_reveal_done_again_after_an_undo_is_the_same_rounds():
     counter = FakeCounter(camera_sees({4: 2, 1: 1}))
     referee, _, _ = make(counter=counter)
