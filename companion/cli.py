@@ -218,7 +218,7 @@ def _build_rules(settings: PlaySettings):
     return rules
 
 
-def _speaker(settings: PlaySettings):
+def make_speaker(settings: PlaySettings):
     from companion.voice.speakers import announcer
 
     return announcer(settings.mute, settings.wav_out,
@@ -286,7 +286,7 @@ def run_play(settings: PlaySettings) -> int:
         # leave an empty game behind.
         source = _source(settings, game)
         counter = _counter(settings)
-        speaker = _speaker(settings)
+        speaker = make_speaker(settings)
         if journal is None:
             journal = journals.Journal.start(path, game)
         print(f"companion: journal {path}", file=sys.stderr)

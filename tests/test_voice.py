@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from companion.calls import check_player_names
-from companion.cli import PlaySettings, _speaker, build_parser
+from companion.cli import PlaySettings, build_parser, make_speaker
 from companion.rules import (
     BadCount, BadSetup, Bid, BidRefusal, CallNotAllowed, ChallengeRefusal, CountRefusal, IllegalBid,
     PhaseRefusal, WrongPhase, get_preset)
@@ -42,7 +42,7 @@ def test_no_voice_gives_one_warning_and_printing(monkeypatch, capsys):
 
     monkeypatch.setattr(pyttsx3, "init", broken)
     args = build_parser().parse_args(["play", "--players", "A", "B", "--input", "text"])
-    speaker = _speaker(PlaySettings.from_args(args))
+    speaker = make_speaker(PlaySettings.from_args(args))
     err = capsys.readouterr().err
     assert err.count("warning") == 1 and "no text-to-speech voice" in err and "espeak-ng" in err
     speaker.say("Ana: three fours.")
