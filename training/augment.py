@@ -147,3 +147,30 @@ def table(x: np.ndarray, rng: np.random.Generator, babble_clips: list[np.ndarray
         x = np.clip(x * rng.uniform(2, 6), -1, 1)
         notes.append("clip")
     return x.astype(np.float32), "+".join(notes) or "clean"
+
+
+MEL_RANGE_HZ = (60.0, 3800.0)  # the speech embedding's mel filterbank (32 bands)
+
+
+def _mel(f):
+    return 2595.0 * np.log10(1.0 + np.asarray(f) / 700.0)
+
+
+def _hz(m):
+    return 700.0 * (10 ** (np.asarray(m) / 2595.0) - 1.0)
+
+
+def warp_mels(mels: np.ndarray, alpha: float) -> np.ndarray:
+    """Vocal tract length perturbation on log-mel frames: every frequency scaled by `alpha`
+    (above 1: a shorter vocal tract, as in a higher voice), so one voice stands in for
+    another with other formants. Each band takes the log-mel value found at its centre
+    frequency divided by `alpha`, interpolated between bands; the edges are held."""
+    bands = mels.shape[1]
+    lo, hi = _mel(MEL_RANGE_HZ[0]), _mel(MEL_RANGE_HZ[1])
+    centres = np.linspace(lo, hi, bands + 2)[1:-1]
+    source = (_mel(_hz(centres) / alpha) - centres[0]) / (centres[1] - centres[0])
+    source = np.clip(source, 0, bands - 1)
+    low = np.floor(source).astype(int)
+    high = np.minimum(low + 1, bands - 1)
+    frac = (source - low).astype(np.float32)
+    return (mels[:, low] * (1 - frac) + mels[:, high] * frac).astype(np.float32)

@@ -32,9 +32,14 @@ FAMILIES = {"espeak": (6000, 2), "piper": (2500, 2), "kokoro": (1500, 2), "festi
 VOICES_PER_FAMILY = {"espeak": 400, "piper": 40, "kokoro": 60, "festival": 40}
 
 
-def features(audio: np.ndarray) -> np.ndarray:
-    """What the recogniser sees of one utterance (float audio in -1..1)."""
-    return SpeechEmbedding.shared().embed(padded(audio.astype(np.float32)))
+def features(audio: np.ndarray, warp: float | None = None) -> np.ndarray:
+    """What the recogniser sees of one utterance (float audio in -1..1); `warp`: a vocal
+    tract length factor applied to its mel frames first (a new speaker from an old one)."""
+    embedding = SpeechEmbedding.shared()
+    mels = embedding.mels(padded(audio.astype(np.float32)))
+    if warp is not None:
+        mels = augment.warp_mels(mels, warp)
+    return embedding.embed_mels(mels)
 
 
 def at_the_table(speech: np.ndarray, rng: np.random.Generator, babble: list[np.ndarray],
@@ -52,6 +57,7 @@ class Job:
     items: list
     seed: int
     copies: int
+    warp: tuple[float, float] | None = None  # vocal tract length factors drawn from this range
 
 
 _BABBLE: list[np.ndarray] = []
@@ -78,7 +84,10 @@ def _run(job: Job) -> list[tuple[np.ndarray, tuple[int, ...], str, str, str, str
         for copy in range(job.copies):
             # The first copy is mostly clean, later ones noisy: noise is the hard part.
             audio, note = at_the_table(speech, rng, _BABBLE, noisy=copy > 0 or rng.random() < 0.3)
-            out.append((features(audio).astype(np.float16), labels, item.kind, item.text,
+            warp = None if job.warp is None else float(rng.uniform(*job.warp))
+            if warp is not None:
+                note += f"+warp{warp:.2f}"
+            out.append((features(audio, warp).astype(np.float16), labels, item.kind, item.text,
                         voice.name, note))
     return out
 
@@ -123,14 +132,18 @@ def babble_clips(seed: int, count: int = 160) -> list[np.ndarray]:
 
 
 def build_family(family: str, out: Path, items: int, copies: int, seed: int,
-                 babble: list[np.ndarray], workers: int) -> None:
+                 babble: list[np.ndarray], workers: int,
+                 warp: tuple[float, float] | None = None) -> None:
+    if warp is not None:
+        seed += 1  # other items and other voices' draws than the plain shard's
     said = corpus.items(items, seed + zlib.crc32(family.encode()) % 1000)
     n_voices = VOICES_PER_FAMILY[family]
     jobs = []
     per_job = 25
     for start in range(0, len(said), per_job):
         index = (start // per_job) % n_voices
-        jobs.append(Job(family, index, said[start:start + per_job], seed * 7919 + start, copies))
+        jobs.append(Job(family, index, said[start:start + per_job], seed * 7919 + start, copies,
+                        warp))
     rows: list = []
     begun = time.time()
     # spawn, not fork: the parent may already run TFLite and BLAS threads, and a forked
@@ -203,6 +216,9 @@ def main() -> None:
     parser.add_argument("--items", type=int, help="items per family (default: FAMILIES)")
     parser.add_argument("--seed", type=int, default=22)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--warp", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                        help="also build <family>-warped.npz shards (a third of the items), "
+                             "each clip's voice warped by a vocal tract length factor in LOW-HIGH")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     wanted = args.family or [*FAMILIES, "real", "noise"]
@@ -215,6 +231,13 @@ def main() -> None:
         np.savez_compressed(babble_path, audio=np.concatenate(babble),
                             lengths=np.array([len(c) for c in babble]))
     for family in wanted:
+        if args.warp and family in FAMILIES:
+            path = args.out / f"{family}-warped.npz"
+            if not path.exists():
+                items, copies = FAMILIES[family]
+                build_family(family, path, (args.items or items) // 3, copies, args.seed, babble,
+                             args.workers, tuple(args.warp))
+            continue
         path = args.out / f"{family}.npz"
         if path.exists():
             print(f"{family}: kept {path}")

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 augment=(--feature-noise 0.3 --time-masks 2)
 python -m training.build --out build/speech --seed 22
+# More speakers from the same voices: each clip's formants moved (vocal tract length warp).
+python -m training.build --out build/speech --seed 22 --warp 0.85 1.18
 python -m training.train --data build/speech --out companion/listen/call_model.npz \
     --epochs 40 --seed 22 "${augment[@]}"
 for family in espeak piper kokoro festival; do

@@ -103,7 +103,10 @@ class SpeechEmbedding:
     def embed(self, samples: np.ndarray) -> np.ndarray:
         """(T, 96) vectors for a whole stretch of audio, one per 80 ms from the first full
         775 ms window on. Give it about LEAD_IN_SAMPLES of audio before the speech."""
-        mels = self.mels(samples)
+        return self.embed_mels(self.mels(samples))
+
+    def embed_mels(self, mels: np.ndarray) -> np.ndarray:
+        """`embed` from mel frames already made (training warps them first)."""
         count = (len(mels) - MELS_PER_EMBEDDING) // MEL_STEP + 1
         if count <= 0:
             return np.zeros((0, FEATURES), dtype=np.float32)
