@@ -83,15 +83,17 @@ def _engine(model: str | None):
 def _decode_job(job: dict) -> dict:
     from companion.calls import parse_call_or_none
     from companion.listen.audio import read_wav
-    from companion.listen.endpoint import split
+    from companion.listen.endpoint import joined_spans, split
     from companion.listen.sources import decode_span
     from companion.sources import Expect
 
     engine = _engine(job["model"])
     engine.expect(Expect(job["expect"]))
     samples = read_wav(job["path"])
-    result = decode_span(engine, samples)  # the path WavSource and the microphone use
-    ends = [s.detected_at for s in split(samples) if s.detected_at >= job["speech_end"]]
+    segments = split(samples)  # once: the voice activity model is most of the endpointer's cost
+    # the path WavSource and the microphone use
+    result = decode_span(engine, samples, spans=joined_spans(segments))
+    ends = [s.detected_at for s in segments if s.detected_at >= job["speech_end"]]
     return {"set": job["set"], "condition": job["condition"], "key": job["key"],
             "kind": job["kind"], "expect": job["expect"], "truth": job["truth"],
             "text": result.text, "alternatives": list(result.alternatives),

@@ -220,7 +220,7 @@ class Endpointer:
         """Move the chunks that end by sample `upto` into the state; True if any did."""
         taken = False
         while self._chunks and self._chunks[0][0] <= upto:
-            end, self._voice = self._chunks.popleft()
+            _, self._voice = self._chunks.popleft()
             self._voiced_recent = (self._voiced_recent + [self._voice > self.s.voice_on])[-3:]
             taken = True
         return taken
@@ -245,10 +245,16 @@ def utterance_spans(samples: np.ndarray, settings: EndpointSettings = EndpointSe
     speech go together unless `gap` seconds of quiet part them. Looser than the live
     hangover, so a recorded call with a short pause inside stays whole, while calls said
     one after another in one file are each heard."""
+    return joined_spans(split(samples, settings), settings, gap)
+
+
+def joined_spans(segments: list[Segment], settings: EndpointSettings = EndpointSettings(),
+                 gap: float = 0.5) -> list[tuple[int, int]]:
+    """`utterance_spans` from the segments `split` already found."""
     preroll = int(settings.preroll * 16000)
     spans: list[tuple[int, int]] = []
     last_end = None
-    for seg in split(samples, settings):
+    for seg in segments:
         if spans and last_end is not None and seg.start + preroll - last_end < gap * 16000:
             spans[-1] = (spans[-1][0], seg.detected_at)
         else:
