@@ -45,6 +45,11 @@ class HearingPolicy:
     # dudo or calza gets "Did you say dudo?" instead of silence or "say again", and a
     # question that changes nothing (status, repeat, palifico) is simply answered.
     short_calls_from: float = 0.1
+    # A person who is not understood says the call again, and a recogniser that is unsure of
+    # a voice tends to be unsure in the same way each time. So the same call heard in two
+    # utterances in a row, each from this line, is asked about ("Did you say ...?") instead
+    # of being dropped a second time: the question costs a "yes", never a wrong move.
+    repeated_from: float = 0.02
 
     @classmethod
     def for_speech(cls) -> "HearingPolicy":
@@ -75,6 +80,8 @@ class Moment:
     # The referee answers this call with a question of its own ("Who calls calza?"), so a
     # "Did you say ...?" first would ask twice.
     asks_back: Callable[[Call], bool] = _never
+    # The call the utterance before was heard as and not taken (see `unsure_call`).
+    unsure_before: Call | None = None
 
 
 def changes_nothing(call: Call) -> bool:
@@ -94,11 +101,34 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if call is None:
         return Decision(Verdict.IGNORE)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
+    if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and heard_twice(call, heard, moment, policy):
+        verdict = Verdict.ASK
     if verdict is Verdict.ASK and not makes_sense(call, moment):
         return Decision(Verdict.REFUSE, call)  # no question about a call that cannot stand
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)
     return Decision(verdict, call)
+
+
+def heard_twice(call: Call, heard: Heard, moment: Moment, policy: HearingPolicy) -> bool:
+    """The same call as the utterance before, which was not taken either: worth a question,
+    when it makes sense now and no question is waiting."""
+    return (call == moment.unsure_before and not moment.asking and makes_sense(call, moment)
+            and (heard.confidence or 0.0) >= policy.repeated_from and not is_answer(call))
+
+
+def unsure_call(heard: Heard, decision: Decision, policy: HearingPolicy) -> Call | None:
+    """What to remember of this utterance for the next one: the call it was heard as, if it
+    was dropped (said again or passed over) and heard from `policy.repeated_from`."""
+    if heard.typed or decision.verdict not in (Verdict.SAY_AGAIN, Verdict.IGNORE):
+        return None
+    if decision.call is None or is_answer(decision.call):
+        return None
+    return decision.call if (heard.confidence or 0.0) >= policy.repeated_from else None
+
+
+def is_answer(call: Call) -> bool:
+    return isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO)
 
 
 def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
@@ -117,7 +147,7 @@ def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
 def makes_sense(call: Call, moment: Moment) -> bool:
     """Would this call be taken now? Only ranks guesses and spares needless questions."""
     if isinstance(call, CommandCall):
-        return call.name not in (Command.YES, Command.NO) or moment.asking
+        return not is_answer(call) or moment.asking
     return moment.allowed(call)
 
 
@@ -130,7 +160,7 @@ def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: 
         return Verdict.APPLY  # a wrong answer costs a sentence, a question a round trip
     if asking and over_short_line and isinstance(call, CommandCall) and call.name is Command.NO:
         return Verdict.APPLY  # declining changes nothing, and one short "no" scores low
-    if isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO):
+    if is_answer(call):
         # An answer to "Did you say ...?" is never itself asked about.
         return Verdict.APPLY if confidence >= policy.reject_below else (
             Verdict.IGNORE if confidence < policy.ignore_below else Verdict.SAY_AGAIN)

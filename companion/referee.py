@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall)
-from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide
+from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, unsure_call
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching)
@@ -73,6 +73,7 @@ class Referee:
         self._last_said: tuple[Announcement, ...] = ()
         self._hands: dict[str, tuple[int, ...]] = dict(hands or {})  # said so far at a reveal
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
+        self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._camera_due = False
         self._events: list[Event] = []  # journalled while answering the current utterance
         self._source: CallSource | None = None
@@ -128,8 +129,11 @@ class Referee:
         it once the challenge has been said)."""
         self._camera_due, self._events = False, []
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,
-                        settles=self._settles, asks_back=self._asks_back)
-        announcements = self._act_on(heard, decide(heard, moment, self.settings.hearing))
+                        settles=self._settles, asks_back=self._asks_back,
+                        unsure_before=self._unsure)
+        decision = decide(heard, moment, self.settings.hearing)
+        self._unsure = unsure_call(heard, decision, self.settings.hearing)
+        announcements = self._act_on(heard, decision)
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
 
     def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:

@@ -3,7 +3,7 @@
 import pytest
 
 from companion.calls import BidCall, DudoCall, NumberCall, UnparsableCall, parse_call
-from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide
+from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, unsure_call
 from companion.rules import Bid
 from companion.sources import Guess, Heard, Utterance
 
@@ -34,6 +34,32 @@ def test_answers_to_a_question():
     assert verdict("no", 0.12) is Verdict.IGNORE  # with nothing asked, too faint to answer
     assert verdict("yes", 0.6, asking) is Verdict.APPLY  # never itself asked about
     assert verdict("yes", 0.3, asking) is Verdict.SAY_AGAIN
+
+
+def test_the_same_call_again_after_it_was_dropped_is_asked_about():
+    four_fours = BidCall(Bid(4, 4))
+    again = Moment(unsure_before=four_fours)
+    assert verdict("four fours", 0.3, again) is Verdict.ASK  # not "say again" twice
+    assert verdict("four fours", 0.05, again) is Verdict.ASK  # nor passed over twice
+    assert verdict("four fours", 0.01, again) is Verdict.IGNORE  # under the repeat line
+    assert verdict("five fours", 0.3, again) is Verdict.SAY_AGAIN  # another call
+    assert verdict("four fours", 0.3, Moment(asking=True, unsure_before=four_fours)) is Verdict.SAY_AGAIN
+    refused = Moment(unsure_before=four_fours, allowed=lambda call: False)
+    assert verdict("four fours", 0.1, refused) is Verdict.IGNORE  # no question about a call that cannot stand
+    assert verdict("yes", 0.1, Moment(unsure_before=parse_call("yes", PLAYERS))) is Verdict.IGNORE
+
+
+def test_what_is_remembered_for_the_next_utterance():
+    def remembered(heard):
+        return unsure_call(heard, decide(heard), HearingPolicy())
+
+    assert remembered(spoken("four fours", 0.3)) == BidCall(Bid(4, 4))  # said again
+    assert remembered(spoken("four fours", 0.1)) == BidCall(Bid(4, 4))  # passed over
+    assert remembered(spoken("four fours", 0.01)) is None  # too faint to count
+    assert remembered(spoken("four fours", 0.6)) is None  # asked about
+    assert remembered(spoken("no", 0.1)) is None  # answers are not calls to repeat
+    assert remembered(spoken("", 0.9)) is None
+    assert remembered(Heard.from_text("banana split", PLAYERS)) is None
 
 
 def test_the_other_lines_are_the_policys():

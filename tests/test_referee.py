@@ -287,8 +287,30 @@ def test_referee_tells_its_source_what_it_expects_next():
 def test_low_confidence_speech_is_never_applied():
     referee, _, journal = make()
     assert say(referee, "three fours", confidence=0.3) == "Sorry, say again?"
-    assert say(referee, "three fours", confidence=0.1) == ""  # chatter forced into the grammar
+    assert say(referee, "two sixes", confidence=0.1) == ""  # chatter forced into the grammar
+    assert say(referee, "three fours", confidence=0.01) == ""  # below every line
     assert referee.game.actions == ()
+
+
+def test_a_call_heard_the_same_twice_when_unsure_is_asked_about():
+    referee, _, _ = make()
+    assert say(referee, "four fours", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "four fours", confidence=0.08) == "Did you say four fours?"
+    assert referee.game.actions == ()  # asked, not taken
+    assert say(referee, "yes", confidence=0.9) == "Ana: four fours. Ben, your call."
+    # Passed over twice in silence: the same.
+    assert say(referee, "five fours", confidence=0.1) == ""
+    assert say(referee, "five fours", confidence=0.05) == "Did you say five fours?"
+    assert "Ignored" in say(referee, "no", confidence=0.9)
+    assert referee.game.last_bid == Bid(4, 4)
+    # Something else heard in between: not a repeat.
+    say(referee, "five fours", confidence=0.1)
+    say(referee, "six twos", confidence=0.1)
+    assert say(referee, "five fours", confidence=0.1) == ""
+    # A repeat of a call the rules would refuse is passed over as before.
+    say(referee, "two fours", confidence=0.1)
+    assert say(referee, "two fours", confidence=0.1) == ""
+    assert referee.game.last_bid == Bid(4, 4)
 
 
 def test_doubtful_speech_asks_for_confirmation():
