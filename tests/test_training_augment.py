@@ -1,9 +1,13 @@
-"""The speaker warp that multiplies the training voices, on real mel frames."""
+"""What multiplies the training voices: the speaker warp and the tempo change on real mel
+frames, and the other ways the Spanish words are said."""
+
+import random
 
 import numpy as np
 
 from companion.listen.embedding import SpeechEmbedding
-from training.augment import warp_mels
+from training.augment import stretch_mels, warp_mels
+from training.corpus import SAID_AS, said_as, spell
 
 
 def tone(freq: float, seconds: float = 1.5) -> np.ndarray:
@@ -33,3 +37,25 @@ def test_embedding_from_mels_is_the_embedding_of_the_audio():
     embedding = SpeechEmbedding.shared()
     audio = tone(440, 2.0)
     np.testing.assert_allclose(embedding.embed_mels(embedding.mels(audio)), embedding.embed(audio))
+
+
+def test_a_tempo_change_shortens_or_lengthens_a_burst_but_keeps_its_pitch():
+    embedding = SpeechEmbedding.shared()
+    burst = np.concatenate([np.zeros(8000, np.float32), tone(1000, 0.6), np.zeros(8000, np.float32)])
+    mels = embedding.mels(burst)
+    loud = lambda m: int(np.sum(m.max(axis=1) > m.max() - 1.0))  # noqa: E731
+    faster, slower = stretch_mels(mels, 1.25), stretch_mels(mels, 0.8)
+    assert len(faster) == round(len(mels) / 1.25) and len(slower) == round(len(mels) / 0.8)
+    assert abs(loud(faster) - loud(mels) / 1.25) <= 2 and abs(loud(slower) - loud(mels) / 0.8) <= 2
+    assert loudest_band(faster) == loudest_band(slower) == loudest_band(mels)
+    np.testing.assert_allclose(stretch_mels(mels, 1.0), mels)
+
+
+def test_the_spanish_words_are_said_other_ways_but_labelled_the_same():
+    rng = random.Random(3)
+    said = [said_as("okay ana calza please", rng) for _ in range(200)]
+    assert {s.split()[2] for s in said if len(s.split()) == 4} <= {"calza", "calsa", "kahlza"}
+    assert 60 < sum(s == "okay ana calza please" for s in said) < 140  # kept about half the time
+    assert len(set(said)) == 1 + len(SAID_AS["calza"])
+    assert said_as("three fives", rng) == "three fives"  # English words are left alone
+    assert spell("okay ana calza please", frozenset({"ana"})) == ("okay", "<name>", "calza", "please")

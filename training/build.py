@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import random
 import time
 import zlib
 from dataclasses import dataclass
@@ -32,13 +33,16 @@ FAMILIES = {"espeak": (6000, 2), "piper": (2500, 2), "kokoro": (1500, 2), "festi
 VOICES_PER_FAMILY = {"espeak": 400, "piper": 40, "kokoro": 60, "festival": 40}
 
 
-def features(audio: np.ndarray, warp: float | None = None) -> np.ndarray:
+def features(audio: np.ndarray, warp: float | None = None, tempo: float | None = None) -> np.ndarray:
     """What the recogniser sees of one utterance (float audio in -1..1); `warp`: a vocal
-    tract length factor applied to its mel frames first (a new speaker from an old one)."""
+    tract length factor applied to its mel frames first (a new speaker from an old one);
+    `tempo`: the mel frames said faster (above 1) or slower at the same pitch."""
     embedding = SpeechEmbedding.shared()
     mels = embedding.mels(padded(audio.astype(np.float32)))
     if warp is not None:
         mels = augment.warp_mels(mels, warp)
+    if tempo is not None:
+        mels = augment.stretch_mels(mels, tempo)
     return embedding.embed_mels(mels)
 
 
@@ -58,6 +62,8 @@ class Job:
     seed: int
     copies: int
     warp: tuple[float, float] | None = None  # vocal tract length factors drawn from this range
+    tempo: tuple[float, float] | None = None  # tempo factors drawn from this range
+    respell: bool = False  # the Spanish words said in other ways half the time
 
 
 _BABBLE: list[np.ndarray] = []
@@ -72,11 +78,13 @@ def _run(job: Job) -> list[tuple[np.ndarray, tuple[int, ...], str, str, str, str
     from training import voices
 
     rng = np.random.default_rng(job.seed)
+    spelling = random.Random(job.seed)
     voice = voices.list_voices(job.family, VOICES_PER_FAMILY[job.family], 7)[job.voice_index]
     out = []
     for item in job.items:
+        said = corpus.said_as(item.text, spelling) if job.respell else item.text
         try:
-            speech = voices.synthesise(voice, item.text)
+            speech = voices.synthesise(voice, said)
         except Exception as err:  # one voice failing a word must not stop the build
             print(f"  skipped {voice.name} {item.text!r}: {err}", flush=True)
             continue
@@ -87,7 +95,12 @@ def _run(job: Job) -> list[tuple[np.ndarray, tuple[int, ...], str, str, str, str
             warp = None if job.warp is None else float(rng.uniform(*job.warp))
             if warp is not None:
                 note += f"+warp{warp:.2f}"
-            out.append((features(audio, warp).astype(np.float16), labels, item.kind, item.text,
+            tempo = None if job.tempo is None else float(rng.uniform(*job.tempo))
+            if tempo is not None:
+                note += f"+tempo{tempo:.2f}"
+            if said != item.text:
+                note += f"+said:{said}"
+            out.append((features(audio, warp, tempo).astype(np.float16), labels, item.kind, item.text,
                         voice.name, note))
     return out
 
@@ -133,9 +146,10 @@ def babble_clips(seed: int, count: int = 160) -> list[np.ndarray]:
 
 def build_family(family: str, out: Path, items: int, copies: int, seed: int,
                  babble: list[np.ndarray], workers: int,
-                 warp: tuple[float, float] | None = None) -> None:
-    if warp is not None:
-        seed += 1  # other items and other voices' draws than the plain shard's
+                 warp: tuple[float, float] | None = None,
+                 tempo: tuple[float, float] | None = None, respell: bool = False) -> None:
+    # Other items and other voices' draws than the plain shard's (and each other's).
+    seed += 2 if tempo is not None else 1 if warp is not None else 0
     said = corpus.items(items, seed + zlib.crc32(family.encode()) % 1000)
     n_voices = VOICES_PER_FAMILY[family]
     jobs = []
@@ -143,7 +157,7 @@ def build_family(family: str, out: Path, items: int, copies: int, seed: int,
     for start in range(0, len(said), per_job):
         index = (start // per_job) % n_voices
         jobs.append(Job(family, index, said[start:start + per_job], seed * 7919 + start, copies,
-                        warp))
+                        warp, tempo, respell))
     rows: list = []
     begun = time.time()
     # spawn, not fork: the parent may already run TFLite and BLAS threads, and a forked
@@ -219,6 +233,12 @@ def main() -> None:
     parser.add_argument("--warp", type=float, nargs=2, metavar=("LOW", "HIGH"),
                         help="also build <family>-warped.npz shards (a third of the items), "
                              "each clip's voice warped by a vocal tract length factor in LOW-HIGH")
+    parser.add_argument("--tempo", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                        help="build <family>-stretched.npz shards instead (a third of the items): "
+                             "each clip said at a tempo factor in LOW-HIGH, and warped if --warp")
+    parser.add_argument("--respell", action="store_true",
+                        help="say the Spanish words (calza, dudo, pacos, palifico) in other "
+                             "ways half the time, as people do (training.corpus.SAID_AS)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     wanted = args.family or [*FAMILIES, "real", "noise"]
@@ -231,12 +251,13 @@ def main() -> None:
         np.savez_compressed(babble_path, audio=np.concatenate(babble),
                             lengths=np.array([len(c) for c in babble]))
     for family in wanted:
-        if args.warp and family in FAMILIES:
-            path = args.out / f"{family}-warped.npz"
+        if (args.warp or args.tempo) and family in FAMILIES:
+            path = args.out / f"{family}-{'stretched' if args.tempo else 'warped'}.npz"
             if not path.exists():
                 items, copies = FAMILIES[family]
                 build_family(family, path, (args.items or items) // 3, copies, args.seed, babble,
-                             args.workers, tuple(args.warp))
+                             args.workers, args.warp and tuple(args.warp),
+                             args.tempo and tuple(args.tempo), args.respell)
             continue
         path = args.out / f"{family}.npz"
         if path.exists():

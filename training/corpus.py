@@ -52,6 +52,25 @@ CHATTER_SENTENCES = [
 ]
 
 
+# The game's Spanish words are said many ways at a real table, and each synthesiser knows
+# one ("calza": espeak-ng says "kaltsa", festival "kahlzuh"). Spellings that make the
+# synthesisers say the others; the label stays the word.
+SAID_AS = {
+    "calza": ("calsa", "kahlza", "kahl sah"),
+    "dudo": ("doodo", "doo doh"),
+    "pacos": ("pakohs", "pah kohs"),
+    "paco": ("pahko", "pah koh"),
+    "palifico": ("paleefeeko", "paleefico", "pa lee fee ko"),
+}
+
+
+def said_as(text: str, rng: random.Random, keep: float = 0.5) -> str:
+    """`text` for a synthesiser, each Spanish word kept with probability `keep`, otherwise
+    respelt one of the other ways it is said."""
+    return " ".join(rng.choice(SAID_AS[w]) if w in SAID_AS and rng.random() >= keep else w
+                    for w in text.split())
+
+
 @dataclass(frozen=True)
 class Item:
     text: str  # what the synthesiser says
