@@ -38,6 +38,9 @@ class PlaySettings:
     engine: str
     model: Path | None
     mic: str | None
+    display: bool = False
+    display_host: str = "127.0.0.1"
+    display_port: int = 8765
 
     def __post_init__(self) -> None:
         # Refused before any device, model or journal is touched.
@@ -51,6 +54,8 @@ class PlaySettings:
                                  f"with --input {self.input}){hint}")
         if self.starting_dice is not None and self.starting_dice < 1:
             raise CompanionError(f"--dice must be at least 1, not {self.starting_dice}")
+        if not 0 <= self.display_port <= 65535:
+            raise CompanionError(f"--display-port must be a port number (0-65535), not {self.display_port}")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
         if self.profile is not None and not self.uses_camera:
@@ -98,6 +103,9 @@ class PlaySettings:
             engine=args.engine,
             model=args.model,
             mic=args.mic,
+            display=args.display or args.display_host is not None or args.display_port is not None,
+            display_host=args.display_host or "127.0.0.1",
+            display_port=8765 if args.display_port is None else args.display_port,
         )
 
 
@@ -129,6 +137,12 @@ def _play_parser(sub) -> None:
     p.add_argument("--model", type=Path, metavar="PATH",
                    help="Vosk model folder, or a network (.npz) for the bundled recogniser")
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
+    p.add_argument("--display", action="store_true",
+                   help="show the game on a web page (http://127.0.0.1:8765 by default)")
+    p.add_argument("--display-host", metavar="HOST",
+                   help="address the page listens on (default 127.0.0.1, this machine only; "
+                        "0.0.0.0 lets a tablet or TV on the network see it)")
+    p.add_argument("--display-port", type=int, metavar="PORT", help="the page's port (default 8765)")
 
 
 # Commands whose options and code live in the speech and vision rooms:
@@ -257,6 +271,29 @@ def _counter(settings: PlaySettings):
     return CameraCounter(frames, DiceReader(profile), warn=lambda note: print(f"companion: {note}", file=sys.stderr))
 
 
+def _display(settings: PlaySettings, game):
+    """The table's web page, if asked for; one line and no page when it cannot start."""
+    if not settings.display:
+        return None
+    from companion.display.live import TableDisplay
+    from companion.display.server import DisplayError, DisplayServer
+
+    warn = lambda line: print(f"companion: {line}", file=sys.stderr)  # noqa: E731
+    server = DisplayServer(settings.display_host, settings.display_port)
+    try:
+        url = server.start()
+    except DisplayError as error:
+        warn(f"the display could not start: {error}; the game goes on without it")
+        return None
+    warn(f"the table display is at {url}")
+    if settings.display_host not in ("127.0.0.1", "localhost", "::1"):
+        warn(f"warning: the display listens on {settings.display_host}, not only this machine: "
+             "anyone on the network can open it and see the game")
+    display = TableDisplay(game, server, warn)
+    display.refresh()
+    return display
+
+
 def run_play(settings: PlaySettings) -> int:
     from companion import journal as journals
     from companion.calls import check_player_names
@@ -281,6 +318,7 @@ def run_play(settings: PlaySettings) -> int:
         game = Game(settings.players, _build_rules(settings), settings.first)
         path = settings.journal or journals.new_session_path()
         journals.check_new(path)
+    display = None
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind.
@@ -290,6 +328,10 @@ def run_play(settings: PlaySettings) -> int:
         if journal is None:
             journal = journals.Journal.start(path, game)
         print(f"companion: journal {path}", file=sys.stderr)
+        display = _display(settings, game)
+        if display is not None:
+            journal, speaker = display.watch_journal(journal), display.watch_speaker(speaker)
+            source, counter = display.watch_source(source), display.watch_counter(counter)
         reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
         # Typed lines are trusted; speech is judged on its engine's confidence scale.
         hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
@@ -312,6 +354,8 @@ def run_play(settings: PlaySettings) -> int:
             close = getattr(source, "close", None)
             if close is not None:
                 close()
+            if display is not None:
+                display.server.close()
     finally:
         if journal is not None:
             journal.close()

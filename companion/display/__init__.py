@@ -1,0 +1,1 @@
+"""The table display: a web page that shows the game at a glance, live (`play --display`)."""

@@ -1,0 +1,139 @@
+"""Keeping the display in step with the game: small wrappers around what the referee already
+uses (its journal, speaker, source and camera), so the page follows exactly the events the
+journal stores, whatever the input, with no change to the referee.
+
+A display that fails says so once and stops; the game never does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+from companion.display.server import DisplayServer
+from companion.display.view import HeardLine, RevealShown, table_view
+from companion.rules import Event, Game
+from companion.sources import Expect, Utterance
+
+
+class TableDisplay:
+    def __init__(self, game: Game, server: DisplayServer,
+                 warn: Callable[[str], None] = lambda line: None) -> None:
+        self.game, self.server, self._warn = game, server, warn
+        self.heard: HeardLine | None = None
+        self.said: str | None = None
+        self.reveal: RevealShown | None = None
+        self._pictures = 0
+        self._broken = False
+
+    def refresh(self) -> None:
+        """Send the page the game as it stands now."""
+        if self._broken:
+            return
+        try:
+            self.server.publish(table_view(self.game, self.heard, self.said, self.reveal))
+        except Exception as error:  # noqa: BLE001 - the page is never worth the game
+            self._give_up(error)
+
+    def _give_up(self, error: Exception) -> None:
+        self._broken = True
+        self._warn(f"the display stopped ({error}); the game goes on")
+
+    # --- what the referee uses, watched -------------------------------------------------------
+
+    def watch_journal(self, journal):
+        return _WatchedJournal(journal, self)
+
+    def watch_speaker(self, speaker):
+        return _WatchedSpeaker(speaker, self)
+
+    def watch_source(self, source):
+        return _WatchedSource(source, self)
+
+    def watch_counter(self, counter):
+        return None if counter is None else _WatchedCounter(counter, self)
+
+    def heard_utterance(self, utterance: Utterance) -> None:
+        if utterance.text or not utterance.typed:
+            self.heard = HeardLine(utterance.text, utterance.confidence, utterance.origin)
+            self.refresh()
+
+    def spoke(self, text: str) -> None:
+        self.said = text
+        self.refresh()
+
+    def revealed(self, outcome) -> None:
+        if self._broken:
+            return
+        picture = getattr(outcome, "annotated_path", None)
+        try:
+            if picture is not None and Path(picture).exists():
+                self.server.show_image(Path(picture).read_bytes())
+                self._pictures += 1
+            reading = getattr(outcome, "reading", None)
+            self.reveal = RevealShown(self._pictures, None if reading is None else len(reading.dice),
+                                      getattr(outcome, "reason", "") or "")
+        except OSError as error:
+            self._give_up(error)
+            return
+        self.refresh()
+
+
+class _WatchedJournal:
+    def __init__(self, journal, display: TableDisplay) -> None:
+        self._journal, self._display = journal, display
+
+    def append(self, events: Sequence[Event]) -> None:
+        self._journal.append(events)  # first on disk, then on the page
+        if events:
+            self._display.refresh()
+
+    def __getattr__(self, name):
+        return getattr(self._journal, name)
+
+
+class _WatchedSpeaker:
+    def __init__(self, speaker, display: TableDisplay) -> None:
+        self._speaker, self._display = speaker, display
+
+    def say(self, text: str) -> None:
+        self._display.spoke(text)  # on the page as it is said, not after
+        self._speaker.say(text)
+
+    def __getattr__(self, name):
+        return getattr(self._speaker, name)
+
+
+class _WatchedSource:
+    def __init__(self, source, display: TableDisplay) -> None:
+        self._source, self._display = source, display
+
+    def expect(self, what: Expect) -> None:
+        self._source.expect(what)
+
+    def next_utterance(self) -> Utterance | None:
+        utterance = self._source.next_utterance()
+        if utterance is not None:
+            self._display.heard_utterance(utterance)
+        return utterance
+
+    def mute(self) -> None:
+        self._source.mute()
+
+    def unmute(self) -> None:
+        self._source.unmute()
+
+    def __getattr__(self, name):  # close() and the rest
+        return getattr(self._source, name)
+
+
+class _WatchedCounter:
+    def __init__(self, counter, display: TableDisplay) -> None:
+        self._counter, self._display = counter, display
+
+    def reveal(self, *args, **kwargs):
+        outcome = self._counter.reveal(*args, **kwargs)
+        self._display.revealed(outcome)
+        return outcome
+
+    def __getattr__(self, name):
+        return getattr(self._counter, name)

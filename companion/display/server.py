@@ -1,0 +1,177 @@
+"""The display's web server: aiohttp in a thread of its own, serving the page, the state as
+JSON, a stream of server-sent events and the camera's last picture.
+
+The game runs on the main thread and hands over each new state with `publish`; the server
+only reads what it is given, so the page can never change the game."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from concurrent.futures import Future
+from importlib import resources
+from typing import Any
+
+from companion.errors import CompanionError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+KEEPALIVE_S = 15.0  # a comment line this often keeps proxies and browsers from giving up
+
+
+class DisplayError(CompanionError):
+    """The display could not start; the game goes on without it."""
+
+
+class DisplayServer:
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+        self.host, self.port = host, port
+        self._state: dict[str, Any] = {}
+        self._image: bytes | None = None
+        self._clients: set[asyncio.Queue] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    def start(self) -> str:
+        """Listen; returns the page's address. Raises DisplayError when it cannot."""
+        try:
+            import aiohttp  # noqa: F401
+        except ImportError:
+            raise DisplayError("the display needs aiohttp: pip install aiohttp") from None
+        started: Future = Future()
+        self._thread = threading.Thread(target=self._serve, args=(started,), name="display",
+                                        daemon=True)
+        self._thread.start()
+        error = started.exception(timeout=10)
+        if error is not None:
+            raise DisplayError(_why_not(error, self.host, self.port)) from None
+        return self.url
+
+    def publish(self, state: dict[str, Any]) -> None:
+        """The page's new state (from any thread)."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._send, state)
+
+    def show_image(self, png: bytes) -> None:
+        """The camera's latest annotated picture, served at /camera.png."""
+        self._image = png
+
+    def close(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        self._loop = None
+        try:
+            asyncio.run_coroutine_threadsafe(self._stop(), loop).result(timeout=5)
+        except Exception:  # closing must never be what stops the companion
+            pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # --- on the server's thread ---------------------------------------------------------------
+
+    def _serve(self, started: Future) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._listen())
+        except BaseException as error:  # noqa: BLE001 - handed to the game's thread
+            started.set_exception(error)
+            loop.close()
+            return
+        self._loop = loop
+        started.set_result(None)
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def _listen(self) -> None:
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_get("/", self._page)
+        app.router.add_get("/state", self._state_json)
+        app.router.add_get("/events", self._events)
+        app.router.add_get("/camera.png", self._camera)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        try:
+            await site.start()
+        except BaseException:
+            await self._runner.cleanup()
+            raise
+        self.port = self._runner.addresses[0][1]  # the one chosen, when asked for port 0
+
+    async def _stop(self) -> None:
+        for queue in list(self._clients):
+            queue.put_nowait(None)  # each stream ends
+        if self._runner is not None:
+            await self._runner.cleanup()
+        asyncio.get_running_loop().stop()
+
+    def _send(self, state: dict[str, Any]) -> None:
+        self._state = state
+        for queue in self._clients:
+            queue.put_nowait(state)
+
+    async def _page(self, request):
+        from aiohttp import web
+
+        page = resources.files("companion.display").joinpath("page.html").read_text("utf-8")
+        return web.Response(text=page, content_type="text/html")
+
+    async def _state_json(self, request):
+        from aiohttp import web
+
+        return web.json_response(self._state)
+
+    async def _camera(self, request):
+        from aiohttp import web
+
+        if self._image is None:
+            raise web.HTTPNotFound(text="no picture yet")
+        return web.Response(body=self._image, content_type="image/png",
+                            headers={"Cache-Control": "no-store"})
+
+    async def _events(self, request):
+        from aiohttp import web
+
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                               "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        queue: asyncio.Queue = asyncio.Queue()
+        self._clients.add(queue)
+        try:
+            state = self._state
+            while state is not None:
+                await response.write(f"data: {json.dumps(state)}\n\n".encode())
+                while True:
+                    try:
+                        state = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                        break
+                    except asyncio.TimeoutError:
+                        await response.write(b": still here\n\n")
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self._clients.discard(queue)
+        return response
+
+
+def _why_not(error: BaseException, host: str, port: int) -> str:
+    if isinstance(error, OSError):
+        if error.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+            return f"port {port} is in use (choose another with --display-port)"
+        if error.errno in (99, 49, -2, -3, -5):  # no such address here, or an unknown name
+            return f"cannot listen on {host!r}: {error.strerror or error}"
+        return f"cannot listen on {host}:{port}: {error.strerror or error}"
+    return f"cannot start the web server: {error}"

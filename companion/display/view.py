@@ -1,0 +1,61 @@
+"""What the display page shows, as plain data: a pure function of the game and of the last
+things heard, said and seen. The page draws it; nothing here does any I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from companion.calls import bid_words
+from companion.rules import Game
+from companion.rules.game import Phase
+
+
+@dataclass(frozen=True)
+class HeardLine:
+    """The last utterance: what it was taken for and how sure the recogniser was."""
+
+    text: str
+    confidence: float | None  # None: typed
+    origin: str = "text"
+
+
+@dataclass(frozen=True)
+class RevealShown:
+    """The camera's last reveal: its annotated picture (served by the page) and its count."""
+
+    image_version: int  # bumps with each new picture, so the page reloads it
+    dice_seen: int | None  # dice the camera read (None: it could not count)
+    note: str = ""
+
+
+def table_view(game: Game, heard: HeardLine | None = None, said: str | None = None,
+               reveal: RevealShown | None = None) -> dict[str, Any]:
+    """The whole page's state. Dice counts are left out (None) where the rules hide lost
+    dice, as the referee never tells them either."""
+    shown = game.rules.announce_dice_in_play
+    bid = game.last_bid
+    challenge = game.challenge if game.phase is Phase.REVEAL else None
+    return {
+        "round": game.round_number,
+        "phase": game.phase.value,
+        "turn": game.current_player,
+        "winner": game.winner,
+        "palifico": game.palifico_player,
+        "ace_word": game.rules.ace_word,
+        "dice_in_play": game.dice_in_play if shown else None,
+        "players": [{"name": p, "dice": game.dice[p] if shown else None,
+                     "out": game.dice[p] == 0, "turn": p == game.current_player,
+                     "palifico": p == game.palifico_player} for p in game.players],
+        "bid": None if bid is None else {
+            "count": bid.count, "face": bid.face, "by": game.last_bidder,
+            "words": bid_words(bid, game.rules.ace_word)},
+        "challenge": None if challenge is None else {
+            "kind": challenge.kind, "by": challenge.player, "on": challenge.bidder},
+        "heard": None if heard is None else {
+            "text": heard.text, "confidence": heard.confidence, "typed": heard.confidence is None},
+        "said": said,
+        "reveal": None if reveal is None else {
+            "image": f"/camera.png?v={reveal.image_version}", "dice_seen": reveal.dice_seen,
+            "note": reveal.note},
+    }

@@ -1,0 +1,239 @@
+"""The table display: the state it shows, its server, `play --display`, and the page itself
+in a real browser (Debian's headless chromium, driven by selenium)."""
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from companion.display.live import TableDisplay
+from companion.display.server import DisplayError, DisplayServer
+from companion.display.view import HeardLine, table_view
+from companion.rules import Bid, Game, get_preset
+from companion.sources import Utterance
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAYERS = ["Ana", "Ben", "Cleo"]
+
+
+def fetch(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read().decode()
+
+
+def wait_for(predicate, timeout=10.0, what="the condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# --- the state --------------------------------------------------------------------------------
+
+def test_the_view_follows_the_game():
+    game = Game(PLAYERS, get_preset("asmodee"))
+    assert table_view(game)["bid"] is None and table_view(game)["turn"] == "Ana"
+    game.bid("Ana", Bid(2, 5))
+    game.bid("Ben", Bid(3, 1))
+    view = table_view(game, HeardLine("three pacos", 0.82, "mic"), "Ben: three pacos.")
+    assert view["bid"] == {"count": 3, "face": 1, "by": "Ben", "words": "three pacos"}
+    assert view["turn"] == "Cleo" and [p["turn"] for p in view["players"]] == [False, False, True]
+    assert view["heard"] == {"text": "three pacos", "confidence": 0.82, "typed": False}
+    game.dudo("Cleo")
+    view = table_view(game)
+    assert view["phase"] == "reveal" and view["turn"] is None
+    assert view["challenge"] == {"kind": "dudo", "by": "Cleo", "on": "Ben"}
+    game.reveal(2)  # the pacos bid was wrong: Ben loses a die
+    view = table_view(game)
+    assert [p["dice"] for p in view["players"]] == [5, 4, 5] and view["dice_in_play"] == 14
+    assert view["bid"] is None and view["round"] == 2
+    json.dumps(view)  # the page gets it as JSON
+
+
+def test_the_view_hides_dice_where_the_rules_do():
+    game = Game(PLAYERS, get_preset("pressman"))
+    view = table_view(game)
+    assert view["dice_in_play"] is None and {p["dice"] for p in view["players"]} == {None}
+
+
+# --- the server -------------------------------------------------------------------------------
+
+def test_the_server_serves_the_page_the_state_and_a_stream():
+    server = DisplayServer("127.0.0.1", 0)
+    url = server.start()
+    try:
+        assert server.port != 0 and url == f"http://127.0.0.1:{server.port}/"
+        assert "<title>" in fetch(url) and "EventSource" in fetch(url)
+        server.publish({"round": 1})
+        wait_for(lambda: json.loads(fetch(url + "state")) == {"round": 1}, what="the state")
+        with urllib.request.urlopen(url + "events", timeout=5) as stream:
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            assert stream.readline() == b'data: {"round": 1}\n'
+            stream.readline()
+            server.publish({"round": 2})
+            assert stream.readline() == b'data: {"round": 2}\n'
+        with pytest.raises(urllib.error.HTTPError):
+            fetch(url + "camera.png")  # no picture yet
+        server.show_image(b"\x89PNG...")
+        assert urllib.request.urlopen(url + "camera.png", timeout=5).read() == b"\x89PNG..."
+    finally:
+        server.close()
+
+
+def test_a_port_in_use_is_one_clear_error():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(DisplayError, match=f"port {port} is in use"):
+            DisplayServer("127.0.0.1", port).start()
+
+
+def test_a_display_that_fails_never_stops_the_game():
+    class BrokenServer:
+        def publish(self, state):
+            raise RuntimeError("the loop is gone")
+
+    warnings = []
+    game = Game(PLAYERS)
+    display = TableDisplay(game, BrokenServer(), warnings.append)
+    source = display.watch_source(_Lines(["two fives"]))
+    assert source.next_utterance() == Utterance("two fives")
+    display.refresh()
+    assert len(warnings) == 1 and "the game goes on" in warnings[0]
+
+
+class _Lines:
+    def __init__(self, lines):
+        self.lines = list(lines)
+
+    def next_utterance(self):
+        return Utterance(self.lines.pop(0)) if self.lines else None
+
+
+def play(*options, script=""):
+    return subprocess.run([sys.executable, "-m", "companion", "play", "--players", *PLAYERS,
+                           "--input", "text", "--mute", *options],
+                          input=script, capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+def test_play_goes_on_when_the_display_cannot_start(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        journal = tmp_path / "game.jsonl"
+        result = play("--journal", str(journal), "--display-port", str(port), script="two fives\n")
+    assert result.returncode == 0
+    assert f"the display could not start: port {port} is in use" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert '"type":"bid"' in journal.read_text()
+
+
+def test_play_warns_when_the_display_is_seen_beyond_this_machine(tmp_path):
+    result = play("--journal", str(tmp_path / "g.jsonl"), "--display-host", "0.0.0.0",
+                  "--display-port", "0", script="")
+    assert "anyone on the network can open it" in result.stderr
+    assert play("--display-port", "70000").stderr.strip() == (
+        "companion: --display-port must be a port number (0-65535), not 70000")
+
+
+# --- the page in a real browser ---------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture
+def browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+class TypedGame:
+    """`companion play --input text --display` fed one line at a time."""
+
+    def __init__(self, journal: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "companion", "play", "--players", *PLAYERS, "--input", "text",
+             "--mute", "--journal", str(journal), "--display-port", "0"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        line = ""
+        while "the table display is at" not in line:
+            line = self.process.stderr.readline()
+            assert line, "play ended before the display started"
+        self.url = re.search(r"(http://\S+)", line).group(1)
+
+    def say(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def test_the_page_follows_a_typed_game_in_a_browser(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    game = TypedGame(tmp_path / "game.jsonl")
+    try:
+        browser.get(game.url)
+
+        def shows(count, face, turn):
+            def check(driver):
+                face_box = driver.find_element(By.ID, "bid-face")
+                return (driver.find_element(By.ID, "bid-count").text == count
+                        and face_box.get_attribute("data-face") == face
+                        and driver.find_element(By.ID, "turn").text == turn)
+            WebDriverWait(browser, 10).until(check, f"the page to show {count} x {face}, {turn}")
+
+        def dice_shown():
+            return {li.get_attribute("data-name"): li.find_element(By.CLASS_NAME, "dice").text
+                    for li in browser.find_elements(By.CSS_SELECTOR, "#players .player")}
+
+        shows("", "", "Ana, your call")
+        assert dice_shown() == {"Ana": "5 dice", "Ben": "5 dice", "Cleo": "5 dice"}
+        game.say("two fives")
+        shows("2", "5", "Ben, your call")
+        game.say("three pacos")
+        shows("3", "1", "Cleo, your call")
+        assert browser.find_elements(By.CSS_SELECTOR, "#bid-face [aria-label=toucan]")  # a paco is the toucan
+        game.say("take it back")
+        shows("2", "5", "Ben, your call")  # undo is followed
+        assert "two fives" in browser.find_element(By.ID, "bid-words").text
+        game.say("four fives")
+        game.say("dudo")
+        WebDriverWait(browser, 10).until(
+            lambda d: "Dudo from Cleo on Ben" in d.find_element(By.ID, "challenge").text)
+        game.say("two")  # four fives was a bluff: Ben loses a die
+        shows("", "", "Ben, your call")
+        WebDriverWait(browser, 10).until(lambda d: dice_shown()["Ben"] == "4 dice")
+        assert dice_shown() == {"Ana": "5 dice", "Ben": "4 dice", "Cleo": "5 dice"}
+        assert "two" in browser.find_element(By.ID, "heard").text
+        assert "Ben" in browser.find_element(By.ID, "said").text
+        browser.save_screenshot(str(tmp_path / "display.png"))
+        assert (tmp_path / "display.png").stat().st_size > 10_000
+    finally:
+        game.close()
