@@ -169,6 +169,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         room_parser = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == command:  # only the room in use is imported: `play` starts without numpy or cv2
             getattr(importlib.import_module(module), f"add_{room}_arguments")(room_parser)
+    recap = sub.add_parser("recap", help="an HTML page with charts of a finished or paused game",
+                           description="Write an HTML page (and PNG charts) of a game from its journal: "
+                                       "the bids of each round, every challenge and who was right, dice "
+                                       "per player over the rounds, bluff and dudo success per player.")
+    recap.add_argument("journal", type=Path, metavar="JOURNAL", help="the game's journal (.jsonl)")
+    recap.add_argument("--out", type=Path, metavar="DIR",
+                       help="where to write it (default: JOURNAL's name + -recap, beside it)")
     bench = sub.add_parser("bench", help="speech and vision benchmarks")
     bench.add_argument("suite", choices=("speech", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
@@ -187,6 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_play(PlaySettings.from_args(args))
         if args.command == "rules":
             return run_rules(args.preset)
+        if args.command == "recap":
+            from companion.recap import run_recap
+
+            return run_recap(args.journal, args.out)
         if args.command in ROOM_COMMANDS:
             module, room, _ = ROOM_COMMANDS[args.command]
             return getattr(importlib.import_module(module), f"run_{room}")(args)
