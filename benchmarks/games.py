@@ -35,12 +35,14 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 import numpy as np
 
+from companion.demo import ANSWERS, TRIES, Cost
+from companion.demo import say_line as player_says
 from companion.listen.sources import PROMPT  # what `play --input wav -` waits after
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,10 +50,8 @@ PLAYERS = ("Ana", "Ben", "Cleo")
 SEED = 99
 BABBLE_SNR = 12.0
 TAKES = 3  # recordings of every line, the first in the voice's own manner
-TRIES = 3  # times a player says a line (or answers a question) before giving up
 TAKE_STRETCH = 0.08  # a fresh take speaks up to 8 % faster or slower ...
 TAKE_F0 = 10  # ... and up to 10 Hz higher or lower
-ANSWERS = ("yes", "no")
 GAME_TIMEOUT_S = 900
 
 # Four short games (Ana opens; asmodee rules), each with bids, a dudo and its spoken count,
@@ -163,64 +163,19 @@ def compare(typed: list[dict], heard: list[dict]) -> tuple[bool, str]:
 
 # --- the player ------------------------------------------------------------------------------
 
-ASKED = re.compile(r"Did you say (.+?)\?")
-
-
-@dataclass
-class Cost:
-    """What getting the game through cost the player."""
-
-    repeats: int = 0  # something said again: after "say again", silence or a "no"
-    questions: int = 0  # "Did you say ...?" answered
-    gave_up: str | None = None  # the line not got through in TRIES tries
-    taken: int = 0  # script lines the referee took (rightly or not) before that
-
-
-def asked_about(reply: str) -> str | None:
-    """The call in the referee's "Did you say X?", if it asked."""
-    found = ASKED.findall(reply)
-    return found[-1] if found else None
-
-
-def same_call(asked: str, line: str) -> bool:
-    """Whether the referee's read-back is the line's call: compared parsed, so "take it
-    back" is "undo" and "a five" is "one five"."""
-    from companion.calls import parse_call, parse_call_or_none
-
-    return parse_call_or_none(asked, PLAYERS) == parse_call(line, PLAYERS)
-
-
 def say_line(line: str, say: Callable[[str, int], str | None], cost: Cost
              ) -> Literal["taken", "ended", "gave up"]:
-    """Say one script line until the referee takes it, as a player at the table would.
-
-    `say(text, take)` says a take of `text` and gives back what the referee said before it
-    listened again (None: it stopped listening, the game is over or broke). Gives back
-    "taken", "ended" or "gave up" (after TRIES tries of the line or of one answer)."""
-    utterance, line_tries, answer_tries = line, 0, 0
-    while True:
-        tries = line_tries if utterance == line else answer_tries
-        if tries >= TRIES:
-            cost.gave_up = line
-            return "gave up"
-        reply = say(utterance, tries)
-        if utterance == line:
-            line_tries += 1
-        else:
-            answer_tries += 1
-        if reply is None:
-            return "ended"
-        asked = asked_about(reply)
-        if asked is not None:
-            cost.questions += 1
-            utterance, answer_tries = ("yes" if same_call(asked, line) else "no"), 0
-        elif "say again" in reply.lower() or not reply.strip():
-            cost.repeats += 1  # not heard, or passed over as chatter: the same words again
-        elif "say it again" in reply.lower() and utterance != line:
-            cost.repeats += 1  # the misheard call was dropped after the "no": the line again
-            utterance = line
-        else:
-            return "taken"
+    """Say one script line until the referee takes it, as a player at the table would (the
+    demo's player, `companion.demo.say_line`). `say(text, take)` says a take of `text` and
+    gives back what the referee said before it listened again (None: it stopped listening,
+    the game is over or broke)."""
+    said = player_says(line, PLAYERS, cost, TRIES)
+    try:
+        words, take = next(said)
+        while True:
+            words, take = said.send(say(words, take))
+    except StopIteration as done:
+        return done.value
 
 
 class SpokenGame:

@@ -176,6 +176,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     recap.add_argument("journal", type=Path, metavar="JOURNAL", help="the game's journal (.jsonl)")
     recap.add_argument("--out", type=Path, metavar="DIR",
                        help="where to write it (default: JOURNAL's name + -recap, beside it)")
+    demo = sub.add_parser("demo", help="watch and hear a whole game played by synthetic voices",
+                          description="Play a scripted game said by three synthetic players through "
+                                      "the real pipeline (speech synthesised, heard by the bundled "
+                                      "recogniser, refereed, announced); checks that it ends as the "
+                                      "same game typed.")
+    demo.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
+    demo.add_argument("--wav-out", type=Path, metavar="WAV", help="also write the announcements into this WAV file")
+    demo.add_argument("--journal", type=Path, metavar="PATH", help="keep the demo's journal here")
+    demo.add_argument("--display", action="store_true", help="show the game on the table display page")
+    demo.add_argument("--display-port", type=int, default=8765, metavar="PORT", help="the page's port (default 8765)")
     bench = sub.add_parser("bench", help="speech and vision benchmarks")
     bench.add_argument("suite", choices=("speech", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
@@ -194,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_play(PlaySettings.from_args(args))
         if args.command == "rules":
             return run_rules(args.preset)
+        if args.command == "demo":
+            from companion.demo import run_demo
+
+            return run_demo(args.wav_out, args.mute, args.display, args.display_port, args.journal)
         if args.command == "recap":
             from companion.recap import run_recap
 
@@ -283,26 +297,13 @@ def _counter(settings: PlaySettings):
 
 
 def _display(settings: PlaySettings, game):
-    """The table's web page, if asked for; one line and no page when it cannot start."""
+    """The table's web page, if asked for (None when not, or when it cannot start)."""
     if not settings.display:
         return None
-    from companion.display.live import TableDisplay
-    from companion.display.server import DisplayError, DisplayServer
+    from companion.display.live import open_display
 
-    warn = lambda line: print(f"companion: {line}", file=sys.stderr)  # noqa: E731
-    server = DisplayServer(settings.display_host, settings.display_port)
-    try:
-        url = server.start()
-    except DisplayError as error:
-        warn(f"the display could not start: {error}; the game goes on without it")
-        return None
-    warn(f"the table display is at {url}")
-    if settings.display_host not in ("127.0.0.1", "localhost", "::1"):
-        warn(f"warning: the display listens on {settings.display_host}, not only this machine: "
-             "anyone on the network can open it and see the game")
-    display = TableDisplay(game, server, warn)
-    display.refresh()
-    return display
+    return open_display(game, settings.display_host, settings.display_port,
+                        lambda line: print(f"companion: {line}", file=sys.stderr))
 
 
 def run_play(settings: PlaySettings) -> int:

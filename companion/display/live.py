@@ -9,10 +9,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from companion.display.server import DisplayServer
+from companion.display.server import DEFAULT_HOST, DEFAULT_PORT, DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
 from companion.rules import Event, Game
 from companion.sources import Expect, Utterance
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                 warn: Callable[[str], None] = lambda line: None) -> "TableDisplay | None":
+    """Start the page and show the game; says where, or in one line why it could not (then
+    None: the game goes on without it)."""
+    server = DisplayServer(host, port)
+    try:
+        url = server.start()
+    except DisplayError as error:
+        warn(f"the display could not start: {error}; the game goes on without it")
+        return None
+    warn(f"the table display is at {url}")
+    if host not in LOCAL_HOSTS:
+        warn(f"warning: the display listens on {host}, not only this machine: "
+             "anyone on the network can open it and see the game")
+    display = TableDisplay(game, server, warn)
+    display.refresh()
+    return display
 
 
 class TableDisplay:

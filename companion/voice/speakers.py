@@ -110,22 +110,8 @@ class WavRecorder:
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
 
     def say(self, text: str) -> None:
-        # espeak's pyttsx3 driver now and then closes an utterance before its samples
-        # arrive (an empty file); synthesising again is cheap and always gets them.
-        for attempt in range(3):
-            self._count += 1
-            part = Path(self._tmp.name) / f"part-{self._count}.wav"
-            with contextlib.redirect_stdout(io.StringIO()):
-                self._engine.save_to_file(text, str(part))
-                self._engine.runAndWait()
-            try:
-                params, frames = self._read_part(part, text, timeout=3.0 * (attempt + 1))
-                break
-            except VoiceUnavailable:
-                if attempt == 2:
-                    raise
-            finally:
-                part.unlink(missing_ok=True)
+        self._count += 1
+        params, frames = _synthesise(self._engine, text, Path(self._tmp.name) / f"part-{self._count}")
         if self._params is None:
             self._params = params
         elif (params.nchannels, params.sampwidth, params.framerate) != (
@@ -139,21 +125,72 @@ class WavRecorder:
             out.setframerate(params.framerate)
             out.writeframes(bytes(self._frames))
 
-    def _read_part(self, part: Path, text: str, timeout: float = 10.0):
-        deadline = time.monotonic() + timeout
-        while True:
+
+def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
+    """`text` said by the pyttsx3 engine (in `voice`, then back to the engine's own) as WAV
+    parameters and frames, through files named after `stem`."""
+    previous = engine.getProperty("voice") if voice else None
+    try:
+        if voice:
+            engine.setProperty("voice", voice)
+        # espeak's pyttsx3 driver now and then closes an utterance before its samples
+        # arrive (an empty file); synthesising again is cheap and always gets them.
+        for attempt in range(3):
+            part = stem.with_name(f"{stem.name}-{attempt}.wav")
+            with contextlib.redirect_stdout(io.StringIO()):
+                engine.save_to_file(text, str(part))
+                engine.runAndWait()
             try:
-                with wave.open(str(part), "rb") as w:
-                    params, frames = w.getparams(), w.readframes(w.getnframes())
-                if frames:
-                    return params, frames
-            except (OSError, wave.Error, EOFError) as exc:
-                error = exc
-            else:
-                error = "no samples"
-            if time.monotonic() > deadline:
-                raise VoiceUnavailable(f"the voice produced no audio for {text!r}: {error}")
-            time.sleep(0.02)
+                return _read_part(part, text, timeout=3.0 * (attempt + 1))
+            except VoiceUnavailable:
+                if attempt == 2:
+                    raise
+            finally:
+                part.unlink(missing_ok=True)
+    finally:
+        if previous:
+            engine.setProperty("voice", previous)
+    raise AssertionError("unreachable")
+
+
+def _read_part(part: Path, text: str, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with wave.open(str(part), "rb") as w:
+                params, frames = w.getparams(), w.readframes(w.getnframes())
+            if frames:
+                return params, frames
+        except (OSError, wave.Error, EOFError) as exc:
+            error = exc
+        else:
+            error = "no samples"
+        if time.monotonic() > deadline:
+            raise VoiceUnavailable(f"the voice produced no audio for {text!r}: {error}")
+        time.sleep(0.02)
+
+
+class PlayerVoice:
+    """A synthetic player: one of espeak-ng's voices (through pyttsx3, as the referee
+    speaks), saying lines into WAV files for the companion to hear (`companion demo`)."""
+
+    def __init__(self, voice: str, rate: int | None = None) -> None:
+        self.voice = voice
+        self._engine = _start_pyttsx3(rate)
+        self._tmp = tempfile.TemporaryDirectory(prefix="companion-player-")
+        self._count = 0
+
+    def record(self, text: str, path: Path) -> Path:
+        """Say `text` into the WAV file `path`."""
+        self._count += 1
+        params, frames = _synthesise(self._engine, text, Path(self._tmp.name) / f"line-{self._count}",
+                                     self.voice)
+        with wave.open(str(path), "wb") as out:
+            out.setnchannels(params.nchannels)
+            out.setsampwidth(params.sampwidth)
+            out.setframerate(params.framerate)
+            out.writeframes(frames)
+        return Path(path)
 
 
 class Speakers:

@@ -1,0 +1,276 @@
+"""`companion demo`: a whole game said aloud by synthetic players, through the real pipeline.
+
+Each player has a voice of espeak-ng's (through pyttsx3, as the referee speaks). Their lines
+are synthesised into WAV files, heard by the bundled recogniser along the same path as
+`play --input wav`, refereed, journalled and announced (aloud, or into a WAV with
+`--wav-out`), on the table display if asked. The players react as people at a table do
+(`say_line`): the line again after "say again" or silence, "yes" or "no" to "Did you say
+...?", and they give up after three tries.
+
+The demo doubles as an end-to-end check: the same script is typed first, and the spoken
+game's journal must hold the same events.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generator, Literal, Sequence
+
+from companion.calls import parse_call, parse_call_or_none
+from companion.errors import CompanionError
+from companion.listen.sources import WavSource
+
+PLAYERS = ("Ana", "Ben", "Cleo")
+STARTING_DICE = 2  # a whole game to a winner in a couple of minutes
+# One espeak-ng voice each: American, Scottish and Caribbean English, two of them women's.
+VOICES = {"Ana": "gmw/en-us+f3", "Ben": "gmw/en-gb-scotland", "Cleo": "gmw/en-029+f4"}
+# Who says what (asmodee rules, Ana opens): bids, a take-back, two palifico rounds, three
+# dudos settled by a spoken count, two players out and a winner.
+SCRIPT = """\
+Ana: two fours
+Ben: three fours
+Cleo: dudo
+Ana: two
+Ben: one six
+Cleo: two sixes
+Ana: dudo
+Ben: three
+Ana: one five
+Ben: two fives
+Ben: take it back
+Ben: two fives
+Cleo: dudo
+Ana: one
+Cleo: one three
+Ana: two threes
+Cleo: dudo
+Ben: one
+"""
+TRIES = 3  # times a player says a line (or answers a question) before giving up
+PACE_S = 1.5  # a pause before each line when the game is shown on the page
+ANSWERS = ("yes", "no")
+
+
+class DemoError(CompanionError):
+    pass
+
+
+@dataclass(frozen=True)
+class Line:
+    player: str
+    text: str
+
+
+def script_lines(script: str = SCRIPT) -> list[Line]:
+    lines = []
+    for raw in script.splitlines():
+        if raw.strip() and not raw.strip().startswith("#"):
+            player, _, text = raw.partition(":")
+            lines.append(Line(player.strip(), text.strip()))
+    return lines
+
+
+# --- a player at the table ------------------------------------------------------------------
+
+ASKED = re.compile(r"Did you say (.+?)\?")
+
+
+@dataclass
+class Cost:
+    """What getting a game through cost the players."""
+
+    repeats: int = 0  # something said again: after "say again", silence or a "no"
+    questions: int = 0  # "Did you say ...?" answered
+    gave_up: str | None = None  # the line not got through in TRIES tries
+    taken: int = 0  # lines the referee took (rightly or not) before that
+
+
+def asked_about(reply: str) -> str | None:
+    """The call in the referee's "Did you say X?", if it asked."""
+    found = ASKED.findall(reply)
+    return found[-1] if found else None
+
+
+def same_call(asked: str, line: str, players: Sequence[str]) -> bool:
+    """Whether the referee's read-back is the line's call: compared parsed, so "take it
+    back" is "undo" and "a five" is "one five"."""
+    return parse_call_or_none(asked, players) == parse_call(line, players)
+
+
+Said = Generator[tuple[str, int], "str | None", Literal["taken", "ended", "gave up"]]
+
+
+def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) -> Said:
+    """One script line said until the referee takes it, as a player at the table would.
+
+    Yields (words, take): what to say now and how many times before it was said. Is sent
+    what the referee said before it listened again (None: it stopped listening). Returns
+    "taken", "ended" or "gave up" (after `tries` tries of the line or of one answer)."""
+    utterance, line_tries, answer_tries = line, 0, 0
+    while True:
+        tried = line_tries if utterance == line else answer_tries
+        if tried >= tries:
+            cost.gave_up = line
+            return "gave up"
+        reply = yield utterance, tried
+        if utterance == line:
+            line_tries += 1
+        else:
+            answer_tries += 1
+        if reply is None:
+            return "ended"
+        asked = asked_about(reply)
+        if asked is not None:
+            cost.questions += 1
+            utterance, answer_tries = ("yes" if same_call(asked, line, players) else "no"), 0
+        elif "say again" in reply.lower() or not reply.strip():
+            cost.repeats += 1  # not heard, or passed over as chatter: the same words again
+        elif "say it again" in reply.lower() and utterance != line:
+            cost.repeats += 1  # the misheard call was dropped after the "no": the line again
+            utterance = line
+        else:
+            return "taken"
+
+
+# --- the demo -----------------------------------------------------------------------------------
+
+class SpokenTable:
+    """The players' side of the demo: the referee's speaker tells it what was said, and
+    `next_recording` gives the WAV of whatever the players say next (None: the script is
+    done, or a line could not get through)."""
+
+    def __init__(self, lines: Sequence[Line], voices: dict, folder: Path) -> None:
+        self.lines, self.voices, self.folder = list(lines), voices, folder
+        self.cost = Cost()
+        self._heard: list[str] = []
+        self._at = 0
+        self._line: Said | None = None
+        self._count = 0
+        self.pause = 0.0  # seconds before each utterance
+
+    def referee_said(self, text: str) -> None:
+        self._heard.append(text)
+
+    def next_recording(self) -> Path | None:
+        reply, self._heard = " ".join(self._heard), []
+        while self._at < len(self.lines):
+            line = self.lines[self._at]
+            try:
+                if self._line is None:
+                    self._line = say_line(line.text, PLAYERS, self.cost)
+                    words, _ = next(self._line)
+                else:
+                    words, _ = self._line.send(reply)
+            except StopIteration as done:
+                self._line = None
+                if done.value != "taken":
+                    return None
+                self.cost.taken += 1
+                self._at += 1
+                reply = ""
+                continue
+            self._count += 1
+            time.sleep(self.pause)
+            path = self.folder / f"{self._count:03d}-{line.player.lower()}.wav"
+            print(f"{line.player} ({self.voices[line.player].voice}): {words}", flush=True)
+            return self.voices[line.player].record(words, path)
+        return None
+
+
+def run_demo(wav_out: Path | None = None, mute: bool = False, display: bool = False,
+             display_port: int = 8765, journal: Path | None = None) -> int:
+    """Play the demo game; 0 when its journal equals the typed game's."""
+    from companion import journal as journals
+    from companion.hearing import HearingPolicy
+    from companion.listen.sources import make_engine
+    from companion.referee import Referee, RefereeSettings
+    from companion.rules import Game, get_preset
+    from companion.sources import TextSource
+    from companion.voice.speakers import PlayerVoice, VoiceUnavailable, announcer
+
+    lines = script_lines()
+    rules = get_preset("asmodee").replace(starting_dice=STARTING_DICE, max_dice=STARTING_DICE)
+    with tempfile.TemporaryDirectory(prefix="companion-demo-") as tmp:
+        folder = Path(tmp)
+        typed = Game(PLAYERS, rules)
+        Referee(typed, _Silent()).run(TextSource([line.text for line in lines]))
+        try:
+            voices = {p: PlayerVoice(v) for p, v in VOICES.items()}
+        except VoiceUnavailable as error:
+            raise DemoError(f"the players need a voice: {error}") from None
+        table = SpokenTable(lines, voices, folder)
+        game = Game(PLAYERS, rules)
+        path = journal or folder / "demo.jsonl"
+        record = journals.Journal.start(path, game)
+        speaker = _Told(announcer(mute, wav_out, lambda line: print(f"companion: {line}", file=sys.stderr)),
+                        table)
+        source = Recordings(table, make_engine("bundled", players=PLAYERS))
+        shown = None
+        if display:
+            from companion.display.live import open_display
+
+            shown = open_display(game, port=display_port,
+                                 warn=lambda line: print(f"companion: {line}", file=sys.stderr))
+        if shown is not None:
+            record, speaker, source = shown.watch_journal(record), shown.watch_speaker(speaker), shown.watch_source(source)
+            table.pause = PACE_S  # slow enough to watch on the page
+            _wait_for_enter("open the page, then press Enter to start the game")
+        try:
+            Referee(game, speaker, record, settings=RefereeSettings(HearingPolicy.for_speech()),
+                    log=lambda text: print(text, file=sys.stderr)).run(source)
+        finally:
+            record.close()
+            if shown is not None:
+                _wait_for_enter("press Enter to close the display")
+                shown.server.close()
+        same = [e.to_dict() for e in game.events] == [e.to_dict() for e in typed.events]
+        cost = table.cost
+        if cost.gave_up is not None:
+            print(f"demo: gave up on {cost.gave_up!r} after {TRIES} tries", file=sys.stderr)
+        print(f"demo: {'the spoken game is the typed game' if same else 'the spoken game went its own way'} "
+              f"({len(game.events)} events; {cost.repeats} repeats, {cost.questions} questions)"
+              + (f"; journal {path}" if journal else ""))
+        if wav_out:
+            print(f"demo: the referee's announcements are in {wav_out}")
+        return 0 if same else 1
+
+
+def _wait_for_enter(prompt: str) -> None:
+    """At a terminal only: a demo run from a script or a test never waits."""
+    if sys.stdin.isatty():
+        try:
+            input(f"demo: {prompt} ")
+        except EOFError:
+            pass
+
+
+class _Silent:
+    def say(self, text: str) -> None:
+        pass
+
+
+class _Told:
+    """The referee's speaker, also telling the players what was said."""
+
+    def __init__(self, speaker, table: SpokenTable) -> None:
+        self._speaker, self._table = speaker, table
+
+    def say(self, text: str) -> None:
+        self._table.referee_said(text)
+        self._speaker.say(text)
+
+
+class Recordings(WavSource):
+    """The `play --input wav` source, whose next file is whatever the players say next."""
+
+    def __init__(self, table: SpokenTable, engine) -> None:
+        super().__init__((), engine)
+        self.table = table
+
+    def _next_file(self) -> Path | None:
+        return self.table.next_recording()
