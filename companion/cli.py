@@ -145,7 +145,7 @@ def _play_parser(sub) -> None:
     p.add_argument("--display-port", type=int, metavar="PORT", help="the page's port (default 8765)")
 
 
-# Commands whose options and code live in the speech and vision rooms:
+# Commands whose options and code live in their own rooms:
 # name -> (module, the room's name for it, help).
 ROOM_COMMANDS = {
     "hear": ("companion.listen.commands", "hear", "recognise calls in WAV files"),
@@ -153,12 +153,21 @@ ROOM_COMMANDS = {
     "devices": ("companion.listen.commands", "devices", "list microphones"),
     "see": ("companion.vision.commands", "see", "read dice in images or from a camera"),
     "calibrate": ("companion.vision.commands", "calibrate", "calibrate the camera for your dice"),
+    "recap": ("companion.recap", "recap", "an HTML page with charts of a finished or paused game"),
+    "demo": ("companion.demo", "demo", "watch and hear a whole game played by synthetic voices"),
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake in the options said in one line (and where to read more)."""
+
+    def error(self, message: str):
+        self.exit(2, f"companion: {message} (see: {self.prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; `command` names the room command whose options to load."""
-    parser = argparse.ArgumentParser(prog="companion", description="An offline, hands-free Perudo referee.")
+    parser = _Parser(prog="companion", description="An offline, hands-free Perudo referee.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _play_parser(sub)
 
@@ -169,23 +178,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         room_parser = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == command:  # only the room in use is imported: `play` starts without numpy or cv2
             getattr(importlib.import_module(module), f"add_{room}_arguments")(room_parser)
-    recap = sub.add_parser("recap", help="an HTML page with charts of a finished or paused game",
-                           description="Write an HTML page (and PNG charts) of a game from its journal: "
-                                       "the bids of each round, every challenge and who was right, dice "
-                                       "per player over the rounds, bluff and dudo success per player.")
-    recap.add_argument("journal", type=Path, metavar="JOURNAL", help="the game's journal (.jsonl)")
-    recap.add_argument("--out", type=Path, metavar="DIR",
-                       help="where to write it (default: JOURNAL's name + -recap, beside it)")
-    demo = sub.add_parser("demo", help="watch and hear a whole game played by synthetic voices",
-                          description="Play a scripted game said by three synthetic players through "
-                                      "the real pipeline (speech synthesised, heard by the bundled "
-                                      "recogniser, refereed, announced); checks that it ends as the "
-                                      "same game typed.")
-    demo.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
-    demo.add_argument("--wav-out", type=Path, metavar="WAV", help="also write the announcements into this WAV file")
-    demo.add_argument("--journal", type=Path, metavar="PATH", help="keep the demo's journal here")
-    demo.add_argument("--display", action="store_true", help="show the game on the table display page")
-    demo.add_argument("--display-port", type=int, default=8765, metavar="PORT", help="the page's port (default 8765)")
     bench = sub.add_parser("bench", help="speech and vision benchmarks")
     bench.add_argument("suite", choices=("speech", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
@@ -204,14 +196,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_play(PlaySettings.from_args(args))
         if args.command == "rules":
             return run_rules(args.preset)
-        if args.command == "demo":
-            from companion.demo import run_demo
-
-            return run_demo(args.wav_out, args.mute, args.display, args.display_port, args.journal)
-        if args.command == "recap":
-            from companion.recap import run_recap
-
-            return run_recap(args.journal, args.out)
         if args.command in ROOM_COMMANDS:
             module, room, _ = ROOM_COMMANDS[args.command]
             return getattr(importlib.import_module(module), f"run_{room}")(args)

@@ -182,8 +182,21 @@ class SpokenTable:
         return None
 
 
-def run_demo(wav_out: Path | None = None, mute: bool = False, display: bool = False,
-             display_port: int = 8765, journal: Path | None = None) -> int:
+def add_demo_arguments(parser) -> None:
+    parser.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
+    parser.add_argument("--wav-out", type=Path, metavar="WAV", help="also write the announcements into this WAV file")
+    parser.add_argument("--journal", type=Path, metavar="PATH", help="keep the demo's journal here")
+    parser.add_argument("--display", action="store_true", help="show the game on the table display page")
+    parser.add_argument("--display-port", type=int, default=8765, metavar="PORT", help="the page's port (default 8765)")
+
+
+def run_demo(args) -> int:
+    """`companion demo`."""
+    return play_demo(args.wav_out, args.mute, args.display, args.display_port, args.journal)
+
+
+def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = False,
+              display_port: int = 8765, journal: Path | None = None) -> int:
     """Play the demo game; 0 when its journal equals the typed game's."""
     from companion import journal as journals
     from companion.hearing import HearingPolicy

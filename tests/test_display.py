@@ -237,3 +237,58 @@ def test_the_page_follows_a_typed_game_in_a_browser(browser, tmp_path):
         assert (tmp_path / "display.png").stat().st_size > 10_000
     finally:
         game.close()
+
+
+def test_a_camera_reveal_puts_its_picture_on_the_page(tmp_path):
+    from companion.vision.types import DiceReading, Die, RevealOutcome
+
+    class Shown:
+        def __init__(self):
+            self.states, self.image = [], None
+
+        def publish(self, state):
+            self.states.append(state)
+
+        def show_image(self, png):
+            self.image = png
+
+    class Camera:
+        def reveal(self, expected_total, save_dir=None, round_number=None):
+            picture = tmp_path / "reveal-0001.png"
+            picture.write_bytes(b"\x89PNG picture")
+            dice = tuple(Die(5, (10 * i, 0, 8, 8), 0.99) for i in range(expected_total))
+            return RevealOutcome(DiceReading(dice), "", picture)
+
+    server = Shown()
+    display = TableDisplay(Game(PLAYERS), server)
+    outcome = display.watch_counter(Camera()).reveal(15)
+    assert outcome.reading is not None  # the referee gets the camera's outcome as it was
+    assert server.image == b"\x89PNG picture"
+    assert server.states[-1]["reveal"] == {"image": "/camera.png?v=1", "dice_seen": 15, "note": ""}
+
+
+def test_a_resumed_game_is_shown_as_it_stands(tmp_path):
+    journal = tmp_path / "game.jsonl"
+    assert play("--journal", str(journal), script="two fives\nthree fives\n").returncode == 0
+    resumed = subprocess.Popen([sys.executable, "-m", "companion", "play", "--resume", "--journal", str(journal),
+                                "--input", "text", "--mute", "--display-port", "0"],
+                               stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               text=True, cwd=ROOT)
+    try:
+        line = ""
+        while "the table display is at" not in line:
+            line = resumed.stderr.readline()
+            assert line, "play ended before the display started"
+        url = re.search(r"(http://\S+)", line).group(1)
+        state = json.loads(fetch(url + "state"))
+        assert state["bid"]["words"] == "three fives" and state["turn"] == "Cleo"
+    finally:
+        resumed.stdin.close()
+        resumed.wait(timeout=30)
+
+
+def test_a_mistaken_option_is_one_line():
+    result = play("--display-port", "abc")
+    assert result.stderr.strip().splitlines() == [
+        "companion: argument --display-port: invalid int value: 'abc' (see: companion play --help)"]
+    assert result.returncode == 2

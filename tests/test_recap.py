@@ -10,7 +10,7 @@ import pytest
 from companion.errors import CompanionError
 from companion.journal import Journal, JournalError, load_game, read_events, replay
 from companion.recap import (
-    INSTALL_PLOTTING, RecapError, default_out_dir, read_recap, recap_of, run_recap, write_recap,
+    INSTALL_PLOTTING, RecapError, default_out_dir, read_recap, recap_of, recap_journal, write_recap,
 )
 from companion.rules import CALZA, DUDO, Bid, Game, Phase, get_preset
 from companion.rules.events import BidMade, ChallengeCalled, DieLost, DieRegained, Undone
@@ -136,9 +136,9 @@ def test_a_finished_game_has_its_winner_and_its_names_escaped_on_the_page(tmp_pa
     assert "the bid held: Cleo lost a die" in text
 
 
-def test_run_recap_writes_the_page_and_charts_beside_the_journal(tmp_path, capsys):
+def test_recap_journal_writes_the_page_and_charts_beside_the_journal(tmp_path, capsys):
     path = typed_game(tmp_path)
-    assert run_recap(path) == 0
+    assert recap_journal(path) == 0
     out = tmp_path / "typed-recap"
     assert default_out_dir(path) == out
     assert capsys.readouterr().out.strip() == str(out / "index.html")
@@ -157,7 +157,7 @@ def test_run_recap_writes_the_page_and_charts_beside_the_journal(tmp_path, capsy
     assert "Paused in round 4." in text
 
     elsewhere = tmp_path / "elsewhere"
-    assert run_recap(path, elsewhere) == 0
+    assert recap_journal(path, elsewhere) == 0
     assert (elsewhere / "index.html").is_file()
 
 
@@ -175,7 +175,7 @@ def test_without_matplotlib_one_line_says_how_to_install_it_and_nothing_is_writt
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(RecapError) as caught:
-        run_recap(path)
+        recap_journal(path)
     assert isinstance(caught.value, CompanionError)
     message = str(caught.value)
     assert INSTALL_PLOTTING in message and "matplotlib" in message and "\n" not in message
@@ -203,7 +203,7 @@ def test_a_file_that_is_not_a_journal_is_one_clear_line_and_nothing_is_written(t
         path.write_bytes(content)
     before = sorted(tmp_path.iterdir())
     with pytest.raises(JournalError) as caught:
-        run_recap(path)
+        recap_journal(path)
     message = str(caught.value)
     assert isinstance(caught.value, CompanionError) and says in message and "\n" not in message
     assert str(path) in message
@@ -214,7 +214,7 @@ def test_a_last_line_cut_off_mid_write_is_left_out_and_said(tmp_path, capsys):
     path = typed_game(tmp_path)
     with open(path, "a") as f:
         f.write('{"type":"bid","player":"Ben","cou')
-    assert run_recap(path) == 0
+    assert recap_journal(path) == 0
     assert "cut off" in capsys.readouterr().err
     assert read_recap(path)[0] == read_recap(typed_game(tmp_path / "whole"))[0]
 

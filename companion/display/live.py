@@ -28,12 +28,12 @@ def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
     except DisplayError as error:
         warn(f"the display could not start: {error}; the game goes on without it")
         return None
+    display = TableDisplay(game, server, warn)
+    display.refresh()
     warn(f"the table display is at {url}")
     if host not in LOCAL_HOSTS:
         warn(f"warning: the display listens on {host}, not only this machine: "
              "anyone on the network can open it and see the game")
-    display = TableDisplay(game, server, warn)
-    display.refresh()
     return display
 
 

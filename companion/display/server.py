@@ -56,6 +56,7 @@ class DisplayServer:
 
     def publish(self, state: dict[str, Any]) -> None:
         """The page's new state (from any thread)."""
+        self._state = state  # served from now on; streams get it from the server's thread
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._send, state)
 
@@ -119,7 +120,6 @@ class DisplayServer:
         asyncio.get_running_loop().stop()
 
     def _send(self, state: dict[str, Any]) -> None:
-        self._state = state
         for queue in self._clients:
             queue.put_nowait(state)
 

@@ -1,0 +1,167 @@
+"""The recap as a page: an HTML file with PNG charts (matplotlib, imported only here)."""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+from typing import Sequence
+
+from companion.errors import CompanionError
+from companion.recap.summary import Recap, bid_words, face_name, outcome_words
+
+INSTALL_PLOTTING = "pip install -e '.[bench]'"
+FACE_COLOURS = {1: "#7f3c8d", 2: "#11a579", 3: "#3969ac", 4: "#f2b701", 5: "#e73f74", 6: "#80ba5a"}
+
+
+class RecapError(CompanionError):
+    """The recap cannot be drawn or written; the message says what to do."""
+
+
+def _pyplot():
+    """matplotlib, drawing to files only; a plain line saying how to install it if it is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RecapError(f"the recap's charts need matplotlib: install it with {INSTALL_PLOTTING}") from None
+    return plt
+
+
+def _save(plt, fig, path: Path, keep_below: float = 0.0) -> None:
+    """Lay the figure out (leaving `keep_below` inches at the bottom for a legend) and write it."""
+    fig.tight_layout(rect=(0, keep_below / fig.get_figheight(), 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _bids_chart(plt, recap: Recap, path: Path) -> None:
+    """One panel per round: each bid's count in the order made, its dot coloured by face."""
+    rounds = [r for r in recap.rounds if r.bids]
+    columns = min(4, len(rounds))
+    rows = math.ceil(len(rounds) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.8 * rows + 0.4), squeeze=False)
+    for ax in axes.flat[len(rounds):]:
+        ax.set_visible(False)
+    for ax, r in zip(axes.flat, rounds):
+        numbers, counts = range(1, len(r.bids) + 1), [b.count for b in r.bids]
+        ax.plot(numbers, counts, color="#bbbbbb", zorder=1)
+        ax.scatter(numbers, counts, c=[FACE_COLOURS[b.face] for b in r.bids], zorder=2)
+        title = f"Round {r.number}" + (" (palifico)" if r.palifico else "")
+        if r.challenge is not None and r.challenge.settled:
+            title += f": {r.challenge.kind} by {r.challenge.caller}, {'right' if r.challenge.caller_right else 'wrong'}"
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks(list(numbers))
+        ax.set_ylim(0, max(counts) + 1)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel("bid", fontsize=8)
+        ax.set_ylabel("count", fontsize=8)
+    handles = [plt.Line2D([], [], marker="o", linestyle="", color=FACE_COLOURS[f], label=face_name(f, recap.ace_word))
+               for f in FACE_COLOURS]
+    fig.legend(handles=handles, loc="lower center", ncol=6, fontsize=8, frameon=False)
+    _save(plt, fig, path, keep_below=0.4)
+
+
+def _dice_chart(plt, recap: Recap, path: Path) -> None:
+    """Each player's dice after each round; a round still being played is "now"."""
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    steps = range(len(recap.rounds) + 1)
+    # Players often hold the same dice: thinner lines and other markers drawn on top keep each seen.
+    for n, player in enumerate(recap.players):
+        ax.plot(steps, recap.dice_series(player), marker="os^Dv<>p*h"[n % 10], linewidth=max(1, 6 - 1.5 * n),
+                markersize=max(4, 10 - 2 * n), alpha=0.8, label=player)
+    labels = [str(r.number) if r.challenge is not None and r.challenge.settled else "now" for r in recap.rounds]
+    ax.set_xticks(list(steps), ["start"] + labels)
+    ax.set_xlabel("after round")
+    ax.set_ylabel("dice")
+    ax.set_ylim(0, max(max(recap.dice_series(p)) for p in recap.players) + 0.5)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8)
+    _save(plt, fig, path)
+
+
+def _success_chart(plt, recap: Recap, path: Path) -> None:
+    """Per player: bids dudo'd and caught as bluffs, dudos and calzas called and right."""
+    pairs = [("bids dudo'd", "bids_challenged", "bluffs_caught"), ("dudos", "dudos", "dudos_right"),
+             ("calzas", "calzas", "calzas_right")]
+    fig, axes = plt.subplots(1, len(pairs), figsize=(10, 3.2), squeeze=False)
+    places = range(len(recap.players))
+    for ax, (title, total, part) in zip(axes.flat, pairs):
+        ax.bar(places, [getattr(s, total) for s in recap.stats], color="#cccccc", label="all")
+        ax.bar(places, [getattr(s, part) for s in recap.stats], color="#3969ac",
+               label="bluffs caught" if part == "bluffs_caught" else "right")
+        ax.set_xticks(list(places), list(recap.players), fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.legend(fontsize=7)
+    _save(plt, fig, path)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>\n"
+                   for row in rows)
+    return f"<table>\n<tr>{head}</tr>\n{body}</table>"
+
+
+def render_html(recap: Recap, title: str, images: Sequence[str]) -> str:
+    """The page: a summary, the charts (file names beside it) and the tables; names escaped."""
+    ace = recap.ace_word
+    state = (f"{recap.winner} won after {len(recap.rounds)} rounds." if recap.winner is not None
+             else f"Paused in round {recap.rounds[-1].number}.")
+    dice_now = ", ".join(f"{p} {recap.final_dice[p]}" for p in recap.players)
+    rounds = [(r.number, r.opener, r.palifico or "", ", ".join(f"{b.player} {bid_words(b, ace)}" for b in r.bids))
+              for r in recap.rounds]
+    challenges = [(number, c.kind, c.caller, f"{bid_words(c.bid, ace)} by {c.bidder}",
+                   "" if c.counted is None else c.counted, outcome_words(c))
+                  for number, c in recap.challenges]
+    stats = [(s.player, s.bids, s.bids_challenged, s.bluffs_caught, s.bids_held, s.dudos, s.dudos_right,
+              s.calzas, s.calzas_right) for s in recap.stats]
+    charts = "\n".join(f'<p><img src="{html.escape(name)}" alt="{html.escape(name.removesuffix(".png"))} chart"></p>'
+                       for name in images)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 70em; }} img {{ max-width: 100%; }}
+table {{ border-collapse: collapse; margin-bottom: 1.5em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }}
+</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p>{html.escape(", ".join(recap.players))}; {html.escape(recap.rules_name)} rules. {html.escape(state)}
+Dice now: {html.escape(dice_now)}.</p>
+{charts}
+<h2>Challenges</h2>
+{_table(("round", "call", "caller", "bid", "counted", "outcome"), challenges) if challenges else "<p>No challenges yet.</p>"}
+<h2>Players</h2>
+{_table(("player", "bids", "bids dudo'd", "bluffs caught", "bids held", "dudos", "dudos right",
+         "calzas", "calzas right"), stats)}
+<h2>Rounds</h2>
+{_table(("round", "opener", "palifico", "bids"), rounds)}
+</body>
+</html>
+"""
+
+
+def write_recap(recap: Recap, out_dir: Path, title: str) -> Path:
+    """Draw the charts and write index.html beside them; returns the page's path. Nothing is
+    written when matplotlib is missing; the page is written last, once its charts are."""
+    plt = _pyplot()
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        images = []
+        if any(r.bids for r in recap.rounds):
+            _bids_chart(plt, recap, out_dir / "bids.png")
+            images.append("bids.png")
+        _dice_chart(plt, recap, out_dir / "dice.png")
+        _success_chart(plt, recap, out_dir / "success.png")
+        images += ["dice.png", "success.png"]
+        page = out_dir / "index.html"
+        page.write_text(render_html(recap, title, images), encoding="utf-8")
+    except OSError as exc:
+        raise RecapError(f"cannot write the recap to {out_dir}: {exc.strerror or exc}") from None
+    return page
