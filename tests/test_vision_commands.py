@@ -31,7 +31,8 @@ def test_see_json_line_format(scene_file, capsys, tmp_path):
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
     obj = json.loads(lines[0])
-    assert list(obj) == ["file", "dice", "counts"]
+    assert list(obj) == ["file", "dice", "counts", "refused"]  # the stable keys as they were, one added
+    assert obj["refused"] == []  # nothing but dice on this table
     assert obj["file"] == str(path)
     assert list(obj["counts"]) == ["1", "2", "3", "4", "5", "6"]
     assert sum(obj["counts"].values()) == len(obj["dice"])
@@ -62,6 +63,7 @@ def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, s
     assert _see(path, "--annotate", tmp_path / "sure.png") == 0
     out = capsys.readouterr().out
     assert "doubtfully" not in out and f"annotated: {tmp_path / 'sure.png'}" in out
+    assert "refused" not in out  # nothing was: no line about it
     # one die's face smeared until the reader doubts it (found, but read below the reveal's line)
     image, reader = cv2.imread(str(path)), DiceReader()
     found = None

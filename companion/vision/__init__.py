@@ -15,7 +15,7 @@ from companion.vision.errors import (
     VisionError,
 )
 from companion.vision.settings import CameraSettings
-from companion.vision.types import DiceReading, Die, RevealOutcome
+from companion.vision.types import DiceReading, Die, Refused, RevealOutcome
 
 __all__ = [
     "CalibrationFailed",
@@ -27,6 +27,7 @@ __all__ = [
     "ModelError",
     "NoFrame",
     "ProfileError",
+    "Refused",
     "RevealOutcome",
     "VisionError",
 ]

@@ -39,7 +39,16 @@ def _reader(profile_dir: pathlib.Path | None):
 
 def reading_json(file: str, reading: DiceReading) -> str:
     counts = {str(face): n for face, n in reading.counts.items()}
-    return json.dumps({"file": file, "dice": [d.to_json() for d in reading.dice], "counts": counts})
+    return json.dumps({"file": file, "dice": [d.to_json() for d in reading.dice], "counts": counts,
+                       "refused": [r.to_json() for r in reading.refused]})
+
+
+def refused_line(reading: DiceReading) -> str | None:
+    """How many things were refused as no die, for people; None when nothing was."""
+    n = len(reading.refused)
+    if not n:
+        return None
+    return "1 object refused as not a die" if n == 1 else f"{n} objects refused as not dice"
 
 
 def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
@@ -92,6 +101,9 @@ def run_see(args: argparse.Namespace) -> int:
             doubt = f"  ({doubtful} read doubtfully, marked ?: a reveal would ask the players)" \
                 if doubtful else ""
             print(f"{path}: {reading.total} dice  {counts}{doubt}", flush=True)
+            refused = refused_line(reading)
+            if refused:
+                print(f"  {refused}", flush=True)
         if args.annotate is not None:
             out = _annotate_path(args.annotate, i, len(args.images))
             try:

@@ -1,14 +1,16 @@
 """DiceReader: one BGR frame in, a DiceReading out. Pure: never opens a camera or a file."""
 from __future__ import annotations
 
+import itertools
+
 import cv2
 import numpy as np
 
-from companion.vision.detect import Candidate, Detector, crop, load_detector, same_die
+from companion.vision.detect import THRESHOLD, Candidate, Detector, crop, load_detector, same_die
 from companion.vision.frames import as_bgr
 from companion.vision.model import NOT_DIE, PACO, SEVERAL, FaceModel, face_probabilities, features, load_model
 from companion.vision.profile import Profile
-from companion.vision.types import DiceReading, Die
+from companion.vision.types import NOT_A_DIE, DiceReading, Die, Refused
 
 _CACHE: dict[str, object] = {}
 
@@ -43,6 +45,13 @@ LOOKALIKE_HEAT = 0.1
 # development scenes it doubts none.
 VIEWS_AGREEING = 0.8
 
+# A candidate the face model gives this chance or more of being no die at all, but less than the
+# reader's die_threshold, is kept (it may be a die, and dropping it would lose it from the count)
+# with its confidence no higher than its chance of being a die: 0.8 at most, under any line a
+# reveal settles at, so the players are asked rather than a chip or a coin guessed to be a die.
+# (The damping by the faces' share alone left a die at 0.2 not-a-die fully sure.)
+DOUBTFUL_NOT_DIE = 0.2
+
 
 class DiceReader:
     """Reads every die in a frame. Works uncalibrated for plain dice and for toucan Paco faces the
@@ -70,10 +79,15 @@ class DiceReader:
         patches = np.stack([crop(img, c) for c in found])
         probs, agreement = self.model.predict_checked(patches)
         sims = self._paco_similarity(patches)
-        kept = [read for i, c in enumerate(found)
-                for read in self._decide(c, probs[i], None if sims is None else sims[i], agreement[i])]
-        dice = _one_per_die(kept)
-        return DiceReading(dice=tuple(sorted(dice, key=lambda d: (d.box[1], d.box[0]))))
+        decided = [(c, self._decide(c, probs[i], None if sims is None else sims[i], agreement[i]))
+                   for i, c in enumerate(found)]
+        kept = _one_per_die([(c, d) for c, d in decided if d is not None])
+        # only what the detector itself took for a die: its weak peaks are asked about too
+        turned_down = [(c, float(probs[i][NOT_DIE])) for i, (c, d) in enumerate(decided)
+                       if d is None and c.score >= THRESHOLD]
+        refused = _refused(turned_down, [c for c, _ in kept])
+        return DiceReading(dice=tuple(sorted((d for _, d in kept), key=lambda d: (d.box[1], d.box[0]))),
+                           refused=tuple(sorted(refused, key=lambda r: (r.box[1], r.box[0]))))
 
     def _not_table(self, img: np.ndarray, found: list[Candidate], size: float | None) -> list[Candidate]:
         """The candidates less the empty table's look-alikes of dice, where they look unchanged."""
@@ -93,17 +107,18 @@ class DiceReader:
         gain = float(np.clip(table_lightness / max(1.0, _lightness(img)), 0.6, 1.6))
         return [c for c, n in zip(found, near) if not (n and _unchanged(crop(img, c), crop(bg, c), gain))]
 
-    def _decide(self, c: Candidate, p: np.ndarray, sim, agreement: float) -> list[tuple[Candidate, Die]]:
+    def _decide(self, c: Candidate, p: np.ndarray, sim, agreement: float) -> Die | None:
+        """The die a candidate is, or None when the face model says it is no die."""
         if sim is not None and sim >= self.paco_similarity and p[SEVERAL] < 0.5:
             # the player's own Paco face, shown at calibration (its likeness to the calibrated
             # toucan, not the views' agreement, vouches for it: a printed toucan is no pip pattern)
-            return [(c, Die(face=1, box=c.box, confidence=float(max(sim, p[1] + p[PACO])), paco=True))]
+            return Die(face=1, box=c.box, confidence=float(max(sim, p[1] + p[PACO])), paco=True)
         if p[NOT_DIE] >= self.die_threshold:
-            return []  # table, glare, or a spot between dice (each of which has its own centre)
+            return None  # table, glare, a spot between dice (each has its own centre), a chip, a coin
         # "Several dice" is kept, doubtful (_die damps it): the detector gives each die a centre of
         # its own, and the crops the model calls several were mostly lone dice (4 of 5 on 600
         # development scenes and the training photos), which dropping would lose from the count.
-        return [(c, _die(c, p, agreement))]
+        return _die(c, p, agreement)
 
     def _paco_similarity(self, patches: np.ndarray) -> np.ndarray | None:
         if self.profile is None or self.profile.paco_features is None:
@@ -141,17 +156,59 @@ def _die(c: Candidate, p: np.ndarray, agreement: float) -> Die:
     f = int(np.argmax(faces)) + 1
     # confidence: how sure the face is, given it is a die at all, damped when it may not be a die
     conf = float(faces[f - 1] / max(1e-6, faces.sum())) * float(min(1.0, faces.sum() / 0.8))
+    if p[NOT_DIE] >= DOUBTFUL_NOT_DIE:
+        conf = min(conf, float(1.0 - p[NOT_DIE]))
     if agreement < VIEWS_AGREEING:
         conf = min(conf, float(agreement))
     return Die(face=f, box=c.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1]))
 
 
-def _one_per_die(kept: list[tuple[Candidate, Die]]) -> list[Die]:
+def _one_per_die(kept: list[tuple[Candidate, Die]]) -> list[tuple[Candidate, Die]]:
     """One answer per die: of two reads of one die (detect.same_die), the detector's surer one."""
-    out: list[Candidate] = []
-    dice: list[Die] = []
+    out: list[tuple[Candidate, Die]] = []
     for c, d in sorted(kept, key=lambda k: -k[0].score):
-        if not any(same_die(c, o) for o in out):
-            out.append(c)
-            dice.append(d)
-    return dice
+        if not any(same_die(c, o) for o, _ in out):
+            out.append((c, d))
+    return out
+
+
+def _refused(turned_down: list[tuple[Candidate, float]], kept: list[Candidate]) -> list[Refused]:
+    """What the face model turned down (each spot with its not-a-die chance), one entry per thing:
+    a spot where a die was kept is that die found twice, not a thing left out; spots less than a
+    side apart, or in one another's box, are one thing (the detector takes each white mark on a
+    poker chip's rim for a small die), its box around them all, as sure of being no die as the
+    least sure of them."""
+    things = [[spot] for spot in turned_down if not any(same_die(spot[0], k) for k in kept)]
+    joined = True
+    while joined:
+        joined = False
+        for i, j in itertools.combinations(range(len(things)), 2):
+            if _one_thing(things[i], things[j]):
+                things[i] += things.pop(j)
+                joined = True
+                break
+    return [Refused(box=_around([c.box for c, _ in t]), not_die=min(p for _, p in t), reason=NOT_A_DIE)
+            for t in things]
+
+
+def _one_thing(a: list[tuple[Candidate, float]], b: list[tuple[Candidate, float]]) -> bool:
+    """Are two groups of turned-down spots parts of one thing?"""
+    return _overlap(_around([c.box for c, _ in a]), _around([c.box for c, _ in b])) or \
+        any(_near(c, d) for c, _ in a for d, _ in b)
+
+
+def _near(a: Candidate, b: Candidate) -> bool:
+    """Less than the smaller's side between two spots."""
+    sa, sb = max(a.w, a.h), max(b.w, b.h)
+    return bool(np.hypot(a.cx - b.cx, a.cy - b.cy) < (sa + sb) / 2 + min(sa, sb))
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _around(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
+    """The least box holding all of them."""
+    x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+    x1, y1 = max(b[0] + b[2] for b in boxes), max(b[1] + b[3] for b in boxes)
+    return x0, y0, x1 - x0, y1 - y0

@@ -24,6 +24,15 @@ def _dice_word(n: int) -> str:
     return "die" if n == 1 else "dice"
 
 
+def _left_out(reading: DiceReading, expected_total: int) -> str:
+    """When dice are missing, what was refused as no die (a die among them would be missing too),
+    to end the reason with; nothing else."""
+    n = len(reading.refused)
+    if not n or reading.total >= expected_total:
+        return ""
+    return f"; I left out {number_words(n)} {'thing that is not a die' if n == 1 else 'things that are not dice'}"
+
+
 def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
     """reveal-0001.png, reveal-0002.png, ... never overwriting an earlier reveal."""
     save_dir.mkdir(parents=True, exist_ok=True)
@@ -92,8 +101,8 @@ class CameraCounter:
                               best, save_dir)
         if reading.total != expected_total:
             return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
-                                    f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play",
-                              best, save_dir)
+                                    f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"
+                                    + _left_out(reading, expected_total), best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
 
     def _check_framing(self, frame: np.ndarray) -> None:

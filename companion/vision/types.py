@@ -29,11 +29,28 @@ class Die:
         return {"face": self.face, "box": [int(v) for v in self.box], "confidence": round(float(self.confidence), 3)}
 
 
+NOT_A_DIE = "not a die"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Something the detector took for a die and the face model turned down: shown to the players
+    (a poker chip, a coin, a hand) so they see what was left out of the count, never counted."""
+
+    box: tuple[int, int, int, int]  # x, y, w, h in image pixels
+    not_die: float  # 0..1, the face model's chance that it is no die
+    reason: str = NOT_A_DIE
+
+    def to_json(self) -> dict:
+        return {"box": [int(v) for v in self.box], "not_die": round(float(self.not_die), 3), "reason": self.reason}
+
+
 @dataclass(frozen=True)
 class DiceReading:
-    """Every die the camera read in one frame."""
+    """Every die the camera read in one frame, and what it saw there but did not take for a die."""
 
     dice: tuple[Die, ...]
+    refused: tuple[Refused, ...] = ()  # never counted: faces, counts and total are the dice's
 
     @property
     def faces(self) -> tuple[int, ...]:

@@ -1,0 +1,223 @@
+"""What the reader refuses as no die (a coin, a poker chip): reported, drawn and printed, never
+counted; and a reveal that cannot count says it left them out."""
+import argparse
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.annotate import REFUSED_COLOUR, annotate
+from companion.vision.commands import add_see_arguments, run_see
+from companion.vision.detect import THRESHOLD, Candidate, same_die
+from companion.vision.frames import ArrayFrames
+from companion.vision.model import N_CLASSES, NOT_DIE
+from companion.vision.profile import Profile
+from companion.vision.reader import DiceReader
+from companion.vision.reveal import CameraCounter
+from companion.vision.scenes import generate_scene
+from companion.vision.settings import CameraSettings
+from companion.vision.types import NOT_A_DIE, DiceReading, Die, Refused
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return DiceReader()
+
+
+def _see(*argv):
+    p = argparse.ArgumentParser()
+    add_see_arguments(p)
+    return run_see(p.parse_args([str(a) for a in argv]))
+
+
+def _centre(box):
+    x, y, w, h = box
+    return x + w / 2, y + h / 2
+
+
+def _inside(point, box):
+    x, y, w, h = box
+    return x <= point[0] <= x + w and y <= point[1] <= y + h
+
+
+def _coin(img, cx, cy, radius):
+    """A brass coin seen from above: a disc with a darker rim."""
+    cv2.circle(img, (cx, cy), radius, (60, 170, 200), -1, cv2.LINE_AA)
+    cv2.circle(img, (cx, cy), int(radius * 0.85), (40, 120, 160), max(1, radius // 10), cv2.LINE_AA)
+
+
+def _farthest_from_dice(sc, margin):
+    """The spot of the table farthest from every die, `margin` px inside the frame."""
+    h, w = sc.image.shape[:2]
+    spots = [(x, y) for x in range(margin, w - margin, 10) for y in range(margin, h - margin, 10)]
+    return max(spots, key=lambda s: min(np.hypot(s[0] - _centre(d.box)[0], s[1] - _centre(d.box)[1]) for d in sc.dice))
+
+
+@pytest.fixture(scope="module")
+def coin_on_table(reader):
+    """Five dice and a coin a die across, on a table, which the shipped networks refuse as no
+    die: the detector takes it for one, the face model turns it down (they were not trained on
+    coins, so not every coin is refused: the first scene where it is)."""
+    for seed in range(900, 912):
+        sc = generate_scene(seed, size=(480, 640), n_dice=5, angle=0.3, hard=0.3, touching=0.0)
+        side = float(np.median([max(d.box[2:]) for d in sc.dice]))
+        cx, cy = _farthest_from_dice(sc, int(side * 1.6))
+        img = sc.image.copy()
+        _coin(img, cx, cy, int(side / 2))
+        reading = reader.read(img)
+        if reading.refused and reading.counts == sc.counts:
+            return img, sc, (cx, cy), reading
+    pytest.fail("the shipped networks refused the coin in none of the scenes tried")
+
+
+def test_a_coin_is_refused_not_counted(coin_on_table):
+    img, sc, coin, reading = coin_on_table
+    assert reading.total == len(sc.dice) and reading.counts == sc.counts
+    assert len(reading.refused) == 1
+    refused = reading.refused[0]
+    assert _inside(coin, refused.box) and refused.reason == NOT_A_DIE
+    assert 0.5 <= refused.not_die <= 1.0  # the reader's die_threshold: from there it is no die
+    assert not any(_inside(_centre(d.box), refused.box) for d in reading.dice)
+
+
+def _refused_pixels(img, box):
+    """Pixels of exactly the refused colour in and just around a box (its dashes, its label)."""
+    x, y, w, h = box
+    part = img[max(0, y - 30):y + h + 4, max(0, x - 4):x + w + 4]
+    return int(np.all(part == REFUSED_COLOUR, axis=2).sum())
+
+
+def test_annotate_draws_what_was_refused(coin_on_table):
+    img, _, _, reading = coin_on_table
+    box = reading.refused[0].box
+    drawn = annotate(img, reading)
+    assert _refused_pixels(drawn, box) > _refused_pixels(img, box) + box[2]  # dashes and a label
+    for d in reading.dice:  # the dice keep their own colours
+        assert _refused_pixels(drawn, d.box) == _refused_pixels(img, d.box) or _inside(_centre(d.box), box)
+    # the banner says how many were refused: it is longer than without them
+    plain = annotate(img, DiceReading(dice=reading.dice))
+    assert _banner_width(drawn) > _banner_width(plain)
+
+
+def _banner_width(img):
+    """How far the black banner reaches, along a row above its text."""
+    return int(np.all(img[3] == 0, axis=1).sum())
+
+
+def test_see_prints_and_draws_what_was_refused(coin_on_table, tmp_path, capsys):
+    img, _, _, reading = coin_on_table
+    photo, out_png = tmp_path / "coin.png", tmp_path / "ann.png"
+    cv2.imwrite(str(photo), img)
+    assert _see("--json", photo, "--annotate", out_png) == 0
+    obj = json.loads(capsys.readouterr().out.strip())
+    assert list(obj) == ["file", "dice", "counts", "refused"]  # the stable keys first, as they were
+    assert obj["refused"] == [r.to_json() for r in reading.refused]
+    assert _refused_pixels(cv2.imread(str(out_png)), reading.refused[0].box) > _refused_pixels(img, reading.refused[0].box)
+    assert _see(photo) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{photo}: 5 dice  ") and lines[1] == "  1 object refused as not a die"
+
+
+def test_refused_json_rounds_like_a_die():
+    r = Refused(box=(np.int64(3), np.int32(4), 20, 21), not_die=np.float32(0.98765))
+    assert r.to_json() == {"box": [3, 4, 20, 21], "not_die": 0.988, "reason": "not a die"}
+    assert json.dumps(r.to_json()) == '{"box": [3, 4, 20, 21], "not_die": 0.988, "reason": "not a die"}'
+    die = Die(face=2, box=(3, 4, 20, 21), confidence=0.98765)
+    assert die.to_json()["confidence"] == r.to_json()["not_die"]
+
+
+def test_a_reading_is_counted_from_its_dice_alone():
+    refused = (Refused(box=(0, 0, 9, 9), not_die=0.9),)
+    dice = (Die(face=3, box=(20, 0, 9, 9), confidence=0.99),)
+    r = DiceReading(dice=dice, refused=refused)
+    assert r.total == 1 and r.faces == (3,) and r.counts[3] == 1 and sum(r.counts.values()) == 1
+    assert DiceReading(dice).refused == ()  # readings made before refusals existed still work
+
+
+class _Detector:
+    """Finds the chosen candidates (and the chosen look-alikes on the calibration photo, which
+    the reader looks for with a lower threshold)."""
+
+    def __init__(self, found, table=()):
+        self.found, self.table = list(found), list(table)
+
+    def find(self, img, *, die_size=None, close_up=False, threshold=THRESHOLD):
+        return list(self.found if threshold == THRESHOLD else self.table)
+
+
+class _FaceModel:
+    """Gives each patch, in the detector's order, the probabilities chosen for it, all eight views
+    agreeing."""
+
+    def __init__(self, probs):
+        self.probs = np.array(probs, np.float32)
+
+    def predict_checked(self, patches):
+        assert len(patches) == len(self.probs)
+        return self.probs, np.ones(len(self.probs), np.float32)
+
+
+def _p(not_die=0.0, face=2):
+    """A probability vector: `not_die` for no die, the rest on `face`."""
+    p = np.zeros(N_CLASSES, np.float32)
+    p[NOT_DIE], p[face] = not_die, 1.0 - not_die
+    return p
+
+
+TABLE = np.full((480, 640, 3), 90, np.uint8)
+DIE = Candidate(100, 100, 40, 40, 0.0, score=0.9)
+UNSURE_DIE = Candidate(500, 100, 40, 40, 0.0, score=0.8)
+RIM_MARKS = (Candidate(300, 300, 20, 20, 0.0, score=0.7), Candidate(325, 300, 20, 20, 0.0, score=0.6))
+DIE_AGAIN = Candidate(105, 100, 40, 40, 0.0, score=0.5)  # the die found twice, once turned down
+COIN = Candidate(100, 400, 40, 40, 0.0, score=0.6)
+WEAK_PEAK = Candidate(500, 400, 40, 40, 0.0, score=THRESHOLD - 0.1)  # asked about, not taken for a die
+
+
+def test_the_reader_reports_each_refused_thing_once():
+    found = [DIE, UNSURE_DIE, *RIM_MARKS, DIE_AGAIN, COIN, WEAK_PEAK]
+    probs = [_p(face=3), _p(0.2, face=5), _p(0.99), _p(0.9), _p(0.95), _p(0.8), _p(0.99)]
+    assert same_die(DIE, DIE_AGAIN)
+    reading = DiceReader(model=_FaceModel(probs), detector=_Detector(found)).read(TABLE)
+    assert reading.faces == (3, 5)
+    # the chip's two marks are one thing, as sure of being no die as the less sure; the coin is
+    # another; the die found twice and the detector's weak peak are no refused things
+    assert reading.refused == (Refused(box=(290, 290, 45, 20), not_die=pytest.approx(0.9)),
+                               Refused(box=(80, 380, 40, 40), not_die=pytest.approx(0.8)))
+    # unsure whether it is a die at all: kept, but a reveal asks the players rather than count it
+    unsure = next(d for d in reading.dice if d.face == 5)
+    assert unsure.confidence == pytest.approx(0.8) and CameraSettings().doubtful(reading) == 1
+
+
+def test_the_empty_tables_look_alikes_are_the_table_not_refused_things():
+    profile = Profile(name="kitchen", resolution=TABLE.shape[:2], die_size=None, background=TABLE,
+                      paco_patches=np.zeros((0, 32, 32, 3), np.uint8))
+    printed_square = Candidate(300, 300, 40, 40, 0.0, score=0.7)  # on the table's cloth, unchanged
+    detector = _Detector([printed_square, COIN], table=[printed_square])
+    reading = DiceReader(profile, model=_FaceModel([_p(0.9)]), detector=detector).read(TABLE.copy())
+    assert reading.dice == () and [r.box for r in reading.refused] == [COIN.box]
+
+
+class _StubReader:
+    def __init__(self, reading):
+        self.reading = reading
+
+    def read(self, frame):
+        return self.reading
+
+
+def _reveal(reading, expected):
+    return CameraCounter(ArrayFrames([TABLE]), _StubReader(reading)).reveal(expected)
+
+
+def test_a_reveal_short_of_dice_says_what_it_left_out():
+    dice = tuple(Die(face=f, box=(50 * i, 0, 40, 40), confidence=0.99) for i, f in enumerate([2, 3, 3, 5]))
+    chip = Refused(box=(0, 200, 60, 60), not_die=0.99)
+    out = _reveal(DiceReading(dice, refused=(chip,)), 5)
+    assert out.reading is None and out.reason == "I see four dice but five are in play; I left out one thing that is not a die"
+    out = _reveal(DiceReading(dice, refused=(chip, chip)), 6)
+    assert out.reason == "I see four dice but six are in play; I left out two things that are not dice"
+    # nothing refused, or more dice than in play (a refused thing cannot be a missing die): as before
+    assert _reveal(DiceReading(dice), 5).reason == "I see four dice but five are in play"
+    assert _reveal(DiceReading(dice, refused=(chip,)), 3).reason == "I see four dice but three are in play"
+    assert _reveal(DiceReading(dice, refused=(chip,)), 4).reading is not None
