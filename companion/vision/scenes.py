@@ -1,6 +1,11 @@
 """Synthetic table scenes with known dice, for tests, training and the benchmark.
 
-Deterministic given a seed: every random choice comes from one numpy Generator.
+Deterministic given a seed: the dice, table and camera come from one numpy Generator; the things
+beside the dice (`objects`) and the dice finishes (`dice_style`) from streams of their own, drawn
+only when asked for, so a scene without them stays pixel for pixel what it was before they existed.
+
+Long: a die's face, finish and toucan are drawn here beside the one function that places, lights
+and photographs them, since a scene's pixels depend on the order of every random draw in it.
 """
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+
+from companion.vision.scene_objects import OBJECT_KINDS, place_objects
 
 CANON = 96  # side of the canonical die face drawing, before warping into the scene
 
@@ -37,10 +44,18 @@ class SceneDie:
 
 
 @dataclass(frozen=True)
+class SceneObject:
+    kind: str  # one of OBJECT_KINDS: a thing in view that is not a die
+    box: tuple[int, int, int, int]  # x, y, w, h in the final image, clipped to it
+
+
+@dataclass(frozen=True)
 class Scene:
     image: np.ndarray  # BGR uint8
     dice: tuple[SceneDie, ...]
     background: str
+    objects: tuple[SceneObject, ...] = ()
+    dice_style: str = "plain"
 
     @property
     def counts(self) -> dict[int, int]:
@@ -62,12 +77,60 @@ def _jitter(rng, c, amount=25):
 # Pip colours of real dice beside white and black: red, gold, yellow, green, blue (BGR).
 PIP_COLOURS = ((40, 40, 200), (40, 160, 200), (0, 220, 255), (60, 160, 40), (200, 90, 30))
 
+# Finishes of real dice, for benchmark breakdowns; "plain" is the usual mix above.
+DICE_STYLES = ("plain", "dark", "transparent", "marbled", "metallic", "coloured_pips")
+STYLE_BODIES = {
+    "dark": ((22, 22, 22), (70, 30, 20), (30, 60, 20)),  # black, navy, dark green
+    "transparent": ((40, 40, 210), (200, 110, 30), (60, 180, 60), (225, 225, 225), (30, 140, 230), (150, 50, 140)),
+    "marbled": tuple(BODY_COLOURS),
+    "metallic": ((60, 170, 210), (195, 195, 192), (70, 115, 185)),  # gold, silver, copper
+    "coloured_pips": ((240, 240, 240), (200, 230, 245), (25, 25, 25), (110, 110, 110)),
+}
+WHITE, GOLD = (245, 245, 245), (40, 175, 215)
+OBJECT_STREAM, STYLE_STREAM = 0x0B1EC7, 0x57F1E  # seed the extra streams apart from the scene's own
+
+
+def _style_colours(rng, style: str, bg_mean) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Body and pip colours of a die of the given finish, standing out from the table if it can."""
+    bodies = STYLE_BODIES[style]
+    for _ in range(10):
+        body = _jitter(rng, bodies[int(rng.integers(len(bodies)))], 12)
+        if _contrast_ok(body, bg_mean, 30):
+            break
+    if style == "dark":
+        return body, WHITE if rng.random() < 0.6 else GOLD
+    if style == "metallic":
+        return body, (30, 30, 30)
+    if style == "coloured_pips":
+        options = [c for c in PIP_COLOURS if _contrast_ok(body, c, 60)] or list(PIP_COLOURS)
+        return body, options[int(rng.integers(len(options)))]
+    return body, WHITE if _lum(body) < 150 else (20, 20, 20)
+
+
+def _metal(rng, img: np.ndarray) -> np.ndarray:
+    """A metal body: darker toward the edges, a bright specular spot, fine brushing."""
+    s = img.shape[0]
+    yy, xx = np.mgrid[0:s, 0:s].astype(np.float32) / s
+    hx, hy = rng.uniform(0.2, 0.8, 2)
+    spec = np.exp(-((xx - hx) ** 2 + (yy - hy) ** 2) / (2 * rng.uniform(0.12, 0.25) ** 2)) * rng.uniform(0.4, 0.8)
+    radial = 0.65 + 0.45 * np.clip(1 - np.hypot(xx - 0.5, yy - 0.5) / 0.7, 0, 1)
+    brush = cv2.resize(rng.normal(0, 0.05, (s, 1)).astype(np.float32), (s, s))
+    out = img.astype(np.float32) * (radial + brush)[..., None]
+    return np.clip(out + (255 - out) * spec[..., None], 0, 255).astype(np.uint8)
+
 
 def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False, size: int = CANON,
               rough: bool = False):
     """Draw one die's top face (BGR) and its alpha mask on a size x size canvas. `rough`: looks of
     real dice that a solid die with contrasted pips lacks, each at random: a marbled or
     translucent body (see _marble), coloured pips of little contrast, a glare streak."""
+    return _draw_face(rng, face, body, pip, paco, size, rough)[:2]
+
+
+def _draw_face(rng, face: int, body, pip, paco: bool = False, size: int = CANON, rough: bool = False,
+               finish: str | None = None, frng=None):
+    """draw_face, and a `finish` of DICE_STYLES drawn from `frng` (marbled, metallic or transparent);
+    a transparent face also returns its opacity (pips solid, body see-through), else None."""
     s = size
     img = np.zeros((s, s, 3), np.uint8)
     img[:] = body
@@ -80,6 +143,8 @@ def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False
             if options:
                 pip = options[int(rng.integers(len(options)))]
         streak = rng.random() < 0.4
+    if finish == "marbled":
+        img = _swirl(frng, img)
     mask = np.zeros((s, s), np.uint8)
     r = int(s * rng.uniform(0.08, 0.18))  # rounded corners
     cv2.rectangle(mask, (r, 0), (s - 1 - r, s - 1), 255, -1)
@@ -91,6 +156,9 @@ def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False
     edge = np.minimum(np.minimum(xx, 1 - xx), np.minimum(yy, 1 - yy))
     shade = 0.8 + 0.2 * np.clip(edge / 0.1, 0, 1)
     img = (img.astype(np.float32) * shade[..., None]).clip(0, 255).astype(np.uint8)
+    if finish == "metallic":
+        img = _metal(frng, img)
+    bare = img.copy() if finish == "transparent" else None
     if paco:
         _draw_toucan(rng, img, body)
     else:
@@ -104,7 +172,14 @@ def draw_face(rng: np.random.Generator, face: int, body, pip, paco: bool = False
             cv2.circle(img, (int(cx * 16), int(cy * 16)), int(pr * 16), pip, -1, cv2.LINE_AA, shift=4)
     if streak:
         _glare_streak(rng, img)
-    return img, mask
+    if bare is None:
+        return img, mask, None
+    # see-through body with lighter, denser edges (the bevel catches light); pips and toucan solid
+    rim = (1 - np.clip(edge / 0.12, 0, 1))[..., None]
+    solid = np.any(img != bare, axis=2, keepdims=True)
+    img = np.where(solid, img, np.clip(img + (255.0 - img) * 0.35 * rim, 0, 255)).astype(np.uint8)
+    level = frng.uniform(0.4, 0.6)
+    return img, mask, np.where(solid, 1.0, level + (1 - level) * 0.6 * rim)[..., 0].astype(np.float32)
 
 
 def _glare_streak(rng, img: np.ndarray) -> None:
@@ -124,23 +199,28 @@ def _glare_streak(rng, img: np.ndarray) -> None:
 def _marble(rng, img: np.ndarray, body, pip, face: int) -> np.ndarray:
     """A marbled body (a second colour swirled through it) or a translucent one (the pips of the
     faces below show through faintly, a little off): real dice that a solid body does not teach."""
-    s = img.shape[0]
-    out = img.astype(np.float32)
     if rng.random() < 0.5:
-        other = np.array(_jitter(rng, BODY_COLOURS[int(rng.integers(len(BODY_COLOURS)))], 25), np.float32)
-        field = cv2.resize(rng.normal(0, 1, (5, 5)).astype(np.float32), (s, s), interpolation=cv2.INTER_CUBIC)
-        veins = np.abs(np.sin(field * rng.uniform(1, 3) + rng.uniform(0, np.pi)))
-        amount = np.clip(1 - veins / rng.uniform(0.35, 0.9), 0, 1) * rng.uniform(0.5, 0.9)
-        out = out * (1 - amount[..., None]) + other * amount[..., None]
-    else:
-        ghost = img.copy()
-        dx, dy = rng.uniform(-0.08, 0.08, 2) * s
-        below = int(rng.integers(1, 7))
-        for px, py in PIPS[below]:
-            cv2.circle(ghost, (int((px * s + dx) * 16), int((py * s + dy) * 16)), int(s * 0.09 * 16), pip, -1,
-                       cv2.LINE_AA, shift=4)
-        ghost = cv2.GaussianBlur(ghost, (0, 0), s * 0.03)
-        out = out * 0.75 + ghost.astype(np.float32) * 0.25
+        return _swirl(rng, img)
+    s = img.shape[0]
+    ghost = img.copy()
+    dx, dy = rng.uniform(-0.08, 0.08, 2) * s
+    below = int(rng.integers(1, 7))
+    for px, py in PIPS[below]:
+        cv2.circle(ghost, (int((px * s + dx) * 16), int((py * s + dy) * 16)), int(s * 0.09 * 16), pip, -1,
+                   cv2.LINE_AA, shift=4)
+    ghost = cv2.GaussianBlur(ghost, (0, 0), s * 0.03)
+    out = img.astype(np.float32) * 0.75 + ghost.astype(np.float32) * 0.25
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def _swirl(rng, img: np.ndarray) -> np.ndarray:
+    """A second colour swirled through the body: a marbled die."""
+    s = img.shape[0]
+    other = np.array(_jitter(rng, BODY_COLOURS[int(rng.integers(len(BODY_COLOURS)))], 25), np.float32)
+    field = cv2.resize(rng.normal(0, 1, (5, 5)).astype(np.float32), (s, s), interpolation=cv2.INTER_CUBIC)
+    veins = np.abs(np.sin(field * rng.uniform(1, 3) + rng.uniform(0, np.pi)))
+    amount = np.clip(1 - veins / rng.uniform(0.35, 0.9), 0, 1) * rng.uniform(0.5, 0.9)
+    out = img.astype(np.float32) * (1 - amount[..., None]) + other * amount[..., None]
     return np.clip(out, 0, 255).astype(np.uint8)
 
 
@@ -201,14 +281,27 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
                    paco_fraction: float = 0.3, touching: float = 0.35, angle: float = 1.0,
                    hard: float = 1.0, faces: tuple[int, ...] | None = None,
                    body_colours: tuple[tuple[int, int, int], ...] | None = None,
-                   die_scale: float = 1.0, table_seed: int | None = None, rough: float = 0.0) -> Scene:
+                   die_scale: float = 1.0, table_seed: int | None = None, rough: float = 0.0,
+                   objects: float = 0.0, object_kinds: tuple[str, ...] | None = None,
+                   dice_style: str | None = None) -> Scene:
     """Make one scene: (height, width) `size`, 1..30 dice unless `n_dice` given.
 
     `angle` scales the perspective tilt (0 = top-down), `hard` scales glare, blur and noise.
     `table_seed` fixes the table, light and camera apart from the dice (calibration photos share it).
     `rough` is the share of dice drawn with real dice's rougher looks (see draw_face; 0: no random
     draw for it, so scenes made before it existed stay the same).
+    `objects` is the chance that things other than dice are in view (chips, coins, cups, hands...:
+    see scene_objects; `object_kinds` limits them), never over a die's top face.
+    `dice_style` draws every die in one finish of DICE_STYLES, in the layout the plain scene of
+    that seed has when `rough` is 0.
     """
+    if dice_style is not None and dice_style not in DICE_STYLES:
+        raise ValueError(f"dice_style {dice_style!r} is not one of {DICE_STYLES}")
+    if object_kinds is not None and not set(object_kinds) <= set(OBJECT_KINDS):
+        raise ValueError(f"object_kinds {object_kinds!r}: each must be one of {OBJECT_KINDS}")
+    styled = dice_style not in (None, "plain")
+    srng = np.random.default_rng([seed, STYLE_STREAM]) if styled else None
+    finish = dice_style if dice_style in ("marbled", "metallic", "transparent") else None
     rng = np.random.default_rng(seed)
     tr = rng if table_seed is None else np.random.default_rng(table_seed)
     h, w = size
@@ -253,6 +346,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
                 break
         if ok:
             placed.append(sq)
+    things = _place_objects(seed, objects, object_kinds, img, placed, s_mean, light, n)
     # draw shadows first, then side faces, then tops (so neighbours overlap correctly)
     shadow = np.zeros((h, w), np.float32)
     for sq in placed:
@@ -277,28 +371,42 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
             pip = (0, 0, 220) if _lum(body) > 150 else (0, 220, 255)
             if not _contrast_ok(body, pip, 60):
                 pip = (245, 245, 245) if _lum(body) < 120 else (20, 20, 20)
-        top, mask = draw_face(rng, face, body, pip, paco, rough=rough > 0 and rng.random() < rough)
+        if styled:  # the usual choice above is still drawn: the layout stays the plain scene's
+            body, pip = _style_colours(srng, dice_style, bg_mean)
+        this_rough = not styled and rough > 0 and rng.random() < rough
+        top, mask, opacity = _draw_face(rng, face, body, pip, paco, rough=this_rough, finish=finish, frng=srng)
         # side face toward the camera's far side: gives the moderate-angle 3D look
         vec = (sq.mean(0) - cam) / max(w, h) * angle * s * rng.uniform(0.3, 0.7)
         side = np.vstack([sq, sq + vec])
         hull = cv2.convexHull(side.astype(np.float32))
         side_col = tuple(int(v * rng.uniform(0.45, 0.7)) for v in body)
-        cv2.fillConvexPoly(img, np.round(hull.reshape(-1, 2) * 16).astype(np.int32), side_col, cv2.LINE_AA, shift=4)
         sq_top = sq - vec * 0.0  # the top stays where placed; sides show beyond it
         src = np.array([[0, 0], [CANON, 0], [CANON, CANON], [0, CANON]], np.float32)
         # warp only into the die's own region: whole-frame warps per die were the slow part
         x0, y0 = np.maximum(np.floor(sq_top.min(0)).astype(int) - 2, 0)
         x1, y1 = np.minimum(np.ceil(sq_top.max(0)).astype(int) + 3, [w, h])
+        under = None if opacity is None else img[y0:y1, x0:x1].copy()  # seen through a clear die
+        if opacity is None:
+            cv2.fillConvexPoly(img, np.round(hull.reshape(-1, 2) * 16).astype(np.int32), side_col, cv2.LINE_AA, shift=4)
+        else:
+            _glass_side(img, hull.reshape(-1, 2), side_col)
         M = cv2.getPerspectiveTransform(src, (sq_top - [x0, y0]).astype(np.float32))
         rw, rh = int(x1 - x0), int(y1 - y0)
         warped = cv2.warpPerspective(top, M, (rw, rh), flags=cv2.INTER_LINEAR)
         wm = cv2.warpPerspective(mask, M, (rw, rh), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255
-        tops.append((y0, y1, x0, x1, warped, wm))
+        if under is not None:
+            under = (under, wm * cv2.warpPerspective(opacity, M, (rw, rh), flags=cv2.INTER_LINEAR)[..., None])
+        tops.append((y0, y1, x0, x1, warped, wm, under))
         dice_meta.append((face, paco, sq_top))
     # Tops go on after every side: a die's side stands lower than any top, so from above it can
     # never hide a neighbour's top (painting side and top die by die buried touching dice).
-    for y0, y1, x0, x1, warped, wm in tops:
-        img[y0:y1, x0:x1] = img[y0:y1, x0:x1] * (1 - wm) + warped.astype(np.float32) * wm
+    for y0, y1, x0, x1, warped, wm, under in tops:
+        if under is None:
+            img[y0:y1, x0:x1] = img[y0:y1, x0:x1] * (1 - wm) + warped.astype(np.float32) * wm
+        else:  # a clear top over the table (not over its own side), then the body at its opacity
+            below, wo = under
+            region = img[y0:y1, x0:x1] * (1 - wm) + below * wm
+            img[y0:y1, x0:x1] = region * (1 - wo) + warped.astype(np.float32) * wo
     # lighting gradient across the table
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     g = tr.uniform(-0.35, 0.35) * ((xx - w / 2) * np.cos(light) + (yy - h / 2) * np.sin(light)) / max(w, h)
@@ -345,7 +453,39 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
         x1, y1 = pts.max(0)
         box = (int(round(x0)), int(round(y0)), int(round(x1 - x0)), int(round(y1 - y0)))
         out.append(SceneDie(face=face, box=box, paco=paco, corners=tuple(map(tuple, pts.tolist()))))
-    return Scene(image=img, dice=tuple(out), background=kind)
+    seen = []
+    for thing, poly in things:  # its footprint in the frame through the same camera as the dice
+        pts = cv2.perspectiveTransform(poly.reshape(-1, 1, 2).astype(np.float32), P).reshape(-1, 2)
+        x0, y0 = np.clip(pts.min(0), 0, [w, h])
+        x1, y1 = np.clip(pts.max(0), 0, [w, h])
+        if x1 - x0 >= 2 and y1 - y0 >= 2:
+            seen.append(SceneObject(thing, (int(round(x0)), int(round(y0)), int(round(x1 - x0)), int(round(y1 - y0)))))
+    return Scene(image=img, dice=tuple(out), background=kind, objects=tuple(seen), dice_style=dice_style or "plain")
+
+
+def _place_objects(seed: int, objects: float, kinds, img, dice: list, s: float, light: float, n: int) -> list:
+    """Things beside the dice (fewer the more dice), from a stream of their own: the dice come out
+    the same with or without them, and objects=0 draws nothing at all."""
+    if objects <= 0:
+        return []
+    orng = np.random.default_rng([seed, OBJECT_STREAM])
+    if orng.random() >= objects:
+        return []
+    most = 6 if n <= 6 else 5 if n <= 12 else 4 if n <= 20 else 3
+    return place_objects(orng, img, dice, s, light, int(orng.integers(1, most + 1)), tuple(kinds or OBJECT_KINDS))
+
+
+def _glass_side(img: np.ndarray, hull: np.ndarray, colour) -> None:
+    """A clear die's side: tinted, the table still showing through it."""
+    h, w = img.shape[:2]
+    x0, y0 = np.maximum(np.floor(hull.min(0)).astype(int), 0)
+    x1, y1 = np.minimum(np.ceil(hull.max(0)).astype(int) + 1, [w, h])
+    if x1 <= x0 or y1 <= y0:
+        return
+    m = np.zeros((y1 - y0, x1 - x0), np.float32)
+    cv2.fillConvexPoly(m, np.round((hull - [x0, y0]) * 16).astype(np.int32), 1.0, cv2.LINE_AA, shift=4)
+    m = m[..., None] * 0.55
+    img[y0:y1, x0:x1] = img[y0:y1, x0:x1] * (1 - m) + np.array(colour, np.float32) * m
 
 
 def generate_paco_closeup(seed: int, size: tuple[int, int] = (480, 640),
