@@ -11,7 +11,11 @@ Metrics, per data set:
   wrong accepted    of the images a reveal would settle, those with a wrong count: a challenge
                     decided wrongly without anyone being asked
   ms/frame          median reader time per 1280x720 frame on one core (synthetic scenes)
-Real photos: the fixed held-out split (never trained on) and all 200 (the rest were trained on).
+Synthetic scenes come in sets: dice alone; with cups, chips, coins, cards, buttons, a phone or
+hands in view (objects that are not dice: their false dice are the FP/image column); and dice
+of each finish (dark, transparent, marbled, metallic, coloured pips). Real photos: the fixed
+held-out split (never trained on) and all 200 (the rest were trained on). Every die is also
+tallied by its body colour, measured from its pixels, for the per-colour table.
 """
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ import numpy as np  # noqa: E402
 
 from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, match, real_split, score  # noqa: E402
 
+# Synthetic sets: name, generate_scene options, and which --*-scenes option sets how many.
+OBJECT_SEED_OFFSET, STYLE_SEED_OFFSET = 500, 700  # other scenes than the dice-alone set
 TARGETS = {"synthetic per-die": 0.995, "synthetic exact counts": 0.95, "real per-die": 0.99, "ms/frame": 100.0}
 
 
@@ -65,6 +71,38 @@ def _draw_errors(img, reading, gt, title: str):
     return out
 
 
+def body_colour(img: np.ndarray, box) -> str:
+    """A die's body colour in a word, from the median of its top (the pips cover far less than
+    half of it): dark, white, grey, or the hue of a coloured die."""
+    x, y, w, h = (int(round(v)) for v in box)
+    x0, y0 = max(0, x + w // 6), max(0, y + h // 6)
+    patch = img[y0:max(y0 + 1, y + h - h // 6), x0:max(x0 + 1, x + w - w // 6)]
+    if patch.size == 0:
+        return "unknown"
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float32)
+    lightness, a, b = np.median(lab, axis=0) - [0, 128, 128]
+    if lightness < 60:
+        return "dark"
+    if np.hypot(a, b) < 14:
+        return "white" if lightness > 170 else "grey"
+    hue = np.degrees(np.arctan2(b, a)) % 360  # Lab's hue angle: 0 red, 90 yellow, 180 green, 270 blue
+    for name, upto in (("red", 50), ("orange/yellow", 100), ("green", 200), ("blue", 300), ("purple", 340)):
+        if hue < upto:
+            return name
+    return "red"
+
+
+class ColourTally(dict):
+    """Per body colour: [dice, found and read right]."""
+
+    def add(self, img: np.ndarray, reading, gt) -> None:
+        right = {j for i, j in match(reading.dice, gt) if reading.dice[i].face == gt[j][0]}
+        for j, (_, box, _) in enumerate(gt):
+            counts = self.setdefault(body_colour(img, box), [0, 0])
+            counts[0] += 1
+            counts[1] += j in right
+
+
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
@@ -76,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenes", type=int, default=200, help="synthetic 1280x720 scenes (default 200)")
+    ap.add_argument("--object-scenes", type=int, default=100,
+                    help="synthetic scenes with objects that are not dice in view (default 100)")
+    ap.add_argument("--style-scenes", type=int, default=30,
+                    help="synthetic scenes of each dice finish (default 30 each)")
     ap.add_argument("--seed", type=int, default=2024, help="first scene seed (training uses other seeds)")
     ap.add_argument("--real", type=pathlib.Path, default=PHOTOS, help="labelled photos folder")
     ap.add_argument("--no-real", action="store_true")
@@ -88,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     from companion.vision.errors import VisionError
     from companion.vision.model import load_model
     from companion.vision.reader import DiceReader
-    from companion.vision.scenes import generate_scene
+    from companion.vision.scenes import DICE_STYLES, generate_scene
 
     try:
         reader = DiceReader(model=load_model(a.model) if a.model is not None else None)
@@ -99,17 +141,26 @@ def main(argv: list[str] | None = None) -> int:
     tallies: list[Tally] = []
     worst: list[tuple[int, str, np.ndarray]] = []
 
-    syn = Tally("synthetic")
-    for k in range(a.scenes):
-        sc = generate_scene(a.seed * 1000 + k)
-        t0 = time.perf_counter()
-        r = reader.read(sc.image)
-        syn.ms.append((time.perf_counter() - t0) * 1000)
-        gt = [(d.face, d.box, d.paco) for d in sc.dice]
-        errs = score(syn, r, gt)
-        if errs:
-            worst.append((errs, f"synthetic-{a.seed * 1000 + k}", _draw_errors(sc.image, r, gt, f"seed {a.seed * 1000 + k}")))
-    tallies.append(syn)
+    colours: dict[str, ColourTally] = {"synthetic": ColourTally(), "real held-out": ColourTally()}
+    sets = [("synthetic", {}, a.scenes, 0),
+            ("synthetic with objects", {"objects": 1.0}, a.object_scenes, OBJECT_SEED_OFFSET)]
+    sets += [(f"dice: {style}", {"dice_style": style}, a.style_scenes, STYLE_SEED_OFFSET + 10 * i)
+             for i, style in enumerate(DICE_STYLES) if style != "plain"]
+    for name, options, count, offset in sets:
+        tally = Tally(name)
+        for k in range(count):
+            seed = (a.seed + offset) * 1000 + k
+            sc = generate_scene(seed, **options)
+            t0 = time.perf_counter()
+            r = reader.read(sc.image)
+            tally.ms.append((time.perf_counter() - t0) * 1000)
+            gt = [(d.face, d.box, d.paco) for d in sc.dice]
+            errs = score(tally, r, gt)
+            colours["synthetic"].add(sc.image, r, gt)
+            if errs:
+                worst.append((errs, f"synthetic-{seed}", _draw_errors(sc.image, r, gt, f"{name}, seed {seed}")))
+        tallies.append(tally)
+    syn = tallies[0]
 
     real_rows = []
     if not a.no_real and (a.real / "labels.jsonl").exists():
@@ -128,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
                 t.ms.append(ms)
                 errs = score(t, r, gt)
+            if rec["file"] in held_files:
+                colours["real held-out"].add(img, r, gt)
             if errs and rec["file"] in held_files:
                 worst.append((errs, "real-" + pathlib.Path(rec["file"]).stem, _draw_errors(img, r, gt, rec["file"])))
         real_rows = [t_held, t_all]
@@ -136,15 +189,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(real photos not found at {a.real}: skipped)")
 
     print(_table([HEAD] + [row(t) for t in tallies]))
+    print()
+    print(_table([["dice by body colour", "dice", "per-die"]] + [
+        [f"{where}: {colour}", str(n), f"{100 * right / n:.2f}%"]
+        for where, tally in colours.items() for colour, (n, right) in sorted(tally.items())]))
     for old in a.out.glob("worst-*.png"):  # only this run's cases, never a stale one
         old.unlink()
     for kind in ("synthetic", "real"):
         cases = sorted((w for w in worst if w[1].startswith(kind)), key=lambda w: -w[0])[: a.worst]
         for n, (errs, name, pic) in enumerate(cases, 1):
             cv2.imwrite(str(a.out / f"worst-{kind}-{n}-{name}.png"), pic)
+    with_objects = tallies[1]
     summary = {
         "synthetic_per_die": syn.right / max(1, syn.gt),
         "synthetic_exact_counts": syn.exact / max(1, syn.images),
+        "objects_false_dice_per_image": with_objects.fp / max(1, with_objects.images),
+        "objects_exact_counts": with_objects.exact / max(1, with_objects.images),
+        "styles_per_die": {t.name: t.right / max(1, t.gt) for t in tallies[2:len(sets)]},
         "synthetic_wrong_accepted": syn.wrong_accepted / max(1, syn.accepted),
         "ms_per_frame": syn.ms_median,
     }
@@ -154,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         summary["real_all_wrong_accepted"] = real_rows[1].wrong_accepted / max(1, real_rows[1].accepted)
     (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     line = (f"vision: synthetic per-die {100 * summary['synthetic_per_die']:.2f}% "
-            f"exact counts {100 * summary['synthetic_exact_counts']:.1f}%")
+            f"exact counts {100 * summary['synthetic_exact_counts']:.1f}%; with objects in view "
+            f"{summary['objects_false_dice_per_image']:.2f} false dice/image, exact counts "
+            f"{100 * summary['objects_exact_counts']:.1f}%")
     if real_rows:
         line += (f", real per-die {100 * summary['real_heldout_per_die']:.2f}% held-out / "
                  f"{100 * summary['real_all_per_die']:.2f}% all")

@@ -20,7 +20,7 @@ import numpy as np
 
 from companion.vision.detect import INPUT, LAYERS, OUTPUTS, STRIDE, Detector, network_input, rescale, resized
 from companion.vision.model import im2col_weights
-from companion.vision.scenes import generate_scene
+from companion.vision.scenes import DICE_STYLES, generate_scene
 
 WINDOW = 160  # input pixels a side of each training window
 SIZES = ((720, 1280), (720, 1280), (640, 640), (480, 640))  # frame shapes of the synthetic scenes
@@ -38,9 +38,24 @@ def top_face(corners) -> tuple[float, float, float, float]:
             float(np.degrees(np.arctan2(edges[0, 1], edges[0, 0])) % 90.0))
 
 
+# A real reveal has cups, chips, coins and hands in view, and dice of every finish: this share
+# of the training scenes (detector and face model alike) show things that are not dice, and
+# this share dice of one finish (dark, transparent, marbled, metallic, coloured pips).
+WITH_OBJECTS = 0.5
+STYLED = 0.3
+
+
+def scene_options(seed: int) -> dict:
+    """The objects and dice finish of training scene `seed`: drawn from the seed alone (its own
+    stream), so each scene is the same whichever process makes it."""
+    rng = np.random.default_rng([seed, 24])
+    style = str(rng.choice(DICE_STYLES[1:])) if rng.random() < STYLED else None
+    return {"objects": WITH_OBJECTS, "dice_style": style}
+
+
 def scene_example(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """One synthetic scene at the detector's scale and its dice (cx, cy, side, angle, 1)."""
-    sc = generate_scene(seed, size=SIZES[seed % len(SIZES)])
+    sc = generate_scene(seed, size=SIZES[seed % len(SIZES)], **scene_options(seed))
     img, scale = to_input_scale(sc.image)
     dice = [(*rescale(cx, cy, scale), side * scale[0], a, 1.0) for cx, cy, side, a in (top_face(d.corners) for d in sc.dice)]
     return img, np.array(dice, np.float32).reshape(-1, 5)

@@ -112,7 +112,8 @@ def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2
     P, Y = [], []
     for i in range(n_scenes):
         size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][i % 4]
-        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, rough=rough)
+        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, rough=rough,
+                            **vision_detector.scene_options(seed * 100_000 + i))
         gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
                for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
