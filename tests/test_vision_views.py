@@ -62,7 +62,8 @@ def test_each_view_of_a_patch_is_read_once(patches):
     views.look(views.everyone, (0, 5))
     views.look(views.everyone, (0, 5))
     assert counting.read[0] == 2 * len(patches)
-    unsure = views.unsure(views.everyone, 0.999)
+    # a line between the surest patch and the rest, whatever the model's sureness
+    unsure = views.unsure(views.everyone, float(views.probabilities().max()))
     assert 0 < len(unsure) < len(patches)
     views.look(unsure, tuple(range(8)))
     assert counting.read[0] == 2 * len(patches) + 6 * len(unsure)
