@@ -76,6 +76,13 @@ def _canvas(w: float, h: float, fill) -> tuple[np.ndarray, np.ndarray]:
     return img, np.zeros(img.shape[:2], np.uint8)
 
 
+def _disc_canvas(r: float, fill) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A canvas for a round thing of radius `r` with a little room around it, and its centre."""
+    size = 2 * r + 4
+    img, alpha = _canvas(size, size, fill)
+    return img, alpha, np.array([size / 2, size / 2])
+
+
 def _round_shade(mask: np.ndarray, radius: float, lv, k: float = 0.25) -> np.ndarray:
     """Brightness of a rounded body from its outline: edges fall off and turn toward or away
     from the light (`lv`: the way the light travels, so shadows fall along it)."""
@@ -136,10 +143,8 @@ def _draw_chip(rng, s, lv):
 def _draw_coin(rng, s, lv):
     """A coin: metal with a bright spot, a raised rim and faint embossing; round and pip-free."""
     r = s * rng.uniform(0.6, 1.2) / 2
-    size = 2 * r + 4
     metal = _jitter(rng, _pick(rng, METALS), 12)
-    img, alpha = _canvas(size, size, metal)
-    c = np.array([size / 2, size / 2])
+    img, alpha, c = _disc_canvas(r, metal)
     _disc(alpha, c, r, 255)
     yy, xx = np.mgrid[0:alpha.shape[0], 0:alpha.shape[1]].astype(np.float32)
     dx, dy = xx - c[0], yy - c[1]
@@ -259,10 +264,8 @@ def _draw_hand(rng, s, lv):
 def _draw_bottle_cap(rng, s, lv):
     """A crown cap: a printed disc with a crimped, zig-zag skirt."""
     r = s * rng.uniform(0.8, 1.1) / 2
-    size = 2 * r + 4
     col = _jitter(rng, _pick(rng, CAP_COLOURS))
-    img, alpha = _canvas(size, size, col)
-    c = np.array([size / 2, size / 2])
+    img, alpha, c = _disc_canvas(r, col)
     teeth = int(rng.integers(18, 25))
     a = np.linspace(0, 2 * np.pi, 2 * teeth, endpoint=False) + rng.uniform(0, np.pi)
     rad = np.where(np.arange(2 * teeth) % 2 == 0, r, r * 0.9)
@@ -283,10 +286,8 @@ def _draw_bottle_cap(rng, s, lv):
 def _draw_button(rng, s, lv):
     """A sewing button: two or four holes the table shows through, like pips. A hard negative."""
     r = s * rng.uniform(0.4, 0.7) / 2
-    size = 2 * r + 4
     col = _jitter(rng, _pick(rng, BUTTON_COLOURS))
-    img, alpha = _canvas(size, size, col)
-    c = np.array([size / 2, size / 2])
+    img, alpha, c = _disc_canvas(r, col)
     _disc(alpha, c, r, 255)
     holes, gap, hr = _pick(rng, (2, 4)), r * rng.uniform(0.22, 0.32), r * rng.uniform(0.1, 0.15)
     a0 = rng.uniform(0, np.pi)
