@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 from companion.display.server import DEFAULT_HOST, DEFAULT_PORT, DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
 from companion.rules import Event, Game
-from companion.sources import Expect, Utterance
+from companion.sources import Utterance
 
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -100,62 +100,39 @@ class TableDisplay:
         self.refresh()
 
 
-class _WatchedJournal:
-    def __init__(self, journal, display: TableDisplay) -> None:
-        self._journal, self._display = journal, display
+class _Watched:
+    """One of the referee's own devices, passed through; the subclass tells the display."""
 
+    def __init__(self, inner, display: TableDisplay) -> None:
+        self._inner, self._display = inner, display
+
+    def __getattr__(self, name):  # everything not watched: close(), expect(), mute() ...
+        return getattr(self._inner, name)
+
+
+class _WatchedJournal(_Watched):
     def append(self, events: Sequence[Event]) -> None:
-        self._journal.append(events)  # first on disk, then on the page
+        self._inner.append(events)  # first on disk, then on the page
         if events:
             self._display.refresh()
 
-    def __getattr__(self, name):
-        return getattr(self._journal, name)
 
-
-class _WatchedSpeaker:
-    def __init__(self, speaker, display: TableDisplay) -> None:
-        self._speaker, self._display = speaker, display
-
+class _WatchedSpeaker(_Watched):
     def say(self, text: str) -> None:
         self._display.spoke(text)  # on the page as it is said, not after
-        self._speaker.say(text)
-
-    def __getattr__(self, name):
-        return getattr(self._speaker, name)
+        self._inner.say(text)
 
 
-class _WatchedSource:
-    def __init__(self, source, display: TableDisplay) -> None:
-        self._source, self._display = source, display
-
-    def expect(self, what: Expect) -> None:
-        self._source.expect(what)
-
+class _WatchedSource(_Watched):
     def next_utterance(self) -> Utterance | None:
-        utterance = self._source.next_utterance()
+        utterance = self._inner.next_utterance()
         if utterance is not None:
             self._display.heard_utterance(utterance)
         return utterance
 
-    def mute(self) -> None:
-        self._source.mute()
 
-    def unmute(self) -> None:
-        self._source.unmute()
-
-    def __getattr__(self, name):  # close() and the rest
-        return getattr(self._source, name)
-
-
-class _WatchedCounter:
-    def __init__(self, counter, display: TableDisplay) -> None:
-        self._counter, self._display = counter, display
-
+class _WatchedCounter(_Watched):
     def reveal(self, *args, **kwargs):
-        outcome = self._counter.reveal(*args, **kwargs)
+        outcome = self._inner.reveal(*args, **kwargs)
         self._display.revealed(outcome)
         return outcome
-
-    def __getattr__(self, name):
-        return getattr(self._counter, name)
