@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
 from companion.listen import ENGINES
 
@@ -39,8 +40,8 @@ class PlaySettings:
     model: Path | None
     mic: str | None
     display: bool = False
-    display_host: str = "127.0.0.1"
-    display_port: int = 8765
+    display_host: str = DEFAULT_HOST
+    display_port: int = DEFAULT_PORT
 
     def __post_init__(self) -> None:
         # Refused before any device, model or journal is touched.
@@ -104,8 +105,8 @@ class PlaySettings:
             model=args.model,
             mic=args.mic,
             display=args.display or args.display_host is not None or args.display_port is not None,
-            display_host=args.display_host or "127.0.0.1",
-            display_port=8765 if args.display_port is None else args.display_port,
+            display_host=args.display_host or DEFAULT_HOST,
+            display_port=DEFAULT_PORT if args.display_port is None else args.display_port,
         )
 
 
@@ -138,11 +139,11 @@ def _play_parser(sub) -> None:
                    help="Vosk model folder, or a network (.npz) for the bundled recogniser")
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
     p.add_argument("--display", action="store_true",
-                   help="show the game on a web page (http://127.0.0.1:8765 by default)")
+                   help=f"show the game on a web page (http://{DEFAULT_HOST}:{DEFAULT_PORT} by default)")
     p.add_argument("--display-host", metavar="HOST",
-                   help="address the page listens on (default 127.0.0.1, this machine only; "
+                   help=f"address the page listens on (default {DEFAULT_HOST}, this machine only; "
                         "0.0.0.0 lets a tablet or TV on the network see it)")
-    p.add_argument("--display-port", type=int, metavar="PORT", help="the page's port (default 8765)")
+    p.add_argument("--display-port", type=int, metavar="PORT", help=f"the page's port (default {DEFAULT_PORT})")
 
 
 # Commands whose options and code live in their own rooms:
@@ -351,7 +352,7 @@ def run_play(settings: PlaySettings) -> int:
             if close is not None:
                 close()
             if display is not None:
-                display.server.close()
+                display.close()
     finally:
         if journal is not None:
             journal.close()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Generator, Literal, Sequence
 
 from companion.calls import parse_call, parse_call_or_none
+from companion.display import DEFAULT_PORT
 from companion.errors import CompanionError
 from companion.listen.sources import WavSource
 
@@ -187,7 +188,8 @@ def add_demo_arguments(parser) -> None:
     parser.add_argument("--wav-out", type=Path, metavar="WAV", help="also write the announcements into this WAV file")
     parser.add_argument("--journal", type=Path, metavar="PATH", help="keep the demo's journal here")
     parser.add_argument("--display", action="store_true", help="show the game on the table display page")
-    parser.add_argument("--display-port", type=int, default=8765, metavar="PORT", help="the page's port (default 8765)")
+    parser.add_argument("--display-port", type=int, default=DEFAULT_PORT, metavar="PORT",
+                        help=f"the page's port (default {DEFAULT_PORT})")
 
 
 def run_demo(args) -> int:
@@ -196,7 +198,7 @@ def run_demo(args) -> int:
 
 
 def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = False,
-              display_port: int = 8765, journal: Path | None = None) -> int:
+              display_port: int = DEFAULT_PORT, journal: Path | None = None) -> int:
     """Play the demo game; 0 when its journal equals the typed game's."""
     from companion import journal as journals
     from companion.hearing import HearingPolicy
@@ -205,6 +207,9 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
     from companion.rules import Game, get_preset
     from companion.sources import TextSource
     from companion.voice.speakers import PlayerVoice, VoiceUnavailable, announcer
+
+    def warn(line: str) -> None:
+        print(f"companion: {line}", file=sys.stderr)
 
     lines = script_lines()
     rules = get_preset("asmodee").replace(starting_dice=STARTING_DICE, max_dice=STARTING_DICE)
@@ -220,15 +225,13 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
         game = Game(PLAYERS, rules)
         path = journal or folder / "demo.jsonl"
         record = journals.Journal.start(path, game)
-        speaker = _Told(announcer(mute, wav_out, lambda line: print(f"companion: {line}", file=sys.stderr)),
-                        table)
+        speaker = _Told(announcer(mute, wav_out, warn), table)
         source = Recordings(table, make_engine("bundled", players=PLAYERS))
         shown = None
         if display:
             from companion.display.live import open_display
 
-            shown = open_display(game, port=display_port,
-                                 warn=lambda line: print(f"companion: {line}", file=sys.stderr))
+            shown = open_display(game, port=display_port, warn=warn)
         if shown is not None:
             record, speaker, source = shown.watch_journal(record), shown.watch_speaker(speaker), shown.watch_source(source)
             table.pause = PACE_S  # slow enough to watch on the page
@@ -240,7 +243,7 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
             record.close()
             if shown is not None:
                 _wait_for_enter("press Enter to close the display")
-                shown.server.close()
+                shown.close()
         same = [e.to_dict() for e in game.events] == [e.to_dict() for e in typed.events]
         cost = table.cost
         if cost.gave_up is not None:

@@ -9,13 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from companion.display.server import DEFAULT_HOST, DEFAULT_PORT, DisplayError, DisplayServer
+from companion.display import DEFAULT_HOST, DEFAULT_PORT, LOCAL_HOSTS
+from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
 from companion.rules import Event, Game
 from companion.sources import Utterance
-
-
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
@@ -46,6 +44,9 @@ class TableDisplay:
         self.reveal: RevealShown | None = None
         self._pictures = 0
         self._broken = False
+
+    def close(self) -> None:
+        self.server.close()
 
     def refresh(self) -> None:
         """Send the page the game as it stands now."""

@@ -13,10 +13,9 @@ from concurrent.futures import Future
 from importlib import resources
 from typing import Any
 
+from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies and browsers from giving up
 
 
