@@ -119,11 +119,7 @@ class WavRecorder:
             raise VoiceUnavailable("the voice changed its audio format mid-game")
         silence = bytes(int(self._gap * params.framerate) * params.sampwidth * params.nchannels)
         self._frames += frames + silence
-        with wave.open(str(self.path), "wb") as out:
-            out.setnchannels(params.nchannels)
-            out.setsampwidth(params.sampwidth)
-            out.setframerate(params.framerate)
-            out.writeframes(bytes(self._frames))
+        _write_wav(self.path, params, bytes(self._frames))
 
 
 def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
@@ -151,6 +147,14 @@ def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
         if previous:
             engine.setProperty("voice", previous)
     raise AssertionError("unreachable")
+
+
+def _write_wav(path: Path, params, frames: bytes) -> None:
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(params.nchannels)
+        out.setsampwidth(params.sampwidth)
+        out.setframerate(params.framerate)
+        out.writeframes(frames)
 
 
 def _read_part(part: Path, text: str, timeout: float = 10.0):
@@ -185,11 +189,7 @@ class PlayerVoice:
         self._count += 1
         params, frames = _synthesise(self._engine, text, Path(self._tmp.name) / f"line-{self._count}",
                                      self.voice)
-        with wave.open(str(path), "wb") as out:
-            out.setnchannels(params.nchannels)
-            out.setsampwidth(params.sampwidth)
-            out.setframerate(params.framerate)
-            out.writeframes(frames)
+        _write_wav(path, params, frames)
         return Path(path)
 
 
