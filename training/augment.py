@@ -169,11 +169,7 @@ def warp_mels(mels: np.ndarray, alpha: float) -> np.ndarray:
     lo, hi = _mel(MEL_RANGE_HZ[0]), _mel(MEL_RANGE_HZ[1])
     centres = np.linspace(lo, hi, bands + 2)[1:-1]
     source = (_mel(_hz(centres) / alpha) - centres[0]) / (centres[1] - centres[0])
-    source = np.clip(source, 0, bands - 1)
-    low = np.floor(source).astype(int)
-    high = np.minimum(low + 1, bands - 1)
-    frac = (source - low).astype(np.float32)
-    return (mels[:, low] * (1 - frac) + mels[:, high] * frac).astype(np.float32)
+    return _interpolated(mels, np.clip(source, 0, bands - 1), axis=1)
 
 
 def stretch_mels(mels: np.ndarray, tempo: float) -> np.ndarray:
@@ -183,8 +179,13 @@ def stretch_mels(mels: np.ndarray, tempo: float) -> np.ndarray:
     if len(mels) == 0:
         return mels
     count = max(int(round(len(mels) / tempo)), 1)
-    source = np.clip(np.arange(count) * tempo, 0, len(mels) - 1)
+    return _interpolated(mels, np.clip(np.arange(count) * tempo, 0, len(mels) - 1), axis=0)
+
+
+def _interpolated(mels: np.ndarray, source: np.ndarray, axis: int) -> np.ndarray:
+    """`mels` read at the fractional positions `source` along `axis` (frames 0, bands 1),
+    each between its two nearest neighbours."""
     low = np.floor(source).astype(int)
-    high = np.minimum(low + 1, len(mels) - 1)
-    frac = (source - low).astype(np.float32)[:, None]
-    return (mels[low] * (1 - frac) + mels[high] * frac).astype(np.float32)
+    high = np.minimum(low + 1, mels.shape[axis] - 1)
+    frac = (source - low).astype(np.float32).reshape([-1 if i == axis else 1 for i in range(mels.ndim)])
+    return (np.take(mels, low, axis) * (1 - frac) + np.take(mels, high, axis) * frac).astype(np.float32)
