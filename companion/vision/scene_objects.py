@@ -60,11 +60,13 @@ def _poly(img, pts, col) -> None:
     cv2.fillPoly(img, [np.round(np.asarray(pts) * 16).astype(np.int32)], col, cv2.LINE_AA, shift=4)
 
 
-def _jitter(rng, c, amount=15):
+def jitter(rng, c, amount=15):
+    """A colour moved up to `amount` at random in each channel (no two things quite alike)."""
     return tuple(int(np.clip(v + rng.integers(-amount, amount + 1), 0, 255)) for v in c)
 
 
-def _pick(rng, options):
+def pick(rng, options):
+    """One of `options`, drawn from `rng`."""
     return options[int(rng.integers(len(options)))]
 
 
@@ -113,8 +115,8 @@ def _draw_chip(rng, s, lv):
     n = 1 if rng.random() < 0.6 else int(rng.integers(2, 4))
     step = rng.normal(0, 0.07 * r, (n, 2))
     size = 2 * r + 2 * np.abs(step).sum(0).max() + 6
-    body = _jitter(rng, _pick(rng, CHIP_COLOURS))
-    spot = (238, 238, 238) if sum(body) < 500 else _pick(rng, ((40, 40, 190), (160, 70, 25), BLACK))
+    body = jitter(rng, pick(rng, CHIP_COLOURS))
+    spot = (238, 238, 238) if sum(body) < 500 else pick(rng, ((40, 40, 190), (160, 70, 25), BLACK))
     img, alpha = _canvas(size, size, body)
     c = np.array([size / 2, size / 2]) - step[1:].sum(0) / 2
     spots, a0 = int(rng.integers(6, 9)), rng.uniform(0, np.pi)
@@ -134,7 +136,7 @@ def _draw_chip(rng, s, lv):
             c = c + step[i + 1]
     inner = r * rng.uniform(0.55, 0.66)
     if rng.random() < 0.5:  # a paper inlay in the middle
-        _disc(img, c, inner, _jitter(rng, (215, 225, 230)))
+        _disc(img, c, inner, jitter(rng, (215, 225, 230)))
     _ring(img, c, inner, spot, r * 0.05)
     _ring(img, c, r - 0.5, tuple(int(v * 0.5) for v in body))
     return _out(img, alpha, _lit(alpha.shape, c, r, lv, 0.12))
@@ -143,7 +145,7 @@ def _draw_chip(rng, s, lv):
 def _draw_coin(rng, s, lv):
     """A coin: metal with a bright spot, a raised rim and faint embossing; round and pip-free."""
     r = s * rng.uniform(0.6, 1.2) / 2
-    metal = _jitter(rng, _pick(rng, METALS), 12)
+    metal = jitter(rng, pick(rng, METALS), 12)
     img, alpha, c = _disc_canvas(r, metal)
     _disc(alpha, c, r, 255)
     yy, xx = np.mgrid[0:alpha.shape[0], 0:alpha.shape[1]].astype(np.float32)
@@ -152,7 +154,7 @@ def _draw_coin(rng, s, lv):
     shade = 0.65 + 0.55 * np.exp(-((dx - hx) ** 2 + (dy - hy) ** 2) / (2 * (0.6 * r) ** 2))
     relief = np.zeros(alpha.shape, np.uint8)
     if rng.random() < 0.6:  # a number or a head in low relief
-        cv2.putText(relief, str(_pick(rng, (1, 2, 5, 10, 20, 50))), (int(c[0] - r * 0.45), int(c[1] + r * 0.3)),
+        cv2.putText(relief, str(pick(rng, (1, 2, 5, 10, 20, 50))), (int(c[0] - r * 0.45), int(c[1] + r * 0.3)),
                     cv2.FONT_HERSHEY_SIMPLEX, r / 30, 255, max(1, int(r / 12)), cv2.LINE_AA)
     else:
         cv2.ellipse(relief, (int(c[0]), int(c[1])), (int(r * 0.35), int(r * 0.45)), 0, 0, 360, 255, -1, cv2.LINE_AA)
@@ -167,7 +169,7 @@ def _draw_coin(rng, s, lv):
 
 def _draw_cup(rng, s, lv):
     """A dice cup: its mouth from above (dark inside, lit rim) or tipped on its side."""
-    col = _jitter(rng, _pick(rng, CUP_COLOURS), 12)
+    col = jitter(rng, pick(rng, CUP_COLOURS), 12)
     leather = rng.random() < 0.6
     d = s * rng.uniform(2.5, 4)
     if rng.random() < 0.6:
@@ -188,7 +190,7 @@ def _draw_cup(rng, s, lv):
         gloss = lip * np.clip(-cosl, 0, 1) ** 3 * rng.uniform(50, 110)  # the lamp on the rim, even a black one
         img = np.clip(img + gloss[..., None], 0, 255).astype(np.uint8)
         if leather:
-            _ring(img, c, r - rim_w / 2, _jitter(rng, (150, 190, 215)), rim_w / 4)  # stitching
+            _ring(img, c, r - rim_w / 2, jitter(rng, (150, 190, 215)), rim_w / 4)  # stitching
     else:
         length, base = d * rng.uniform(1.1, 1.4), d * rng.uniform(0.75, 0.9)
         img, alpha = _canvas(length + d * 0.25 + 4, d + 4, col)
@@ -205,7 +207,7 @@ def _draw_cup(rng, s, lv):
         shade = np.where(ring > 127, 1.05, shade)
         shade = (shade * (1 - hole / 255 * 0.85)).astype(np.float32)
         if leather:
-            _ellipse(img, (x1 - lip * 1.5, cy), (d * 0.12, d / 2 - lip * 0.5), _jitter(rng, (150, 190, 215)),
+            _ellipse(img, (x1 - lip * 1.5, cy), (d * 0.12, d / 2 - lip * 0.5), jitter(rng, (150, 190, 215)),
                      thickness=max(1, int(lip / 3)), arc=(90, 270))  # stitching by the mouth
     if leather:  # grain of the leather
         shade *= 1 + cv2.GaussianBlur(rng.normal(0, 0.08, alpha.shape).astype(np.float32), (0, 0), 0.8)
@@ -214,7 +216,7 @@ def _draw_cup(rng, s, lv):
 
 def _draw_hand(rng, s, lv):
     """A hand reaching in, fingers first (the wrist at the canvas bottom leaves the frame)."""
-    skin = _jitter(rng, _pick(rng, SKINS), 10)
+    skin = jitter(rng, pick(rng, SKINS), 10)
     pw = s * rng.uniform(3.2, 4.2)
     ph, fw, fl = pw * rng.uniform(1.0, 1.15), pw * rng.uniform(0.22, 0.26), pw * rng.uniform(0.85, 1.05)
     w, h = pw * 1.9, fl + ph * 1.6
@@ -231,7 +233,7 @@ def _draw_hand(rng, s, lv):
     spread = rng.uniform(0.0, 0.1)
     tips = []
     if rng.random() < 0.6:  # the thumb, to one side
-        side = _pick(rng, (-1, 1))
+        side = pick(rng, (-1, 1))
         a = np.pi / 2 + side * rng.uniform(0.7, 1.1)
         b = palm + np.array([side * pw * 0.38, ph * 0.1])
         tips.append((b, b + np.array([np.cos(a), -np.sin(a)]) * fl * 0.7, fw * 1.1))
@@ -264,13 +266,13 @@ def _draw_hand(rng, s, lv):
 def _draw_bottle_cap(rng, s, lv):
     """A crown cap: a printed disc with a crimped, zig-zag skirt."""
     r = s * rng.uniform(0.8, 1.1) / 2
-    col = _jitter(rng, _pick(rng, CAP_COLOURS))
+    col = jitter(rng, pick(rng, CAP_COLOURS))
     img, alpha, c = _disc_canvas(r, col)
     teeth = int(rng.integers(18, 25))
     a = np.linspace(0, 2 * np.pi, 2 * teeth, endpoint=False) + rng.uniform(0, np.pi)
     rad = np.where(np.arange(2 * teeth) % 2 == 0, r, r * 0.9)
     _poly(alpha, c + np.stack([np.cos(a) * rad, np.sin(a) * rad], 1), 255)
-    print_col = _pick(rng, ((240, 240, 240), RED, BLACK, (40, 170, 210)))
+    print_col = pick(rng, ((240, 240, 240), RED, BLACK, (40, 170, 210)))
     _ring(img, c, r * 0.55, print_col, r * 0.08)
     if rng.random() < 0.5:
         brand = "".join(chr(65 + int(v)) for v in rng.integers(0, 26, 2))
@@ -286,10 +288,10 @@ def _draw_bottle_cap(rng, s, lv):
 def _draw_button(rng, s, lv):
     """A sewing button: two or four holes the table shows through, like pips. A hard negative."""
     r = s * rng.uniform(0.4, 0.7) / 2
-    col = _jitter(rng, _pick(rng, BUTTON_COLOURS))
+    col = jitter(rng, pick(rng, BUTTON_COLOURS))
     img, alpha, c = _disc_canvas(r, col)
     _disc(alpha, c, r, 255)
-    holes, gap, hr = _pick(rng, (2, 4)), r * rng.uniform(0.22, 0.32), r * rng.uniform(0.1, 0.15)
+    holes, gap, hr = pick(rng, (2, 4)), r * rng.uniform(0.22, 0.32), r * rng.uniform(0.1, 0.15)
     a0 = rng.uniform(0, np.pi)
     for k in range(holes):
         a = a0 + 2 * np.pi * k / holes
@@ -326,7 +328,7 @@ def _draw_card(rng, s, lv):
     """A playing card: white with dark or red symbols, a hard negative. Sometimes face down."""
     w = s * rng.uniform(2.3, 2.7)
     h = w * 1.4
-    paper = _jitter(rng, (238, 242, 244), 8)
+    paper = jitter(rng, (238, 242, 244), 8)
     img, alpha = _canvas(w + 2, h + 2, paper)
     rr = w * 0.08
     cv2.rectangle(alpha, (int(rr) + 1, 1), (int(w - rr), int(h)), 255, -1)
@@ -334,7 +336,7 @@ def _draw_card(rng, s, lv):
     for cx, cy in ((rr + 1, rr + 1), (w - rr, rr + 1), (rr + 1, h - rr), (w - rr, h - rr)):
         _disc(alpha, (cx, cy), rr, 255)
     if rng.random() < 0.25:  # the back: a coloured pattern inside a white border
-        back = _pick(rng, ((150, 60, 30), (40, 40, 170)))
+        back = pick(rng, ((150, 60, 30), (40, 40, 170)))
         m = int(w * 0.07)
         cv2.rectangle(img, (m, m), (int(w) - m, int(h) - m), back, -1)
         for k in range(-int(h), int(w + h), max(3, int(w / 10))):
@@ -344,7 +346,7 @@ def _draw_card(rng, s, lv):
         border[m:int(h) - m, m:int(w) - m] = False
         img[border] = paper
     else:
-        suit = _pick(rng, ("heart", "diamond", "spade", "club"))
+        suit = pick(rng, ("heart", "diamond", "spade", "club"))
         col = RED if suit in ("heart", "diamond") else BLACK
         n = int(rng.integers(1, 4))
         big = w * (0.42 if n == 1 else 0.26)
@@ -364,7 +366,7 @@ def _draw_phone(rng, s, lv):
     """A phone lying on the table: a dark rounded slab with a glossy screen."""
     w = s * rng.uniform(2.8, 3.2)
     h = w * rng.uniform(1.9, 2.1)
-    body = _jitter(rng, _pick(rng, PHONE_COLOURS), 10)
+    body = jitter(rng, pick(rng, PHONE_COLOURS), 10)
     img, alpha = _canvas(w + 2, h + 2, body)
     screen = np.zeros_like(alpha)
     for m, dst in ((0, alpha), (w * 0.05, screen)):
@@ -389,7 +391,7 @@ def _draw_crumbs(rng, s, lv):
     """A few crumbs or bits of snack: small irregular blobs."""
     spread = s * rng.uniform(0.6, 1.2)
     size = 2 * spread + s * 0.5
-    col = _pick(rng, CRUMB_COLOURS)
+    col = pick(rng, CRUMB_COLOURS)
     img, alpha = _canvas(size, size, col)
     for _ in range(int(rng.integers(3, 9))):
         c = size / 2 + rng.normal(0, spread / 2.5, 2).clip(-spread, spread)
@@ -399,7 +401,7 @@ def _draw_crumbs(rng, s, lv):
         rad = r * rng.uniform(0.6, 1.3, k)
         pts = c + np.stack([np.cos(a) * rad, np.sin(a) * rad], 1)
         _poly(alpha, pts, 255)
-        _poly(img, pts, _jitter(rng, col, 20))
+        _poly(img, pts, jitter(rng, col, 20))
     return _out(img, alpha, _round_shade(alpha, s * 0.05, lv, 0.3))
 
 

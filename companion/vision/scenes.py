@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.vision.scene_objects import OBJECT_KINDS, place_objects
+from companion.vision.scene_objects import OBJECT_KINDS, jitter, pick, place_objects
 
 CANON = 96  # side of the canonical die face drawing, before warping into the scene
 
@@ -70,10 +70,6 @@ def _lum(c) -> float:
     return 0.114 * b + 0.587 * g + 0.299 * r
 
 
-def _jitter(rng, c, amount=25):
-    return tuple(int(np.clip(v + rng.integers(-amount, amount + 1), 0, 255)) for v in c)
-
-
 # Pip colours of real dice beside white and black: red, gold, yellow, green, blue (BGR).
 PIP_COLOURS = ((40, 40, 200), (40, 160, 200), (0, 220, 255), (60, 160, 40), (200, 90, 30))
 
@@ -94,7 +90,7 @@ def _style_colours(rng, style: str, bg_mean) -> tuple[tuple[int, int, int], tupl
     """Body and pip colours of a die of the given finish, standing out from the table if it can."""
     bodies = STYLE_BODIES[style]
     for _ in range(10):
-        body = _jitter(rng, bodies[int(rng.integers(len(bodies)))], 12)
+        body = jitter(rng, pick(rng, bodies), 12)
         if _contrast_ok(body, bg_mean, 30):
             break
     if style == "dark":
@@ -103,7 +99,7 @@ def _style_colours(rng, style: str, bg_mean) -> tuple[tuple[int, int, int], tupl
         return body, (30, 30, 30)
     if style == "coloured_pips":
         options = [c for c in PIP_COLOURS if _contrast_ok(body, c, 60)] or list(PIP_COLOURS)
-        return body, options[int(rng.integers(len(options)))]
+        return body, pick(rng, options)
     return body, WHITE if _lum(body) < 150 else (20, 20, 20)
 
 
@@ -141,7 +137,7 @@ def _draw_face(rng, face: int, body, pip, paco: bool = False, size: int = CANON,
         if rng.random() < 0.4:  # red or gold pips on a red or dark die
             options = [c for c in PIP_COLOURS if _contrast_ok(body, c, 25)]
             if options:
-                pip = options[int(rng.integers(len(options)))]
+                pip = pick(rng, options)
         streak = rng.random() < 0.4
     if finish == "marbled":
         img = _swirl(frng, img)
@@ -216,7 +212,7 @@ def _marble(rng, img: np.ndarray, body, pip, face: int) -> np.ndarray:
 def _swirl(rng, img: np.ndarray) -> np.ndarray:
     """A second colour swirled through the body: a marbled die."""
     s = img.shape[0]
-    other = np.array(_jitter(rng, BODY_COLOURS[int(rng.integers(len(BODY_COLOURS)))], 25), np.float32)
+    other = np.array(jitter(rng, pick(rng, BODY_COLOURS), 25), np.float32)
     field = cv2.resize(rng.normal(0, 1, (5, 5)).astype(np.float32), (s, s), interpolation=cv2.INTER_CUBIC)
     veins = np.abs(np.sin(field * rng.uniform(1, 3) + rng.uniform(0, np.pi)))
     amount = np.clip(1 - veins / rng.uniform(0.35, 0.9), 0, 1) * rng.uniform(0.5, 0.9)
@@ -261,7 +257,7 @@ def _background(rng, h: int, w: int) -> tuple[np.ndarray, str]:
         img = base[None, None, :] * (0.8 + 0.3 * grain[..., None])
         img += rng.normal(0, 3, (h, w, 1)).astype(np.float32)
     else:
-        c1 = np.array(BODY_COLOURS[int(rng.integers(len(BODY_COLOURS)))], np.float32) * 0.5 + 60
+        c1 = np.array(pick(rng, BODY_COLOURS), np.float32) * 0.5 + 60
         c2 = c1 * rng.uniform(0.75, 0.95)
         p = int(rng.integers(3, 7))
         yy, xx = np.mgrid[0:h, 0:w]
@@ -363,7 +359,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
         paco = face == 1 and rng.random() < paco_fraction  # Paco dice: toucan replaces the ace
         palette = body_colours or BODY_COLOURS
         for _ in range(20):
-            body = _jitter(rng, palette[int(rng.integers(len(palette)))], 25 if body_colours is None else 8)
+            body = jitter(rng, pick(rng, palette), 25 if body_colours is None else 8)
             if _contrast_ok(body, bg_mean, 40):
                 break
         pip = (245, 245, 245) if _lum(body) < 120 else (20, 20, 20)
