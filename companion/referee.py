@@ -87,7 +87,7 @@ class Referee:
         opening = announce.Resumed(self.status()) if resumed else announce.EventsHappened(tuple(self.game.events))
         self.say([opening])
         while True:
-            source.expect(self.expecting())
+            source.expect(self.expecting(), self.hand_sizes())
             utterance = source.next_utterance()
             if utterance is None:
                 break
@@ -121,6 +121,13 @@ class Referee:
     def expecting(self) -> Expect:
         """What can be said now: the count after a challenge, otherwise calls."""
         return Expect.COUNT if self.game.phase is Phase.REVEAL else Expect.CALLS
+
+    def hand_sizes(self) -> frozenset[int]:
+        """How many dice a hand said now can hold: as many as a player in the game has (a
+        hand already said may be said again); empty while bidding."""
+        if self.game.phase is not Phase.REVEAL:
+            return frozenset()
+        return frozenset(self.game.dice[p] for p in self.game.active_players)
 
     # --- deciding -----------------------------------------------------------------------------
 

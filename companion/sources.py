@@ -125,8 +125,10 @@ class Expect(Enum):
 
 
 class CallSource(Protocol):
-    def expect(self, what: Expect) -> None:
-        """What the next utterance should be; speech sources listen for just that."""
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
+        """What the next utterance should be; speech sources listen for just that.
+        `hand_sizes`: at a reveal, how many dice a hand said now can hold (those of the
+        players yet to show theirs); empty when no hand is due or any size will do."""
 
     def next_utterance(self) -> Utterance | None:
         """Block until something is said or typed; None when the input has ended."""
@@ -162,7 +164,7 @@ class TextSource:
             if line and not line.startswith("#"):  # comments let scripted games explain themselves
                 return Utterance(line)
 
-    def expect(self, what: Expect) -> None:
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         pass  # a typed line is read as it is, whatever the moment
 
     def mute(self) -> None:

@@ -57,6 +57,18 @@ def test_a_hand_needs_a_blank_between_equal_dice(graphs):
     assert graph.decode(spelt("-", NAME, "-", "five", "five", "three", "-")).best == "{name} five three"
 
 
+def test_a_hand_holds_as_many_dice_as_a_player_has():
+    # "five five five three" run together: the network marks the fives once, weakly apart
+    frames = spelt("-", NAME, "-", "five", "five", "five", "five", "five", "three", "-")
+    frames[4, INDEX[BLANK]] = frames[6, INDEX[BLANK]] = np.log(0.3)
+    any_size = CompiledGraph(call_graph(Expect.COUNT, 30, named=True))
+    four_dice = CompiledGraph(call_graph(Expect.COUNT, 30, named=True, hand_sizes=frozenset({4})))
+    assert any_size.decode(frames).best == "{name} five three"
+    assert four_dice.decode(frames).best == "{name} five five five three"
+    assert all(len(text.split()) == 5 for text, _ in four_dice.decode(frames).calls
+               if text.startswith("{name}"))
+
+
 def test_a_named_calza_keeps_where_the_name_was(graphs):
     decoded = graphs[Expect.CALLS].decode(spelt("-", "-", NAME, NAME, "-", "calza", "-"))
     assert decoded.best == "{name} calza"

@@ -20,7 +20,7 @@ class HeardEngine:
     def __init__(self):
         self.fed = []
 
-    def expect(self, what):
+    def expect(self, what, hand_sizes=frozenset()):
         pass
 
     def start(self):

@@ -267,19 +267,22 @@ def test_referee_tells_its_source_what_it_expects_next():
     heard_with = []
 
     class Source(TextSource):
-        def expect(self, what):
-            self.expecting = what
+        def expect(self, what, hand_sizes=frozenset()):
+            self.expecting = (what, hand_sizes)
 
         def next_utterance(self):
             utterance = super().next_utterance()
             if utterance is not None:
-                heard_with.append((utterance.text, self.expecting))
+                heard_with.append((utterance.text, *self.expecting))
             return utterance
 
+    calls, count = (Expect.CALLS, frozenset()), Expect.COUNT
     Referee(Game(["Ana", "Ben"]), RecordingSpeaker()).run(
-        Source(["three fours", "dudo", "undo", "dudo", "two"]))
-    assert heard_with == [("three fours", Expect.CALLS), ("dudo", Expect.CALLS),
-                          ("undo", Expect.COUNT), ("dudo", Expect.CALLS), ("two", Expect.COUNT)]
+        Source(["three fours", "dudo", "undo", "dudo", "two", "two fives", "dudo", "one"]))
+    assert heard_with == [("three fours", *calls), ("dudo", *calls),
+                          ("undo", count, {5}), ("dudo", *calls), ("two", count, {5}),
+                          # Ana lost a die: a hand said now holds four dice or five
+                          ("two fives", *calls), ("dudo", *calls), ("one", count, {4, 5})]
 
 
 # --- speech: confidence and alternatives ---------------------------------------------------

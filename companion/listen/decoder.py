@@ -13,6 +13,7 @@ grammar explains nearly as well as anything could is confidently heard; chatter 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,15 +50,16 @@ class Graph:
         self.finals.setdefault(at, text)
         return at
 
-    def add_hand(self, max_dice: int = 5) -> None:
-        """A name then one to `max_dice` dice faces: a chain, not a tree (6^5 hands)."""
+    def add_hand(self, sizes: Collection[int]) -> None:
+        """A name then as many dice faces as one of `sizes`: a chain, not a tree (6^5 hands)."""
         at = self.node()  # not in the tree: "<name> calza" has a path of its own
         self.arcs.append((0, at, INDEX[NAME]))
         faces = [INDEX[w] for w in ("one", "two", "three", "four", "five", "six")]
-        for _ in range(max_dice):
+        for size in range(1, max(sizes) + 1):
             nxt = self.node()
             self.arcs.extend((at, nxt, f) for f in faces)
-            self.finals[nxt] = "{name} {dice}"
+            if size in sizes:
+                self.finals[nxt] = "{name} {dice}"
             at = nxt
 
     def add_fillers(self) -> None:

@@ -27,8 +27,9 @@ class Recognition:
 class Engine(Protocol):
     name: str
 
-    def expect(self, what: Expect) -> None:
-        """Listen only for the calls that make sense now, from the next utterance on."""
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
+        """Listen only for the calls that make sense now, from the next utterance on (see
+        CallSource.expect)."""
 
     def start(self) -> None:
         """Begin an utterance."""

@@ -110,8 +110,8 @@ class MicSource:
     def _name(self) -> str:
         return "(default)" if self.device is None else str(self.device)  # device 0 is a real one
 
-    def expect(self, what: Expect) -> None:
-        self.engine.expect(what)
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
+        self.engine.expect(what, hand_sizes)
 
     def mute(self) -> None:
         self._muted = True

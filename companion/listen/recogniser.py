@@ -30,7 +30,8 @@ from companion.listen.vocabulary import normalise_name
 from companion.sources import Expect
 
 TAIL_SAMPLES = 3200  # 0.2 s of quiet after the utterance, as in training
-ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
+ALTERNATIVE_REACH = 3.0
+HAND_SIZES = frozenset(range(1, 6))  # a player holds one to five dice  # log-likelihood below the best call that still counts as a guess
 CONFIDENCE_PATH = Path(__file__).with_name("call_confidence.json")
 
 PLURAL = {1: ("ones", "aces", "pacos"), 2: ("twos",), 3: ("threes",), 4: ("fours",),
@@ -49,9 +50,13 @@ def padded(audio: np.ndarray) -> np.ndarray:
                            np.zeros(TAIL_SAMPLES, audio.dtype)])
 
 
-def call_graph(expect: Expect, max_count: int, named: bool) -> Graph:
+def call_graph(expect: Expect, max_count: int, named: bool,
+               hand_sizes: frozenset[int] = frozenset()) -> Graph:
     """Every call that can be said at this moment, as a token graph. `named`: whether
-    "<name> calza" and hands can be said (only when there are players to name)."""
+    "<name> calza" and hands can be said (only when there are players to name);
+    `hand_sizes`: how many dice a hand can hold now (empty: one to five). A hand of the
+    wrong size is no reading at all: "four four four" run together is heard as three fours
+    when a hand must hold five, not as one four of a hand of three."""
     graph = Graph()
     bidding, counting = expect is not Expect.COUNT, expect is not Expect.CALLS
     if bidding:
@@ -72,7 +77,7 @@ def call_graph(expect: Expect, max_count: int, named: bool) -> Graph:
         for n in range(0, max_count + 1):
             graph.add_phrase(number_tokens(n), " ".join(number_tokens(n)))
         if named:
-            graph.add_hand()
+            graph.add_hand(hand_sizes or HAND_SIZES)
     for command in COMMANDS:
         graph.add_phrase(command.split(), command)
     graph.add_fillers()
@@ -144,18 +149,20 @@ class CallRecogniser:
         self.embedding = SpeechEmbedding()
         self.names = names if names is not None else (
             NameMatcher(self.players, self.embedding, self.network) if self.players else None)
-        self._graphs: dict[Expect, CompiledGraph] = {}
+        self._graphs: dict[tuple[Expect, frozenset[int]], CompiledGraph] = {}
         self._expect = Expect.ANY
+        self._hand_sizes: frozenset[int] = frozenset()
         self._chunks: list[np.ndarray] = []
 
-    def graph(self, expect: Expect) -> CompiledGraph:
-        if expect not in self._graphs:
-            self._graphs[expect] = CompiledGraph(call_graph(expect, self.settings.max_count,
-                                                            bool(self.players)))
-        return self._graphs[expect]
+    def graph(self, expect: Expect, hand_sizes: frozenset[int] = frozenset()) -> CompiledGraph:
+        key = (expect, hand_sizes)
+        if key not in self._graphs:
+            self._graphs[key] = CompiledGraph(call_graph(expect, self.settings.max_count,
+                                                         bool(self.players), hand_sizes))
+        return self._graphs[key]
 
-    def expect(self, what: Expect) -> None:
-        self._expect = what
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
+        self._expect, self._hand_sizes = what, frozenset(hand_sizes)
 
     def start(self) -> None:
         self._chunks = []
@@ -185,7 +192,7 @@ class CallRecogniser:
         """One utterance heard as the calls expected now."""
         feats = self.features(audio)
         log_probs = self.network.log_probs(feats)
-        decoded = self.graph(self._expect).decode(log_probs)
+        decoded = self.graph(self._expect, self._hand_sizes).decode(log_probs)
         if not decoded.calls:
             return Recognition("", confidence=0.0, details={"decoded": decoded})
         found = measures(decoded)

@@ -219,8 +219,8 @@ class WavSource:
         """The recording to hear next; None when there are no more."""
         return next(self._files, None)
 
-    def expect(self, what: Expect) -> None:
-        self.engine.expect(what)
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
+        self.engine.expect(what, hand_sizes)
 
     def mute(self) -> None:
         pass  # a recording cannot hear the companion speak

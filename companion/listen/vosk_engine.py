@@ -161,8 +161,8 @@ class VoskEngine:
         self._samples = 0
         self._cpu = 0.0
 
-    def expect(self, what: Expect) -> None:
-        self._expect = what
+    def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
+        self._expect = what  # hands stay runs of dice words (vocabulary.phrase_list): any size
 
     def start(self) -> None:
         rec = self._vosk.KaldiRecognizer(self._model, 16000, self._grammars[self._expect])
