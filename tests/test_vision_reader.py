@@ -2,14 +2,11 @@
 import dataclasses
 
 import cv2
-import numpy as np
 import pytest
 
 from companion.rules import FACES, count_matching
 from companion.vision import CameraSettings, DiceReading, Die
-from companion.vision.detect import Candidate
-from companion.vision.model import N_CLASSES, NOT_DIE
-from companion.vision.reader import DOUBTFUL_NOT_DIE, DiceReader, _die
+from companion.vision.reader import DiceReader
 from companion.vision.scenes import generate_scene
 from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, match, real_split, score
 
@@ -33,19 +30,6 @@ def test_reads_generated_scenes(reader):
     assert t.exact / t.images >= 0.7
     assert t.paco_gt > 0 and t.paco_right / t.paco_gt >= 0.9
     assert t.accepted >= 20 and t.wrong_accepted <= 1, (t.accepted, t.wrong_accepted)
-
-
-def test_a_die_that_may_be_no_die_is_doubted():
-    """From DOUBTFUL_NOT_DIE on, a candidate is kept as a die but read below the reveal's line,
-    so the players are asked rather than a chip counted; just under it, a sure face stays sure."""
-    c = Candidate(50, 50, 30, 30, 0.0)
-    line = CameraSettings().min_confidence
-    for not_die, doubted in ((DOUBTFUL_NOT_DIE - 0.01, False), (DOUBTFUL_NOT_DIE, True), (0.35, True), (0.49, True)):
-        p = np.zeros(N_CLASSES, np.float32)
-        p[NOT_DIE], p[4] = not_die, 1.0 - not_die
-        die = _die(c, p, agreement=1.0)
-        assert die.face == 4 and (die.confidence < line) == doubted, (not_die, die.confidence)
-        assert not doubted or die.confidence <= 1.0 - not_die + 1e-6
 
 
 def test_one_die_each_face(reader):

@@ -7,17 +7,17 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.annotate import REFUSED_COLOUR, annotate
-from companion.vision.commands import add_see_arguments, run_see
+from companion.vision.annotate import MAYBE_COLOUR, REFUSED_COLOUR, annotate
+from companion.vision.commands import add_see_arguments, refused_line, run_see
 from companion.vision.detect import THRESHOLD, Candidate, same_die
 from companion.vision.frames import ArrayFrames
 from companion.vision.model import N_CLASSES, NOT_DIE
 from companion.vision.profile import Profile
-from companion.vision.reader import DiceReader
+from companion.vision.reader import MAYBE_NOT_DIE, DiceReader
 from companion.vision.reveal import CameraCounter
 from companion.vision.scenes import generate_scene
 from companion.vision.settings import CameraSettings
-from companion.vision.types import NOT_A_DIE, DiceReading, Die, Refused
+from companion.vision.types import MAYBE_A_DIE, NOT_A_DIE, DiceReading, Die, Refused
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +100,19 @@ def test_annotate_draws_what_was_refused(coin_on_table):
     assert _banner_width(drawn) > _banner_width(plain)
 
 
+def test_annotate_draws_what_may_be_a_die_apart_from_what_is_not():
+    frame = np.full((240, 320, 3), 60, np.uint8)
+    card = Refused(box=(40, 60, 50, 50), not_die=0.3, reason=MAYBE_A_DIE)
+    coin = Refused(box=(200, 60, 50, 50), not_die=0.9)
+    drawn = annotate(frame, DiceReading(dice=(), refused=(card, coin)))
+    cyan = lambda box: int(np.all(drawn[box[1] - 30:box[1] + box[3] + 4, box[0] - 4:box[0] + box[2] + 4]
+                                  == MAYBE_COLOUR, axis=2).sum())
+    assert cyan(card.box) > card.box[2] and cyan(coin.box) == 0
+    assert _refused_pixels(drawn, coin.box) > coin.box[2] and _refused_pixels(drawn, card.box) == 0
+    assert refused_line(DiceReading(dice=(), refused=(card, coin, coin))) == \
+        "2 objects refused as not dice, 1 left out as maybe a die"
+
+
 def _banner_width(img):
     """How far the black banner reaches, along a row above its text."""
     return int(np.all(img[3] == 0, axis=1).sum())
@@ -179,14 +192,30 @@ def test_the_reader_reports_each_refused_thing_once():
     probs = [_p(face=3), _p(0.2, face=5), _p(0.99), _p(0.9), _p(0.95), _p(0.8), _p(0.99)]
     assert same_die(DIE, DIE_AGAIN)
     reading = DiceReader(model=_FaceModel(probs), detector=_Detector(found)).read(TABLE)
-    assert reading.faces == (3, 5)
+    # unsure whether it is a die at all: shown, not counted, so a reveal asks the players
+    assert reading.faces == (3,)
     # the chip's two marks are one thing, as sure of being no die as the less sure; the coin is
     # another; the die found twice and the detector's weak peak are no refused things
-    assert reading.refused == (Refused(box=(290, 290, 45, 20), not_die=pytest.approx(0.9)),
+    assert reading.refused == (Refused(box=(480, 80, 40, 40), not_die=pytest.approx(0.2), reason=MAYBE_A_DIE),
+                               Refused(box=(290, 290, 45, 20), not_die=pytest.approx(0.9)),
                                Refused(box=(80, 380, 40, 40), not_die=pytest.approx(0.8)))
-    # unsure whether it is a die at all: kept, but a reveal asks the players rather than count it
-    unsure = next(d for d in reading.dice if d.face == 5)
-    assert unsure.confidence == pytest.approx(0.8) and CameraSettings().doubtful(reading) == 1
+
+
+def test_what_may_be_no_die_is_left_out_and_shown():
+    """From MAYBE_NOT_DIE on, a candidate is not counted but shown as "maybe a die" (a card's
+    club is not guessed to be a die); from die_threshold on, as "not a die"; just under
+    MAYBE_NOT_DIE, a die stays sure."""
+    spots = [Candidate(60 + 120 * i, 80, 30, 30, 0.0, score=0.9) for i in range(3)]
+    line = CameraSettings().min_confidence
+    for not_die, counted, reason in ((MAYBE_NOT_DIE - 0.01, True, None), (MAYBE_NOT_DIE, False, MAYBE_A_DIE),
+                                     (0.49, False, MAYBE_A_DIE), (0.5, False, NOT_A_DIE)):
+        probs = [_p(face=4), _p(not_die, face=4), _p(face=4)]
+        reading = DiceReader(model=_FaceModel(probs), detector=_Detector(spots)).read(TABLE)
+        assert reading.total == (3 if counted else 2), not_die
+        assert all(d.face == 4 and d.confidence >= line for d in reading.dice)
+        assert [r.reason for r in reading.refused] == ([] if counted else [reason])
+        if not counted:
+            assert reading.refused[0].box == spots[1].box and reading.refused[0].not_die == pytest.approx(not_die)
 
 
 def test_the_empty_tables_look_alikes_are_the_table_not_refused_things():
@@ -217,6 +246,12 @@ def test_a_reveal_short_of_dice_says_what_it_left_out():
     assert out.reading is None and out.reason == "I see four dice but five are in play; I left out one thing that is not a die"
     out = _reveal(DiceReading(dice, refused=(chip, chip)), 6)
     assert out.reason == "I see four dice but six are in play; I left out two things that are not dice"
+    club = Refused(box=(100, 200, 40, 40), not_die=0.3, reason=MAYBE_A_DIE)
+    out = _reveal(DiceReading(dice, refused=(chip, club)), 6)
+    assert out.reason == ("I see four dice but six are in play; I left out one thing that is not a die "
+                          "and one thing I cannot tell is a die")
+    out = _reveal(DiceReading(dice, refused=(club, club)), 5)
+    assert out.reason == "I see four dice but five are in play; I left out two things I cannot tell are dice"
     # nothing refused, or more dice than in play (a refused thing cannot be a missing die): as before
     assert _reveal(DiceReading(dice), 5).reason == "I see four dice but five are in play"
     assert _reveal(DiceReading(dice, refused=(chip,)), 3).reason == "I see four dice but three are in play"

@@ -6,18 +6,20 @@ import cv2
 import numpy as np
 
 from companion.vision.settings import CameraSettings
-from companion.vision.types import DiceReading, Refused
+from companion.vision.types import MAYBE_A_DIE, DiceReading, Refused
 
 _COLOURS = {1: (0, 0, 255), 2: (0, 160, 255), 3: (0, 220, 220), 4: (0, 200, 0), 5: (255, 140, 0), 6: (255, 0, 200)}
-# What was refused as no die: grey, dashed and labelled, unlike any face's colour and solid box
+# What was refused as no die: grey, dashed and labelled, unlike any face's colour and solid box;
+# what may be a die but was left out: dashed too, in cyan, so the players look at it
 REFUSED_COLOUR = (128, 128, 128)
+MAYBE_COLOUR = (255, 255, 0)
 
 
 def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
              settings: CameraSettings = CameraSettings()) -> np.ndarray:
     """A copy of `frame` with every die boxed and labelled, and the counts written on top; a die
-    `settings` would doubt at a reveal is marked "?", and what was refused as no die is boxed
-    in grey dashes, "not a die", so the players see what was left out of the count."""
+    `settings` would doubt at a reveal is marked "?", and what was left out of the count is
+    boxed in dashes: grey for "not a die", cyan for "maybe a die"."""
     out = frame.copy()
     scale = max(0.4, min(out.shape[:2]) / 900)
     thick = max(1, int(round(scale * 2)))
@@ -47,7 +49,9 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
 
 
 def _draw_refused(out: np.ndarray, r: Refused, scale: float, thick: int) -> None:
-    """A refused thing's box in grey dashes (a die's is solid and coloured), labelled "not a die"."""
+    """A refused thing's box in dashes (a die's is solid and coloured), labelled with why."""
+    colour = MAYBE_COLOUR if r.reason == MAYBE_A_DIE else REFUSED_COLOUR
+    text_colour = (0, 0, 0) if r.reason == MAYBE_A_DIE else (255, 255, 255)
     x, y, w, h = r.box
     dash = max(4, int(round(8 * scale)))
     corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
@@ -56,9 +60,8 @@ def _draw_refused(out: np.ndarray, r: Refused, scale: float, thick: int) -> None
         for k in range(0, n, 2):  # every other piece of the side
             a, b = k / n, min(1.0, (k + 1) / n)
             cv2.line(out, (int(round(x0 + (x1 - x0) * a)), int(round(y0 + (y1 - y0) * a))),
-                     (int(round(x0 + (x1 - x0) * b)), int(round(y0 + (y1 - y0) * b))), REFUSED_COLOUR, thick)
-    label = "not a die"
-    (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+                     (int(round(x0 + (x1 - x0) * b)), int(round(y0 + (y1 - y0) * b))), colour, thick)
+    (tw, th), _ = cv2.getTextSize(r.reason, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
     lx = max(0, min(x, out.shape[1] - tw - 4))  # the whole label in the picture, even at its edge
-    cv2.rectangle(out, (lx, max(0, y - th - 6)), (lx + tw + 4, y), REFUSED_COLOUR, -1)
-    cv2.putText(out, label, (lx + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
+    cv2.rectangle(out, (lx, max(0, y - th - 6)), (lx + tw + 4, y), colour, -1)
+    cv2.putText(out, r.reason, (lx + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, text_colour, thick, cv2.LINE_AA)

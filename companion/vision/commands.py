@@ -9,7 +9,7 @@ from typing import Callable
 
 from companion.vision.errors import VisionError
 from companion.vision.settings import CameraSettings
-from companion.vision.types import DiceReading
+from companion.vision.types import MAYBE_A_DIE, DiceReading
 
 CALIBRATION_ROOT = pathlib.Path("calibration")
 
@@ -44,11 +44,15 @@ def reading_json(file: str, reading: DiceReading) -> str:
 
 
 def refused_line(reading: DiceReading) -> str | None:
-    """How many things were refused as no die, for people; None when nothing was."""
-    n = len(reading.refused)
-    if not n:
-        return None
-    return "1 object refused as not a die" if n == 1 else f"{n} objects refused as not dice"
+    """How many things were left out of the count and why, for people; None when nothing was."""
+    maybe = sum(r.reason == MAYBE_A_DIE for r in reading.refused)
+    sure = len(reading.refused) - maybe
+    parts = []
+    if sure:
+        parts.append("1 object refused as not a die" if sure == 1 else f"{sure} objects refused as not dice")
+    if maybe:
+        parts.append(f"{maybe} left out as maybe a die")
+    return ", ".join(parts) or None
 
 
 def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:

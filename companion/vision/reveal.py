@@ -13,7 +13,7 @@ from companion.vision.annotate import annotate
 from companion.vision.errors import PhotosUsedUp, VisionError
 from companion.vision.frames import FrameSource, write_image
 from companion.vision.settings import CameraSettings
-from companion.vision.types import DiceReading, RevealOutcome
+from companion.vision.types import MAYBE_A_DIE, DiceReading, RevealOutcome
 
 
 class DiceReaderLike(Protocol):
@@ -25,12 +25,19 @@ def _dice_word(n: int) -> str:
 
 
 def _left_out(reading: DiceReading, expected_total: int) -> str:
-    """When dice are missing, what was refused as no die (a die among them would be missing too),
-    to end the reason with; nothing else."""
-    n = len(reading.refused)
-    if not n or reading.total >= expected_total:
+    """When dice are missing, what was left out of the count (a die among it would be missing
+    too), to end the reason with; nothing else."""
+    if not reading.refused or reading.total >= expected_total:
         return ""
-    return f"; I left out {number_words(n)} {'thing that is not a die' if n == 1 else 'things that are not dice'}"
+    maybe = sum(r.reason == MAYBE_A_DIE for r in reading.refused)
+    sure = len(reading.refused) - maybe
+    parts = []
+    if sure:
+        parts.append(f"{number_words(sure)} {'thing that is not a die' if sure == 1 else 'things that are not dice'}")
+    if maybe:
+        parts.append(f"{number_words(maybe)} {'thing' if maybe == 1 else 'things'} I cannot tell "
+                     f"{'is a die' if maybe == 1 else 'are dice'}")
+    return "; I left out " + " and ".join(parts)
 
 
 def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:

@@ -29,13 +29,14 @@ class Die:
         return {"face": self.face, "box": [int(v) for v in self.box], "confidence": round(float(self.confidence), 3)}
 
 
-NOT_A_DIE = "not a die"
+NOT_A_DIE = "not a die"  # the face model is sure it is no die (a chip, a coin, a hand)
+MAYBE_A_DIE = "maybe a die"  # it cannot tell (a card's club, a button): asked, not guessed
 
 
 @dataclass(frozen=True)
 class Refused:
-    """Something the detector took for a die and the face model turned down: shown to the players
-    (a poker chip, a coin, a hand) so they see what was left out of the count, never counted."""
+    """Something the detector took for a die and the face model turned down or could not vouch
+    for: shown to the players so they see what was left out of the count, never counted."""
 
     box: tuple[int, int, int, int]  # x, y, w, h in image pixels
     not_die: float  # 0..1, the face model's chance that it is no die
