@@ -88,7 +88,10 @@ def _decode_job(job: dict) -> dict:
     from companion.sources import Expect
 
     engine = _engine(job["model"])
-    engine.expect(Expect(job["expect"]))
+    truth = job["truth"] or {}
+    # a player's dice are heard knowing how many the player holds, as the referee knows
+    engine.expect(Expect(job["expect"]),
+                  frozenset({len(truth["dice"])}) if truth.get("kind") == "hand" else frozenset())
     samples = read_wav(job["path"])
     segments = split(samples)  # once: the voice activity model is most of the endpointer's cost
     # the path WavSource and the microphone use

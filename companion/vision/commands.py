@@ -9,7 +9,7 @@ from typing import Callable
 
 from companion.vision.errors import VisionError
 from companion.vision.settings import CameraSettings
-from companion.vision.types import MAYBE_A_DIE, DiceReading
+from companion.vision.types import DiceReading
 
 CALIBRATION_ROOT = pathlib.Path("calibration")
 
@@ -45,7 +45,7 @@ def reading_json(file: str, reading: DiceReading) -> str:
 
 def refused_line(reading: DiceReading) -> str | None:
     """How many things were left out of the count and why, for people; None when nothing was."""
-    maybe = sum(r.reason == MAYBE_A_DIE for r in reading.refused)
+    maybe = reading.maybe_dice
     sure = len(reading.refused) - maybe
     parts = []
     if sure:

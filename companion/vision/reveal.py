@@ -13,7 +13,7 @@ from companion.vision.annotate import annotate
 from companion.vision.errors import PhotosUsedUp, VisionError
 from companion.vision.frames import FrameSource, write_image
 from companion.vision.settings import CameraSettings
-from companion.vision.types import MAYBE_A_DIE, DiceReading, RevealOutcome
+from companion.vision.types import DiceReading, RevealOutcome
 
 
 class DiceReaderLike(Protocol):
@@ -29,7 +29,7 @@ def _left_out(reading: DiceReading, expected_total: int) -> str:
     too), to end the reason with; nothing else."""
     if not reading.refused or reading.total >= expected_total:
         return ""
-    maybe = sum(r.reason == MAYBE_A_DIE for r in reading.refused)
+    maybe = reading.maybe_dice
     sure = len(reading.refused) - maybe
     parts = []
     if sure:

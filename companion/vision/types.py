@@ -68,6 +68,11 @@ class DiceReading:
         return len(self.dice)
 
     @property
+    def maybe_dice(self) -> int:
+        """How many refused things may be dice: left out as such, not as no die."""
+        return sum(r.reason == MAYBE_A_DIE for r in self.refused)
+
+    @property
     def min_confidence(self) -> float:
         return min((d.confidence for d in self.dice), default=1.0)
 
