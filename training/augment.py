@@ -122,15 +122,10 @@ def noise_of_kind(kind: str, n: int, rng: np.random.Generator,
     return coloured_noise(n, rng, {"white": 0.0, "pink": 1.0, "brown": 2.0}[kind])
 
 
-NOISE_KINDS = ("babble", "babble", "babble", "pink", "white", "brown", "clatter")
-
-
 def table(x: np.ndarray, rng: np.random.Generator, babble_clips: list[np.ndarray],
-          noisy: bool, snr: tuple[float, float] = (0.0, 30.0),
-          kinds: tuple[str, ...] = NOISE_KINDS) -> tuple[np.ndarray, str]:
-    """One random table condition for a clip (already padded with its pre-roll and tail):
-    when `noisy`, one of `kinds` of noise at an SNR drawn from `snr` (dB). Returns the audio
-    and a short description for the training log."""
+          noisy: bool) -> tuple[np.ndarray, str]:
+    """One random table condition for a clip (already padded with its pre-roll and tail).
+    Returns the audio and a short description for the training log."""
     notes = []
     if rng.random() < 0.5:
         x = speed(x, rng.uniform(0.88, 1.12))
@@ -142,10 +137,10 @@ def table(x: np.ndarray, rng: np.random.Generator, babble_clips: list[np.ndarray
         x = telephone(x, rng)
         notes.append("phone")
     if noisy:
-        kind = str(rng.choice(kinds))
-        level = float(rng.uniform(*snr))
-        x = mix(x, noise_of_kind(kind, len(x), rng, babble_clips), level)
-        notes.append(f"{kind}{level:.0f}")
+        kind = rng.choice(["babble", "babble", "babble", "pink", "white", "brown", "clatter"])
+        snr = float(rng.uniform(0, 30))
+        x = mix(x, noise_of_kind(kind, len(x), rng, babble_clips), snr)
+        notes.append(f"{kind}{snr:.0f}")
     gain = 10 ** (rng.uniform(-30, 0) / 20) / (np.max(np.abs(x)) + 1e-9)
     x = x * gain
     if rng.random() < 0.05:  # a shouted call into a cheap microphone

@@ -46,23 +46,12 @@ def features(audio: np.ndarray, warp: float | None = None, tempo: float | None =
     return embedding.embed_mels(mels)
 
 
-# A crowded table: every copy in babble this loud, of talkers from the caller's own family
-# (voices like the caller's are the hardest to hear past) and the shared babble pool.
-CROWD_SNR = (0.0, 15.0)
-CROWD_TALKERS = 8  # lines said by other voices of the family, per job
-CROWD_SHARED = 16  # clips of the shared pool added to them
-
-
 def at_the_table(speech: np.ndarray, rng: np.random.Generator, babble: list[np.ndarray],
-                 noisy: bool, crowded: bool = False) -> tuple[np.ndarray, str]:
-    """Pre-roll and tail of room sound around the speech, then the table's conditions
-    (`crowded`: always babble, from CROWD_SNR)."""
+                 noisy: bool) -> tuple[np.ndarray, str]:
+    """Pre-roll and tail of room sound around the speech, then the table's conditions."""
     before = np.zeros(int(rng.uniform(0.05, 0.6) * RATE), np.float32)
     after = np.zeros(int(rng.uniform(0.1, 0.5) * RATE), np.float32)
-    x = np.concatenate([before, speech, after])
-    if crowded:
-        return augment.table(x, rng, babble, True, CROWD_SNR, ("babble",))
-    return augment.table(x, rng, babble, noisy)
+    return augment.table(np.concatenate([before, speech, after]), rng, babble, noisy)
 
 
 @dataclass
@@ -75,7 +64,6 @@ class Job:
     warp: tuple[float, float] | None = None  # vocal tract length factors drawn from this range
     tempo: tuple[float, float] | None = None  # tempo factors drawn from this range
     respell: bool = False  # the Spanish words said in other ways half the time
-    crowded: bool = False  # every copy in loud babble of the family's own voices
 
 
 _BABBLE: list[np.ndarray] = []
@@ -91,19 +79,7 @@ def _run(job: Job) -> list[tuple[np.ndarray, tuple[int, ...], str, str, str, str
 
     rng = np.random.default_rng(job.seed)
     spelling = random.Random(job.seed)
-    family_voices = voices.list_voices(job.family, VOICES_PER_FAMILY[job.family], 7)
-    voice = family_voices[job.voice_index]
-    babble = _BABBLE
-    if job.crowded:
-        babble = [_BABBLE[i] for i in rng.choice(len(_BABBLE), CROWD_SHARED, replace=False)]
-        # what other people say: chatter, and calls too (a number said across the table)
-        lines = [item.text for item in corpus.items(CROWD_TALKERS, job.seed + 1)]
-        for line in lines:
-            talker = family_voices[int(rng.integers(len(family_voices)))]
-            try:
-                babble.append(voices.synthesise(talker, line))
-            except Exception as err:
-                print(f"  skipped babble {talker.name} {line!r}: {err}", flush=True)
+    voice = voices.list_voices(job.family, VOICES_PER_FAMILY[job.family], 7)[job.voice_index]
     out = []
     for item in job.items:
         said = corpus.said_as(item.text, spelling) if job.respell else item.text
@@ -115,8 +91,7 @@ def _run(job: Job) -> list[tuple[np.ndarray, tuple[int, ...], str, str, str, str
         labels = tuple(INDEX[t] for t in item.tokens)
         for copy in range(job.copies):
             # The first copy is mostly clean, later ones noisy: noise is the hard part.
-            audio, note = at_the_table(speech, rng, babble, noisy=copy > 0 or rng.random() < 0.3,
-                                       crowded=job.crowded)
+            audio, note = at_the_table(speech, rng, _BABBLE, noisy=copy > 0 or rng.random() < 0.3)
             warp = None if job.warp is None else float(rng.uniform(*job.warp))
             if warp is not None:
                 note += f"+warp{warp:.2f}"
@@ -172,10 +147,9 @@ def babble_clips(seed: int, count: int = 160) -> list[np.ndarray]:
 def build_family(family: str, out: Path, items: int, copies: int, seed: int,
                  babble: list[np.ndarray], workers: int,
                  warp: tuple[float, float] | None = None,
-                 tempo: tuple[float, float] | None = None, respell: bool = False,
-                 crowded: bool = False) -> None:
+                 tempo: tuple[float, float] | None = None, respell: bool = False) -> None:
     # Other items and other voices' draws than the plain shard's (and each other's).
-    seed += 3 if crowded else 2 if tempo is not None else 1 if warp is not None else 0
+    seed += 2 if tempo is not None else 1 if warp is not None else 0
     said = corpus.items(items, seed + zlib.crc32(family.encode()) % 1000)
     n_voices = VOICES_PER_FAMILY[family]
     jobs = []
@@ -183,7 +157,7 @@ def build_family(family: str, out: Path, items: int, copies: int, seed: int,
     for start in range(0, len(said), per_job):
         index = (start // per_job) % n_voices
         jobs.append(Job(family, index, said[start:start + per_job], seed * 7919 + start, copies,
-                        warp, tempo, respell, crowded))
+                        warp, tempo, respell))
     rows: list = []
     begun = time.time()
     # spawn, not fork: the parent may already run TFLite and BLAS threads, and a forked
@@ -265,10 +239,6 @@ def main() -> None:
     parser.add_argument("--respell", action="store_true",
                         help="say the Spanish words (calza, dudo, pacos, palifico) in other "
                              "ways half the time, as people do (training.corpus.SAID_AS)")
-    parser.add_argument("--crowd", action="store_true",
-                        help="build <family>-crowded.npz shards instead (a third of the items): "
-                             "every copy in babble at 0-15 dB of the family's own voices, "
-                             "warped if --warp")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     wanted = args.family or [*FAMILIES, "real", "noise"]
@@ -281,14 +251,13 @@ def main() -> None:
         np.savez_compressed(babble_path, audio=np.concatenate(babble),
                             lengths=np.array([len(c) for c in babble]))
     for family in wanted:
-        if (args.warp or args.tempo or args.crowd) and family in FAMILIES:
-            kind = "crowded" if args.crowd else "stretched" if args.tempo else "warped"
-            path = args.out / f"{family}-{kind}.npz"
+        if (args.warp or args.tempo) and family in FAMILIES:
+            path = args.out / f"{family}-{'stretched' if args.tempo else 'warped'}.npz"
             if not path.exists():
                 items, copies = FAMILIES[family]
                 build_family(family, path, (args.items or items) // 3, copies, args.seed, babble,
                              args.workers, args.warp and tuple(args.warp),
-                             args.tempo and tuple(args.tempo), args.respell, args.crowd)
+                             args.tempo and tuple(args.tempo), args.respell)
             continue
         path = args.out / f"{family}.npz"
         if path.exists():
