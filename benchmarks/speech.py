@@ -25,7 +25,10 @@ what would have been done with it:
   again    call not acted on (nothing heard, ignored, or "say again")
   chatter  table talk acted on as a call
   phrase   acc over calls said inside a phrase ("okay I bid nine fives please")
-  lat50/90 end of speech -> call known: endpoint delay + the engine's finishing time
+  lat50/90 end of speech -> call known: endpoint delay + the engine's finishing time, over
+           the calls whose end the endpointer found
+  EPmis    calls whose end it did not find before the recording ran out (0.6 s after the
+           call): live, such an utterance stays open until the room quietens (or 8 s)
 
 Also: CPU while listening to a quiet room, the shipped model's size, and whole scripted games
 (benchmarks/games.py) typed and then spoken through `companion play`.
@@ -62,6 +65,7 @@ from benchmarks.speech_corpus import (  # noqa: E402
 # --- decoding --------------------------------------------------------------------------------
 
 _ENGINES: dict[str | None, object] = {}
+FILE_END_SLACK = 160  # samples (one endpointer frame): an utterance closed there closed at the end
 
 
 def _engine(model: str | None):
@@ -80,6 +84,14 @@ def _engine(model: str | None):
     return _ENGINES[model]
 
 
+def endpoint_delay(segments, speech_end: int, samples: int) -> float | None:
+    """Seconds from the end of speech to where the endpointer knew it had ended; None when it
+    never did: an utterance closed only because the recording ran out would, live, stay
+    open until the room quietened."""
+    ends = [s.detected_at for s in segments if speech_end <= s.detected_at < samples - FILE_END_SLACK]
+    return (ends[0] - speech_end) / RATE if ends else None
+
+
 def _decode_job(job: dict) -> dict:
     from companion.calls import parse_call_or_none
     from companion.listen.audio import read_wav
@@ -96,14 +108,14 @@ def _decode_job(job: dict) -> dict:
     segments = split(samples)  # once: the voice activity model is most of the endpointer's cost
     # the path WavSource and the microphone use
     result = decode_span(engine, samples, spans=joined_spans(segments))
-    ends = [s.detected_at for s in segments if s.detected_at >= job["speech_end"]]
+    delay = endpoint_delay(segments, job["speech_end"], len(samples))
     return {"set": job["set"], "condition": job["condition"], "key": job["key"],
             "kind": job["kind"], "expect": job["expect"], "truth": job["truth"],
             "text": result.text, "alternatives": list(result.alternatives),
             "call": call_json(parse_call_or_none(result.text, PLAYERS)),
             "confidence": float(result.confidence), "audio": result.audio_seconds,
             "cpu": result.decode_seconds, "finish": result.finish_seconds,
-            "endpoint_delay": (ends[0] - job["speech_end"]) / RATE if ends else None}
+            "endpoint_delay": delay}
 
 
 def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None]) -> list[dict]:
@@ -249,6 +261,7 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
             "chatter_accepted"] if fest else nan,
         "latency_median": every.get("latency_median", nan),
         "latency_p90": every.get("latency_p90", nan),
+        "endpoint_missed": every.get("endpoint_missed", nan),
         "rtf": every.get("rtf", nan),
     }
 
@@ -265,6 +278,7 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             + (f" ({o['silent_errors_max_where']})" if o["silent_errors_max_where"] else "")
             + f", chatter accepted {pct(o['chatter_accepted'])}, latency p90 "
             + ("n/a" if o["latency_p90"] != o["latency_p90"] else f"{1000 * o['latency_p90']:.0f} ms")
+            + f" (end of speech not found for {pct(o.get('endpoint_missed'))})"
             + ", CPU on silence " + ("n/a" if cpu is None else f"{100 * cpu:.2f}%")
             + f", model {model_mb:.2f} MB")
     if games:

@@ -60,6 +60,17 @@ def test_chatter_acted_on_counts_as_accepted():
     assert m["accuracy"] != m["accuracy"]  # no calls: nan, not a made-up 0
 
 
+def test_an_end_found_only_at_the_end_of_the_recording_is_no_end_found():
+    from companion.listen.endpoint import Segment
+
+    said_until, samples = 16000, 16000 + 9600
+    assert speech.endpoint_delay([Segment(0, 15000, 19200)], said_until, samples) == pytest.approx(0.2)
+    # the endpointer was still in the utterance when the file ran out: flushed at its end
+    assert speech.endpoint_delay([Segment(0, 15000, samples)], said_until, samples) is None
+    # a burst that ended before the call did is not the call's end
+    assert speech.endpoint_delay([Segment(0, 8000, 9000)], said_until, samples) is None
+
+
 def test_phrases_and_speakers_are_scored_as_calls():
     rows = [row("nine fives", 0.9, "nine fives", "phrase"),
             row("eight fives", 0.9, "nine fives", "phrase"),
