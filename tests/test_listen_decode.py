@@ -172,6 +172,21 @@ def test_undo_during_a_reveal_is_never_heard_as_a_count(engine, tmp_path):
             assert call is None or call.to_json()["kind"] != "number", (voice, rate, heard.text)
 
 
+def test_a_hand_is_heard_at_a_size_the_game_allows_and_no_surer(engine, speech_dir):
+    hand = read_wav(speech_dir / "call-1-10.wav")  # "Ana three five five two one"
+    engine.expect(Expect.COUNT)
+    free = engine.decode(hand)
+    engine.expect(Expect.COUNT, frozenset({5}))
+    five = engine.decode(hand)
+    engine.expect(Expect.COUNT, frozenset({3}))
+    three = engine.decode(hand)
+    assert parse_call_or_none(five.text, PLAYERS).to_json() == {"kind": "hand", "player": "Ana",
+                                                                  "dice": [3, 5, 5, 2, 1]}
+    assert len(parse_call_or_none(three.text, PLAYERS).to_json()["dice"]) == 3
+    # how sure it is comes from the grammar the confidence was fitted on, whatever the size
+    assert free.confidence == five.confidence == three.confidence
+
+
 def test_a_count_is_heard_only_when_a_count_is_expected(engine, speech_dir):
     twelve = read_wav(speech_dir / "call-0-08.wav")
     engine.expect(Expect.COUNT)

@@ -192,11 +192,16 @@ class CallRecogniser:
         """One utterance heard as the calls expected now."""
         feats = self.features(audio)
         log_probs = self.network.log_probs(feats)
-        decoded = self.graph(self._expect, self._hand_sizes).decode(log_probs)
+        decoded = self.graph(self._expect).decode(log_probs)
         if not decoded.calls:
             return Recognition("", confidence=0.0, details={"decoded": decoded})
         found = measures(decoded)
         confidence = self.calibration.confidence(found)
+        if self._hand_sizes:
+            # A hand is read at a size the game allows, as sure as the grammar the confidence
+            # was fitted on found the utterance: fewer readings to choose from would only
+            # make a wrong one look surer.
+            decoded = self.graph(self._expect, self._hand_sizes).decode(log_probs)
         best = decoded.calls[0][1]
         # Alternatives the audio explains nearly as well (within a factor of e^3): others
         # are no real second guess, and a referee that prefers a guess that makes sense
