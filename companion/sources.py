@@ -127,8 +127,8 @@ class Expect(Enum):
 class CallSource(Protocol):
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         """What the next utterance should be; speech sources listen for just that.
-        `hand_sizes`: at a reveal, how many dice a hand said now can hold (those of the
-        players yet to show theirs); empty when no hand is due or any size will do."""
+        `hand_sizes`: at a reveal, how many dice a hand said now can hold (as many as a
+        player in the game has); empty when no hand is due or any size will do."""
 
     def next_utterance(self) -> Utterance | None:
         """Block until something is said or typed; None when the input has ended."""

@@ -30,8 +30,8 @@ from companion.listen.vocabulary import normalise_name
 from companion.sources import Expect
 
 TAIL_SAMPLES = 3200  # 0.2 s of quiet after the utterance, as in training
-ALTERNATIVE_REACH = 3.0
-HAND_SIZES = frozenset(range(1, 6))  # a player holds one to five dice  # log-likelihood below the best call that still counts as a guess
+ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
+HAND_SIZES = frozenset(range(1, 6))  # a player holds one to five dice
 CONFIDENCE_PATH = Path(__file__).with_name("call_confidence.json")
 
 PLURAL = {1: ("ones", "aces", "pacos"), 2: ("twos",), 3: ("threes",), 4: ("fours",),
