@@ -141,9 +141,9 @@ def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) 
 # --- the demo -----------------------------------------------------------------------------------
 
 class SpokenTable:
-    """The players' side of the demo: the referee's speaker tells it what was said, and
-    `next_recording` gives the WAV of whatever the players say next (None: the script is
-    done, or a line could not get through)."""
+    """The players' side of the demo: it hears what the referee says (a Speaker beside the
+    referee's own), and `next_recording` gives the WAV of whatever the players say next
+    (None: the script is done, or a line could not get through)."""
 
     def __init__(self, lines: Sequence[Line], voices: dict, folder: Path) -> None:
         self.lines, self.voices, self.folder = list(lines), voices, folder
@@ -154,7 +154,7 @@ class SpokenTable:
         self._count = 0
         self.pause = 0.0  # seconds before each utterance
 
-    def referee_said(self, text: str) -> None:
+    def say(self, text: str) -> None:
         self._heard.append(text)
 
     def next_recording(self) -> Path | None:
@@ -206,7 +206,7 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
     from companion.referee import Referee, RefereeSettings
     from companion.rules import Game, get_preset
     from companion.sources import TextSource
-    from companion.voice.speakers import PlayerVoice, VoiceUnavailable, announcer
+    from companion.voice.speakers import PlayerVoice, Speakers, VoiceUnavailable, announcer
 
     def warn(line: str) -> None:
         print(f"companion: {line}", file=sys.stderr)
@@ -216,7 +216,7 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
     with tempfile.TemporaryDirectory(prefix="companion-demo-") as tmp:
         folder = Path(tmp)
         typed = Game(PLAYERS, rules)
-        Referee(typed, _Silent()).run(TextSource([line.text for line in lines]))
+        Referee(typed, Speakers(())).run(TextSource([line.text for line in lines]))  # said to no one
         try:
             voices = {p: PlayerVoice(v) for p, v in VOICES.items()}
         except VoiceUnavailable as error:
@@ -225,7 +225,7 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
         game = Game(PLAYERS, rules)
         path = journal or folder / "demo.jsonl"
         record = journals.Journal.start(path, game)
-        speaker = _Told(announcer(mute, wav_out, warn), table)
+        speaker = Speakers((table, announcer(mute, wav_out, warn)))  # the players hear it first
         source = Recordings(table, make_engine("bundled", players=PLAYERS))
         shown = None
         if display:
@@ -263,22 +263,6 @@ def _wait_for_enter(prompt: str) -> None:
             input(f"demo: {prompt} ")
         except EOFError:
             pass
-
-
-class _Silent:
-    def say(self, text: str) -> None:
-        pass
-
-
-class _Told:
-    """The referee's speaker, also telling the players what was said."""
-
-    def __init__(self, speaker, table: SpokenTable) -> None:
-        self._speaker, self._table = speaker, table
-
-    def say(self, text: str) -> None:
-        self._table.referee_said(text)
-        self._speaker.say(text)
 
 
 class Recordings(WavSource):
