@@ -6,13 +6,14 @@ import cv2
 import numpy as np
 
 from companion.vision.settings import CameraSettings
-from companion.vision.types import MAYBE_A_DIE, DiceReading, Refused
+from companion.vision.types import MAYBE_A_DIE, NOT_A_DIE, DiceReading, Refused
 
 _COLOURS = {1: (0, 0, 255), 2: (0, 160, 255), 3: (0, 220, 220), 4: (0, 200, 0), 5: (255, 140, 0), 6: (255, 0, 200)}
 # What was refused as no die: grey, dashed and labelled, unlike any face's colour and solid box;
 # what may be a die but was left out: dashed too, in cyan, so the players look at it
 REFUSED_COLOUR = (128, 128, 128)
 MAYBE_COLOUR = (255, 255, 0)
+_REFUSED_STYLE = {NOT_A_DIE: (REFUSED_COLOUR, (255, 255, 255)), MAYBE_A_DIE: (MAYBE_COLOUR, (0, 0, 0))}  # box, text
 
 
 def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
@@ -50,8 +51,7 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
 
 def _draw_refused(out: np.ndarray, r: Refused, scale: float, thick: int) -> None:
     """A refused thing's box in dashes (a die's is solid and coloured), labelled with why."""
-    colour = MAYBE_COLOUR if r.reason == MAYBE_A_DIE else REFUSED_COLOUR
-    text_colour = (0, 0, 0) if r.reason == MAYBE_A_DIE else (255, 255, 255)
+    colour, text_colour = _REFUSED_STYLE.get(r.reason, _REFUSED_STYLE[NOT_A_DIE])
     x, y, w, h = r.box
     dash = max(4, int(round(8 * scale)))
     corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]

@@ -83,14 +83,18 @@ class DiceReader:
         decided = [(c, self._decide(c, probs[i], None if sims is None else sims[i], agreement[i]))
                    for i, c in enumerate(found)]
         kept = _one_per_die([(c, d) for c, d in decided if d is not None])
+        left_out: dict[str, list[tuple[Candidate, float]]] = {NOT_A_DIE: [], MAYBE_A_DIE: []}
+        for (c, d), p in zip(decided, probs):
+            if d is not None:
+                continue
+            # maybe a die: every one, for each would have been counted; not a die: only what the
+            # detector itself took for one (its weak peaks are asked about too)
+            if p[NOT_DIE] < self.die_threshold:
+                left_out[MAYBE_A_DIE].append((c, float(p[NOT_DIE])))
+            elif c.score >= THRESHOLD:
+                left_out[NOT_A_DIE].append((c, float(p[NOT_DIE])))
         kept_spots = [c for c, _ in kept]
-        # not a die: only what the detector itself took for one (its weak peaks are asked about
-        # too); maybe a die: all, for each would have been counted
-        not_dice = [(c, float(probs[i][NOT_DIE])) for i, (c, d) in enumerate(decided)
-                    if d is None and probs[i][NOT_DIE] >= self.die_threshold and c.score >= THRESHOLD]
-        maybe_dice = [(c, float(probs[i][NOT_DIE])) for i, (c, d) in enumerate(decided)
-                      if d is None and probs[i][NOT_DIE] < self.die_threshold]
-        refused = _refused(not_dice, kept_spots, NOT_A_DIE) + _refused(maybe_dice, kept_spots, MAYBE_A_DIE)
+        refused = [r for reason, spots in left_out.items() for r in _refused(spots, kept_spots, reason)]
         return DiceReading(dice=tuple(sorted((d for _, d in kept), key=lambda d: (d.box[1], d.box[0]))),
                            refused=tuple(sorted(refused, key=lambda r: (r.box[1], r.box[0]))))
 
