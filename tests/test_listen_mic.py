@@ -29,6 +29,9 @@ class HeardEngine:
     def feed(self, samples):
         self.fed.append(np.asarray(samples))
 
+    def peek(self):
+        return None  # only the endpointer ends an utterance here
+
     def finish(self):
         audio = np.concatenate(self.fed) if self.fed else np.zeros(0)
         loudest = int(np.abs(audio).max()) if len(audio) else 0

@@ -80,6 +80,8 @@ class Decoded:
     unknown_peak: float  # the largest <unk> probability of any frame
     weakest_word: float = 0.0  # the log-probability of the best call's least clear word, at its peak
     unknown_mass: float = 0.0  # <unk> probability summed over frames: about how many other words
+    goes_on: bool = False  # the best call begins a longer one ("twenty" of "twenty four")
+    last_word_frame: int = -1  # the frame where the best call's last word is last spelt
 
     @property
     def best(self) -> str:
@@ -118,6 +120,7 @@ class CompiledGraph:
         # Where each final node's calls end: its blank state or an arc into it.
         self.final_states = {f: [f] + [n_nodes + i for i in into.get(f, [])]
                              for f in graph.finals}
+        self.going_on = frozenset(a for a, b, _ in arcs if a != b)  # nodes with words after
 
     def viterbi(self, log_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         T = len(log_probs)
@@ -155,6 +158,8 @@ class CompiledGraph:
         calls: list[tuple[str, float]] = []
         name_frames = None
         weakest = 0.0
+        goes_on = bool(ends) and ends[0][2] in self.going_on
+        last_word = -1
         for value, state, node in ends:
             text = self.graph.finals[node]
             if "{" in text or not calls:
@@ -163,6 +168,7 @@ class CompiledGraph:
                 if not calls:
                     name_frames = self._name_frames(states)
                     weakest = self._weakest_word(states, log_probs)
+                    last_word = self._last_word_frame(states)
                 if "{dice}" in text:
                     dice = [t for t in tokens if t in _DIE_TOKENS]
                     text = text.replace("{dice}", " ".join(_TOKEN_WORD[t] for t in dice))
@@ -171,7 +177,7 @@ class CompiledGraph:
             if len(calls) >= top:
                 break
         return Decoded(calls, free, len(log_probs), name_frames, unknown_peak, weakest,
-                       float(unknown.sum()))
+                       float(unknown.sum()), goes_on, last_word)
 
     def _weakest_word(self, states: list[int], log_probs: np.ndarray) -> float:
         """Each word of the path scores the peak probability of its token over the frames
@@ -187,6 +193,10 @@ class CompiledGraph:
             last = s if s >= self.n_nodes else -1
         return float(min(peaks)) if peaks else 0.0
 
+    def _last_word_frame(self, states: list[int]) -> int:
+        words = [t for t, s in enumerate(states) if s >= self.n_nodes and self.tokens[s] != _PLEASE]
+        return words[-1] if words else -1
+
     def _tokens(self, states: list[int]) -> list[int]:
         tokens, last = [], -1
         for s in states:
@@ -200,5 +210,6 @@ class CompiledGraph:
         return (frames[0], frames[-1]) if frames else None
 
 
+_PLEASE = INDEX["please"]
 _TOKEN_WORD = {INDEX[w]: w for w in ("one", "two", "three", "four", "five", "six")}
 _DIE_TOKENS = frozenset(_TOKEN_WORD)

@@ -7,9 +7,10 @@ its wake words that way. Each vector covers the last 775 ms of audio.
 
 The wheel's own streaming class pre-fills 8 s of silence after every reset (about 400 ms of
 work per utterance); this one runs the two models on a whole utterance at once instead,
-resizing their inputs to fit it. Whole, not in pieces: the mel model floors each input at
-80 dB below that input's loudest frame, so the quiet frames of a piece depend on the piece,
-and the network was trained on whole utterances.
+resizing their inputs to fit it. `EmbeddingStream` grows an utterance's vectors as its audio
+arrives and gives the very vectors of the whole: the mel model floors each input at 80 dB
+below that input's loudest frame, so a piece's quiet frames are floored again at the whole's
+level, and the vectors whose windows hold such frames are made again when that level rises.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ SAMPLE_RATE = 16000
 HOP_SAMPLES = 1280  # one embedding every 80 ms
 MEL_WINDOW = 400  # 25 ms frames ...
 MEL_HOP = 160  # ... every 10 ms
+MEL_SPAN = 512  # samples the mel model reads for one frame (its FFT); fewer crash it
+MEL_FLOOR = 8.0  # 80 dB in the scaled units of `mels`: the floor below the loudest frame
 MELS_PER_EMBEDDING = 76  # 775 ms
 MEL_STEP = 8  # mel frames between embeddings
 NUM_MELS = 32
@@ -94,8 +97,10 @@ class SpeechEmbedding:
 
     def mels(self, samples: np.ndarray) -> np.ndarray:
         """(frames, 32) log-mel frames, scaled as the embedding model expects."""
-        audio = _as_int16_scale(samples)
-        if len(audio) < MEL_WINDOW:
+        return self._scaled_mels(_as_int16_scale(samples))
+
+    def _scaled_mels(self, audio: np.ndarray) -> np.ndarray:
+        if len(audio) < MEL_SPAN:
             return np.zeros((0, NUM_MELS), dtype=np.float32)
         out = self._mel.run(audio[None, :])
         return out.reshape(-1, NUM_MELS) / 10.0 + 2.0
@@ -111,8 +116,15 @@ class SpeechEmbedding:
         if count <= 0:
             return np.zeros((0, FEATURES), dtype=np.float32)
         index = np.arange(MELS_PER_EMBEDDING)[None, :] + MEL_STEP * np.arange(count)[:, None]
-        windows = mels[index][..., None]  # (count, 76, 32, 1)
-        return self._emb.run(windows).reshape(count, FEATURES)
+        return self.embed_windows(mels[index])
+
+    def embed_windows(self, windows: np.ndarray) -> np.ndarray:
+        """(count, 76, 32) windows of mel frames -> (count, 96) vectors."""
+        return self._emb.run(windows[..., None]).reshape(len(windows), FEATURES)
+
+    def stream(self) -> "EmbeddingStream":
+        """An utterance's vectors, made as its audio arrives."""
+        return EmbeddingStream(self)
 
     def close(self) -> None:
         self._mel.close()
@@ -127,6 +139,82 @@ class SpeechEmbedding:
         if instance is None:
             instance = cls._local.instance = cls()
         return instance
+
+
+class EmbeddingStream:
+    """`embed` of an utterance that is still growing, without doing the work again: each mel
+    frame is made once, and a vector is made again only when the floor moves under a frame
+    of its window (in practice the quiet lead-in, while the speech gets louder). `vectors`
+    equals `embed` of all the audio added so far."""
+
+    def __init__(self, embedding: SpeechEmbedding) -> None:
+        self.embedding = embedding
+        self._audio = np.zeros(0, np.float32)  # from the first frame still to make on
+        self._mels = np.zeros((0, NUM_MELS), np.float32)  # each batch floored by its own
+        self._loudest = -np.inf
+        self._vectors: list[np.ndarray | None] = []  # one per window of whole frames
+        self._made_under: list[float] = []  # the floor each of those was made under
+        self._lowest: list[float] = []  # the lowest unfloored value in each one's window
+
+    @property
+    def windows(self) -> int:
+        """How many vectors the audio added so far makes, without silence after it."""
+        return max(0, (len(self._mels) - MELS_PER_EMBEDDING) // MEL_STEP + 1)
+
+    def add(self, samples: np.ndarray) -> None:
+        self._audio = np.concatenate([self._audio, _as_int16_scale(samples)])
+        if len(self._audio) < MEL_SPAN:
+            return
+        count = (len(self._audio) - MEL_SPAN) // MEL_HOP + 1
+        batch = self.embedding._scaled_mels(self._audio[:MEL_HOP * (count - 1) + MEL_SPAN])
+        self._mels = np.concatenate([self._mels, batch])
+        self._loudest = max(self._loudest, float(batch.max()))
+        self._audio = self._audio[MEL_HOP * count:]
+        self.vectors()  # the new windows now, so the end of the utterance finds them made
+
+    def vectors(self, tail: int = 0) -> np.ndarray:
+        """(T, 96): the vectors of everything added, followed by `tail` samples of silence
+        (not kept: more audio may come)."""
+        mels, loudest = self._mels, self._loudest
+        if tail:
+            ending = np.concatenate([self._audio, np.zeros(tail, np.float32)])
+            extra = self.embedding._scaled_mels(ending)
+            if len(extra):
+                mels = np.concatenate([mels, extra])
+                loudest = max(loudest, float(extra.max()))
+        count = max(0, (len(mels) - MELS_PER_EMBEDDING) // MEL_STEP + 1)
+        if count == 0:
+            return np.zeros((0, FEATURES), dtype=np.float32)
+        floor = loudest - MEL_FLOOR
+        # Windows of frames made from real audio are kept; those reaching into the silence
+        # added here are made for this answer only.
+        kept = self.windows
+        for k in range(len(self._vectors), kept):
+            self._vectors.append(None)
+            self._made_under.append(np.nan)
+            self._lowest.append(float(self._window(mels, k).min()))
+        # A vector made under another floor is stale if a value of its window lies below
+        # the higher of the two floors.
+        todo = [k for k in range(kept) if self._vectors[k] is None or (
+            self._made_under[k] != floor and self._lowest[k] < max(self._made_under[k], floor))]
+        todo += range(kept, count)
+        out = np.empty((count, FEATURES), np.float32)
+        if todo:
+            floored = np.maximum(mels, floor)
+            made = self.embedding.embed_windows(np.stack([self._window(floored, k) for k in todo]))
+            for k, vector in zip(todo, made):
+                out[k] = vector
+                if k < kept:
+                    self._vectors[k], self._made_under[k] = vector, floor
+        made_now = set(todo)
+        for k in range(kept):
+            if k not in made_now:
+                out[k] = self._vectors[k]
+        return out
+
+    @staticmethod
+    def _window(mels: np.ndarray, k: int) -> np.ndarray:
+        return mels[MEL_STEP * k: MEL_STEP * k + MELS_PER_EMBEDDING]
 
 
 def _as_int16_scale(samples: np.ndarray) -> np.ndarray:

@@ -53,6 +53,16 @@ class EndpointSettings:
     room_delay_chunks: int = 8  # chunks a probability waits before it counts for the room,
     # so the onset of a call is not taken for the room talking before the call has started
     use_voice_activity: bool = True  # False: loudness alone
+    # Where loudness judges the end (the room talking), the recogniser's reading of the
+    # utterance so far may end it first (see sources.Listener): every `call_look` seconds
+    # of speech it is read as if it ended there, and once `call_looks` readings in a row
+    # hear the same call at `call_sure` or more, the call is over. A call that a longer one
+    # begins with ("twenty" of "twenty four") needs `call_looks_open` readings.
+    call_look: float = 0.1
+    call_looks: int = 3
+    call_looks_open: int = 5
+    call_sure: float = 0.7
+    end_on_call: bool = True
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,7 @@ class Endpointer:
         self._last_loud = 0
         self._quiet = 0
         self._first: list[float] = []
+        self._cut_at = 0  # where the recogniser last ended an utterance (see cut)
 
     @property
     def in_speech(self) -> bool:
@@ -120,6 +131,20 @@ class Endpointer:
     @property
     def speech_start(self) -> int:
         return self._start
+
+    @property
+    def judged_by_loudness(self) -> bool:
+        """An utterance is open and loudness, not the voice activity model, will end it."""
+        return self._in_speech and not self._by_voice
+
+    def cut(self) -> Segment:
+        """End the open utterance here (the call in it is over, whatever the room does).
+        The next one starts no earlier: its pre-roll would be this one's end."""
+        self._in_speech = False
+        self._recent = []
+        self._voiced_recent = []
+        self._cut_at = self._pos
+        return Segment(self._start, self._pos, self._pos)
 
     def feed(self, samples: np.ndarray) -> list[Segment]:
         s = self.s
@@ -156,7 +181,7 @@ class Endpointer:
                     self._in_speech = True
                     self._by_voice = voiced
                     lead = 3 * CHUNK if voiced else 5 * FRAME  # back to the first loud part
-                    self._start = max(0, frame_start - lead - int(s.preroll * 16000))
+                    self._start = max(self._cut_at, frame_start - lead - int(s.preroll * 16000))
                     self._last_loud = self._pos
                     self._quiet = self._quiet_chunks = 0
                     self._room_queue.clear()  # the call's onset is not the room

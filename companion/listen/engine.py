@@ -22,6 +22,9 @@ class Recognition:
     # can tell; empty otherwise.
     alternative_scores: tuple[float, ...] = ()
     details: dict = field(default_factory=dict, compare=False)
+    # The best call is the start of a longer one the grammar allows ("twenty" of "twenty
+    # four"): heard before the utterance is over, more may be coming.
+    may_go_on: bool = False
 
 
 class Engine(Protocol):
@@ -36,6 +39,10 @@ class Engine(Protocol):
 
     def feed(self, samples: np.ndarray) -> None:
         """Add int16 16 kHz samples to the current utterance (decoded as they come)."""
+
+    def peek(self) -> Recognition | None:
+        """What the utterance so far would be heard as, were it to end now, without ending
+        it; None from an engine that cannot tell before the end."""
 
     def finish(self) -> Recognition:
         """End the utterance and return what was heard."""

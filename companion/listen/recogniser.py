@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from companion.listen.decoder import CompiledGraph, Decoded, Graph
-from companion.listen.embedding import LEAD_IN_SAMPLES, SAMPLE_RATE, SpeechEmbedding
+from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, EmbeddingStream,
+                                         SpeechEmbedding)
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.network import MODEL_PATH, CallNetwork
@@ -32,6 +33,9 @@ from companion.sources import Expect
 TAIL_SAMPLES = 3200  # 0.2 s of quiet after the utterance, as in training
 ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
 HAND_SIZES = frozenset(range(1, 6))  # a player holds one to five dice
+# Frames (80 ms each) of audio after the one where a call's last word is spelt before the
+# call counts as said, while the utterance is still open (peek).
+SAID_BEFORE = 1
 CONFIDENCE_PATH = Path(__file__).with_name("call_confidence.json")
 
 PLURAL = {1: ("ones", "aces", "pacos"), 2: ("twos",), 3: ("threes",), 4: ("fours",),
@@ -152,7 +156,7 @@ class CallRecogniser:
         self._graphs: dict[tuple[Expect, frozenset[int]], CompiledGraph] = {}
         self._expect = Expect.ANY
         self._hand_sizes: frozenset[int] = frozenset()
-        self._chunks: list[np.ndarray] = []
+        self.start()
 
     def graph(self, expect: Expect, hand_sizes: frozenset[int] = frozenset()) -> CompiledGraph:
         key = (expect, hand_sizes)
@@ -165,20 +169,43 @@ class CallRecogniser:
         self._expect, self._hand_sizes = what, frozenset(hand_sizes)
 
     def start(self) -> None:
-        self._chunks = []
+        self._stream = None
+        self._fed = 0
+        self._spent = 0.0
+
+    def _utterance(self) -> EmbeddingStream:
+        if self._stream is None:
+            self._stream = self.embedding.stream()
+            self._stream.add(np.zeros(LEAD_IN_SAMPLES, np.int16))
+        return self._stream
 
     def feed(self, samples: np.ndarray) -> None:
-        self._chunks.append(np.asarray(samples, dtype=np.int16))
+        """The embedding is made as the audio comes, so little is left to do at the end."""
+        began = time.process_time()
+        samples = np.asarray(samples, dtype=np.int16)
+        self._utterance().add(samples)
+        self._fed += len(samples)
+        self._spent += time.process_time() - began
+
+    def peek(self) -> Recognition:
+        """The call the utterance so far already holds: heard as if it ended now, but empty
+        while the call's last word is spelt only at the very end of the audio (it may be
+        the first part of a longer word, "four" of "fourteen")."""
+        stream = self._utterance()
+        heard = self._heard(stream.vectors(TAIL_SAMPLES))
+        decoded = heard.details.get("decoded")
+        if decoded is not None and decoded.last_word_frame > stream.windows - 1 - SAID_BEFORE:
+            return Recognition("", details=heard.details)
+        return heard
 
     def finish(self) -> Recognition:
-        audio = np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.int16)
-        self._chunks = []
         began = time.process_time()
-        result = self.hear(audio)
-        spent = time.process_time() - began
-        return Recognition(result.text, result.alternatives, result.confidence,
-                           len(audio) / SAMPLE_RATE, spent, spent, result.alternative_scores,
-                           result.details)
+        result = self._heard(self._utterance().vectors(TAIL_SAMPLES))
+        finished = time.process_time() - began
+        heard = replace(result, audio_seconds=self._fed / SAMPLE_RATE,
+                        decode_seconds=self._spent + finished, finish_seconds=finished)
+        self.start()
+        return heard
 
     def decode(self, samples: np.ndarray) -> Recognition:
         self.start()
@@ -190,7 +217,9 @@ class CallRecogniser:
 
     def hear(self, audio: np.ndarray) -> Recognition:
         """One utterance heard as the calls expected now."""
-        feats = self.features(audio)
+        return self._heard(self.features(audio))
+
+    def _heard(self, feats: np.ndarray) -> Recognition:
         log_probs = self.network.log_probs(feats)
         decoded = self.graph(self._expect).decode(log_probs)
         if not decoded.calls:
@@ -225,7 +254,8 @@ class CallRecogniser:
             return Recognition("", confidence=0.0, details={"decoded": decoded, "measures": found})
         return Recognition(texts[0], tuple(texts[1:]), confidence,
                            alternative_scores=tuple(scores[1:]),
-                           details={"decoded": decoded, "measures": found})
+                           details={"decoded": decoded, "measures": found},
+                           may_go_on=decoded.goes_on)
 
 
 @dataclass

@@ -80,19 +80,25 @@ class DecodedSpan:
     start: int
     end: int
     detected_at: int
+    ended_on_call: bool = False  # ended by the call heard in it, not by the endpointer
 
 
 class Listener:
     """Endpointer + engine over a stream: decodes while speech is going on, so the call is
-    known almost as soon as the endpointer says speech has ended."""
+    known almost as soon as the endpointer says speech has ended. Where the room talks and
+    loudness cannot find the end (babble through the call), an engine that can read the
+    utterance so far ends it once the same sure call has been heard a few looks in a row."""
 
     def __init__(self, engine: Engine, settings: EndpointSettings = EndpointSettings()) -> None:
         self.engine = engine
+        self.settings = settings
         self.endpointer = Endpointer(settings)
         self._buffer = np.zeros(0, dtype=np.int16)
         self._buffer_start = 0
         self._fed_to = 0
         self._open = False
+        self._looked_at = 0
+        self._heard_so_far: list[str] = []
 
     def reset(self) -> None:
         self.endpointer.reset()
@@ -112,6 +118,10 @@ class Listener:
             out.append(self._close(seg.start, seg.end, seg.detected_at))
         if self.endpointer.in_speech:
             self._stream(self.endpointer.speech_start, self._buffer_start + len(self._buffer))
+            if self._call_is_over():
+                seg = self.endpointer.cut()
+                out.append(replace(self._close(seg.start, seg.end, seg.detected_at),
+                                   ended_on_call=True))
         elif not self._open:
             keep = int(1.0 * SAMPLE_RATE)  # enough history for the pre-roll
             if len(self._buffer) > keep:
@@ -123,11 +133,31 @@ class Listener:
     def flush(self) -> list[DecodedSpan]:
         return [self._close(s.start, s.end, s.detected_at) for s in self.endpointer.flush()]
 
+    def _call_is_over(self) -> bool:
+        """While loudness judges the end, read the utterance so far every `call_look`
+        seconds: the call is over once the last readings agree on a sure call."""
+        s = self.settings
+        if not (s.end_on_call and self.endpointer.judged_by_loudness):
+            self._heard_so_far = []
+            return False
+        if self._fed_to - self._looked_at < s.call_look * SAMPLE_RATE:
+            return False
+        result = self.engine.peek()
+        if result is None:
+            return False
+        self._looked_at = self._fed_to
+        sure = result.text if result.text and result.confidence >= s.call_sure else ""
+        self._heard_so_far.append(sure)
+        looks = s.call_looks_open if result.may_go_on else s.call_looks
+        recent = self._heard_so_far[-looks:]
+        return bool(sure) and len(recent) == looks and len(set(recent)) == 1
+
     def _stream(self, start: int, upto: int) -> None:
         if not self._open:
             self.engine.start()
             self._open = True
-            self._fed_to = max(start, self._buffer_start)
+            self._fed_to = self._looked_at = max(start, self._buffer_start)
+            self._heard_so_far = []
         if upto > self._fed_to:
             a, b = self._fed_to - self._buffer_start, upto - self._buffer_start
             self.engine.feed(self._buffer[a:b])

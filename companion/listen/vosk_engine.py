@@ -178,13 +178,16 @@ class VoskEngine:
         self._samples += len(samples)
         self._cpu += time.perf_counter() - t
 
+    def peek(self) -> None:
+        return None  # a grammar's partial result has no confidence to end an utterance on
+
     def finish(self) -> Recognition:
         t = time.perf_counter()
         result = json.loads(self._rec.FinalResult())
         text, confidence = vosk_result(result)
         finish = time.perf_counter() - t
         return Recognition(text, (), confidence, self._samples / 16000, self._cpu + finish,
-                           finish, {"raw": result})
+                           finish, details={"raw": result})
 
     def decode(self, samples: np.ndarray) -> Recognition:
         self.start()

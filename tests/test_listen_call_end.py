@@ -1,0 +1,201 @@
+"""Ending an utterance on the call itself, where loudness cannot find its end (someone
+talks on right after it), and the streamed embedding that makes reading it as it grows cheap."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.listen.audio import read_wav
+from companion.listen.decoder import CompiledGraph
+from companion.listen.embedding import LEAD_IN_SAMPLES
+from companion.listen.endpoint import EndpointSettings
+from companion.listen.engine import Recognition
+from companion.listen.recogniser import TAIL_SAMPLES, CallRecogniser, call_graph, padded
+from companion.listen.sources import CHUNK, Listener
+from companion.listen.tokens import BLANK, INDEX, TOKENS
+from companion.sources import Expect
+
+needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng says the calls")
+PLAYERS = ("Ana", "Ben", "Cleo")
+
+
+def say(text: str, tmp_path: Path, voice: str = "en-us", rate: int = 160) -> np.ndarray:
+    wav = tmp_path / "said.wav"
+    subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-w", str(wav), text], check=True)
+    return read_wav(wav).astype(np.float64)
+
+
+def at_rms(audio: np.ndarray, level: float) -> np.ndarray:
+    voiced = audio[np.abs(audio) > 0.05 * np.abs(audio).max()]
+    return audio * (level / np.sqrt(np.mean(voiced ** 2)))
+
+
+class TalkingRoom:
+    """Stands in for the voice activity model at a table where people talk all the time:
+    everything is speech to it, so loudness judges where an utterance ends."""
+
+    def reset(self) -> None:
+        pass
+
+    def probability(self, chunk: np.ndarray) -> float:
+        return 0.9
+
+
+@pytest.fixture(scope="module")
+def recogniser():
+    return CallRecogniser(PLAYERS)
+
+
+def listened(engine, audio: np.ndarray, settings: EndpointSettings):
+    listener = Listener(engine, settings)
+    listener.endpointer.voice_activity = TalkingRoom()
+    spans = []
+    for i in range(0, len(audio), CHUNK):
+        spans += listener.feed(audio[i:i + CHUNK])
+    return spans + listener.flush()
+
+
+@needs_espeak
+def test_the_streamed_embedding_is_the_embedding_of_the_whole(recogniser, tmp_path):
+    audio = np.concatenate([np.zeros(3000), say("twenty one threes", tmp_path), np.zeros(2000)])
+    audio = audio.astype(np.int16)
+    stream = recogniser.embedding.stream()
+    stream.add(np.zeros(LEAD_IN_SAMPLES, np.int16))
+    for i in range(0, len(audio), CHUNK):
+        stream.add(audio[i:i + CHUNK])
+        whole = recogniser.embedding.embed(padded(audio[:i + CHUNK]))
+        assert np.allclose(stream.vectors(TAIL_SAMPLES), whole, atol=1e-3)
+
+
+@needs_espeak
+def test_a_call_someone_talks_right_after_is_heard_when_it_ends(recogniser, tmp_path):
+    # A talking room, a call well above it, and a neighbour talking on as soon as it ends:
+    # loudness never sees the call end, so without reading the call the utterance runs on
+    # through the neighbour's sentence and the call drowns in it.
+    rng = np.random.default_rng(5)
+    talk = np.concatenate([say("well that was close, who is next, pass me the chips", tmp_path,
+                               "en-gb+f3", 190),
+                           say("what time is it, we should order pizza tonight", tmp_path,
+                               "en-us+m4", 200)])
+    room = sum(np.roll(np.resize(talk, 7 * 16000), int(rng.integers(0, 7 * 16000)))
+               for _ in range(6))
+    audio = at_rms(room, 800)
+    call = at_rms(say("nine fives", tmp_path), 6000)
+    voiced = np.flatnonzero(np.abs(call) > 0.02 * np.abs(call).max())
+    start, end = 16000, 16000 + int(voiced[-1])
+    audio[start:start + len(call)] += call
+    neighbour = at_rms(say("so I was telling him about the weekend and he laughed at the whole "
+                           "story", tmp_path, "en-gb+m3", 170), 2500)
+    audio[end:end + len(neighbour)] += neighbour[:len(audio) - end]
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+    recogniser.expect(Expect.CALLS)
+
+    first = listened(recogniser, audio, EndpointSettings())[0]
+    assert first.result.text == "nine fives" and first.result.confidence >= 0.7
+    assert end <= first.detected_at <= end + int(0.5 * 16000)
+
+    waited = listened(recogniser, audio, EndpointSettings(end_on_call=False))[0]
+    assert waited.detected_at > end + 16000  # the neighbour's sentence kept it open
+
+
+class ScriptedEngine:
+    """Reads the utterance so far as the next of a script of (text, confidence, goes on)."""
+
+    name = "scripted"
+
+    def __init__(self, script) -> None:
+        self.script, self.looks, self.ended_after = list(script), 0, []
+
+    def expect(self, what, hand_sizes=frozenset()):
+        pass
+
+    def start(self):
+        self.looks = 0
+
+    def feed(self, samples):
+        pass
+
+    def peek(self):
+        text, confidence, goes_on = self.script[min(self.looks, len(self.script) - 1)]
+        self.looks += 1
+        return Recognition(text, confidence=confidence, may_go_on=goes_on)
+
+    def finish(self):
+        self.ended_after.append(self.looks)
+        return Recognition("")
+
+
+def talking_on(seconds: float = 4.0) -> np.ndarray:
+    """A quiet second, then a voice that goes on: loud all the way to the end."""
+    rng = np.random.default_rng(0)
+    quiet = rng.normal(0, 30, 16000)
+    t = np.arange(int(seconds * 16000))
+    loud = 3000 * np.sin(t * 2 * np.pi * 220 / 16000) * (1 + 0.3 * np.sin(t / 900))
+    return np.concatenate([quiet, loud + rng.normal(0, 30, len(t))]).astype(np.int16)
+
+
+@pytest.mark.parametrize("script, looks, ended_after", [
+    ([("nine fives", 0.9, False)] * 3, None, 3),
+    ([("nine fives", 0.9, False)] * 9, 5, 5),
+    # readings that disagree, or are unsure, never end it
+    ([("nine fives", 0.9, False), ("nine sixes", 0.9, False)] * 30, None, None),
+    ([("nine fives", 0.5, False)] * 60, None, None),
+    # a count that a longer count begins with ("twenty" of "twenty four") needs more looks:
+    # four of "twenty" do not end it, three of "twenty four" then do; five would have
+    ([("twenty", 0.9, True)] * 4 + [("twenty four", 0.9, False)] * 3, None, 7),
+    ([("twenty", 0.9, True)] * 9, None, 5),
+])
+def test_the_same_sure_call_a_few_looks_in_a_row_ends_the_utterance(script, looks, ended_after):
+    settings = EndpointSettings(call_looks=looks or EndpointSettings.call_looks)
+    engine = ScriptedEngine([("", 0.0, False)] * 2 + script)
+    audio = talking_on()
+    first = listened(engine, audio, settings)[0]
+    if ended_after is None:
+        assert first.detected_at >= len(audio) - CHUNK  # open to the end of the recording
+    else:
+        assert engine.ended_after[0] == 2 + ended_after
+        assert first.detected_at < len(audio) - 16000
+
+
+def test_a_count_a_longer_count_begins_with_may_go_on():
+    graph = CompiledGraph(call_graph(Expect.COUNT, 30, named=False))
+
+    def spelt(*words: str) -> np.ndarray:
+        frames = []
+        for word in words:
+            frames += [INDEX[word], INDEX[BLANK]]
+        probs = np.full((len(frames) + 2, len(TOKENS)), 1e-4)
+        for t, token in enumerate([INDEX[BLANK]] + frames + [INDEX[BLANK]]):
+            probs[t, token] = 1.0
+        return np.log(probs / probs.sum(axis=1, keepdims=True))
+
+    assert graph.decode(spelt("twenty")).best == "twenty"
+    assert graph.decode(spelt("twenty")).goes_on
+    assert not graph.decode(spelt("twenty", "four")).goes_on
+    assert not graph.decode(spelt("seven")).goes_on
+
+
+@pytest.mark.parametrize("spelt_at_end, heard", [(0, ""), (1, "seven"), (5, "seven")])
+def test_a_call_whose_last_word_is_spelt_at_the_very_end_is_not_said_yet(recogniser, monkeypatch,
+                                                                         spelt_at_end, heard):
+    # "seven" spelt in the last frame may be the start of "seventeen": not a call yet; with
+    # a frame of audio after it, it is.
+    from companion.listen.decoder import Decoded
+
+    recogniser.start()
+    recogniser.feed(np.zeros(2 * 16000, np.int16))
+    windows = recogniser._utterance().windows
+
+    def heard_as_seven(feats):
+        decoded = Decoded([("seven", 0.0)], 0.0, len(feats), None, 0.0,
+                          last_word_frame=windows - 1 - spelt_at_end)
+        return Recognition("seven", confidence=0.9, details={"decoded": decoded})
+
+    monkeypatch.setattr(recogniser, "_heard", heard_as_seven)
+    assert recogniser.peek().text == heard
+    assert recogniser.finish().text == "seven"  # the end of the utterance settles it
