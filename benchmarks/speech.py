@@ -29,6 +29,8 @@ what would have been done with it:
            the calls whose end the endpointer found
   EPmis    calls whose end it did not find before the recording ran out (0.6 s after the
            call): live, such an utterance stays open until the room quietens (or 8 s)
+  EoC      calls whose utterance was ended by the call heard in it, while the room talked
+           (--no-call-end: never)
 
 Also: CPU while listening to a quiet room, the shipped model's size, and whole scripted games
 (benchmarks/games.py) typed and then spoken through `companion play`.
@@ -85,9 +87,10 @@ def _engine(model: str | None):
 
 
 def endpoint_delay(segments, speech_end: int, samples: int) -> float | None:
-    """Seconds from the end of speech to where the endpointer knew it had ended; None when it
-    never did: an utterance closed only because the recording ran out would, live, stay
-    open until the room quietened."""
+    """Seconds from the end of speech to where the listener knew an utterance had ended
+    (segments or decoded spans, with their `detected_at`); None when it never did: an
+    utterance closed only because the recording ran out would, live, stay open until the
+    room quietened."""
     ends = [s.detected_at for s in segments if speech_end <= s.detected_at < samples - FILE_END_SLACK]
     return (ends[0] - speech_end) / RATE if ends else None
 
@@ -95,8 +98,9 @@ def endpoint_delay(segments, speech_end: int, samples: int) -> float | None:
 def _decode_job(job: dict) -> dict:
     from companion.calls import parse_call_or_none
     from companion.listen.audio import read_wav
-    from companion.listen.endpoint import joined_spans, split
-    from companion.listen.sources import decode_span
+    from companion.listen.endpoint import EndpointSettings
+    from companion.listen.engine import Recognition
+    from companion.listen.sources import CHUNK, Listener
     from companion.sources import Expect
 
     engine = _engine(job["model"])
@@ -105,20 +109,39 @@ def _decode_job(job: dict) -> dict:
     engine.expect(Expect(job["expect"]),
                   frozenset({len(truth["dice"])}) if truth.get("kind") == "hand" else frozenset())
     samples = read_wav(job["path"])
-    segments = split(samples)  # once: the voice activity model is most of the endpointer's cost
-    # the path WavSource and the microphone use
-    result = decode_span(engine, samples, spans=joined_spans(segments))
-    delay = endpoint_delay(segments, job["speech_end"], len(samples))
+    # The microphone's path: the stream in 0.1 s blocks through the endpointer and the
+    # engine, utterance by utterance; the referee passes over what it takes for chatter and
+    # acts on the first utterance it does not.
+    listener = Listener(engine, EndpointSettings(end_on_call=job.get("end_on_call", True)))
+    spans = []
+    for i in range(0, len(samples), CHUNK):
+        spans += listener.feed(samples[i:i + CHUNK])
+    spans += listener.flush()
+    taken = next((s for s in spans if _not_passed_over(s.result)), None)
+    result = taken.result if taken is not None else Recognition("")
+    delay = endpoint_delay(spans, job["speech_end"], len(samples))
     return {"set": job["set"], "condition": job["condition"], "key": job["key"],
             "kind": job["kind"], "expect": job["expect"], "truth": job["truth"],
             "text": result.text, "alternatives": list(result.alternatives),
             "call": call_json(parse_call_or_none(result.text, PLAYERS)),
-            "confidence": float(result.confidence), "audio": result.audio_seconds,
-            "cpu": result.decode_seconds, "finish": result.finish_seconds,
+            "confidence": float(result.confidence),
+            "audio": sum(s.result.audio_seconds for s in spans),
+            "cpu": sum(s.result.decode_seconds for s in spans),
+            "finish": next((s.result.finish_seconds for s in spans
+                            if s.detected_at >= job["speech_end"]), 0.0),
+            "ended_on_call": bool(taken is not None and taken.ended_on_call),
             "endpoint_delay": delay}
 
 
-def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None]) -> list[dict]:
+def _not_passed_over(result) -> bool:
+    from companion.hearing import Verdict
+
+    verdict = hearing({"text": result.text, "confidence": result.confidence})
+    return verdict is not None and verdict is not Verdict.IGNORE
+
+
+def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None],
+           end_on_call: bool = True) -> list[dict]:
     jobs = []
     for c in corpora:
         for name, _, _ in conditions(c.spec.quick):
@@ -126,6 +149,7 @@ def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None]) -> l
                 jobs.append({"set": c.spec.name, "model": c.spec.model, "condition": name,
                              "key": item.key, "kind": item.kind, "expect": item.expect,
                              "truth": item.truth, "speech_end": c.ends[item.key],
+                             "end_on_call": end_on_call,
                              "path": str(c.folder / name / f"{item.key}.wav")})
     t = time.time()
     rows: list[dict] = []
@@ -200,6 +224,7 @@ def metrics(rows: list[dict], settings=None) -> dict:
         "latency_median": float(np.median(latencies)) if latencies else float("nan"),
         "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
         "endpoint_missed": share(len(calls) - len(latencies), calls),
+        "ended_on_call": share(sum(bool(r.get("ended_on_call")) for r in calls), calls),
         "rtf": (sum(r.get("cpu", 0.0) for r in rows) / sum(r.get("audio", 0.0) for r in rows)
                 if sum(r.get("audio", 0.0) for r in rows) else float("nan")),
     }
@@ -226,14 +251,15 @@ def _ms(x: float) -> str:
 def print_table(summary: dict[str, dict[str, dict]], out=sys.stdout) -> None:
     print(f"{'set':14} {'condition':10} {'calls':>5} {'acc%':>5} {'raw%':>5} {'silent':>6} "
           f"{'again':>5} {'chat%':>5} {'phr%':>5} {'lat50':>5} {'lat90':>5} {'EPmis':>5} "
-          f"{'RTF':>5}", file=out)
+          f"{'EoC':>5} {'RTF':>5}", file=out)
     for name, conds in summary.items():
         for cond, s in conds.items():
             print(f"{name:14} {cond:10} {s['n_calls']:5d} {_pct(s['accuracy'])} "
                   f"{_pct(s['raw_accuracy'])} {_pct(s['silent_errors']):>6} {_pct(s['again'])} "
                   f"{_pct(s['chatter_accepted'])} {_pct(s['phrase_accuracy'])} "
                   f"{_ms(s['latency_median'])} {_ms(s['latency_p90'])} "
-                  f"{_pct(s['endpoint_missed'])} {s['rtf']:5.2f}", file=out)
+                  f"{_pct(s['endpoint_missed'])} {_pct(s['ended_on_call'])} {s['rtf']:5.2f}",
+                  file=out)
 
 
 def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str,
@@ -386,6 +412,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--real", type=Path, default=REAL_DIR, metavar="DIR",
                         help="the real recordings (default: ../shared/data/speech-real-dev)")
     parser.add_argument("--no-games", action="store_true", help="skip the scripted games")
+    parser.add_argument("--real-only", action="store_true",
+                        help="score only the held-out real speaker (no festival figures, no "
+                             "games), as where no network that never heard festival is at hand")
+    parser.add_argument("--no-call-end", action="store_true",
+                        help="only the endpointer ends an utterance, never the call heard in it "
+                             "(EndpointSettings.end_on_call), to measure what that is worth")
     parser.add_argument("--silence-cpu", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.silence_cpu:
@@ -406,14 +438,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The festival voice is heard by a network that never trained on it: the shipped one
     # when it left festival out, else --lofo DIR/festival.npz.
     festival_net = None
-    if "festival" not in card.get("left_out", []):
-        festival_net = args.lofo / "festival.npz" if args.lofo else None
-        if festival_net is None or not festival_net.exists():
-            log("the shipped network trained on festival: give --lofo DIR with festival.npz, "
-                "a network trained without it")
-            return 2
-        festival_net = festival_net.resolve()
-    specs = [SetSpec("festival", "festival", str(festival_net) if festival_net else None, args.quick)]
+    specs = []
+    if not args.real_only:
+        if "festival" not in card.get("left_out", []):
+            festival_net = args.lofo / "festival.npz" if args.lofo else None
+            if festival_net is None or not festival_net.exists():
+                log("the shipped network trained on festival: give --lofo DIR with "
+                    "festival.npz, a network trained without it (training/recipe.sh), or "
+                    "--real-only")
+                return 2
+            festival_net = festival_net.resolve()
+        specs.append(SetSpec("festival", "festival", str(festival_net) if festival_net else None,
+                             args.quick))
     _, spare = real_items(speaker, args.quick, args.real) if speaker else ([], [])
     real_set = None
     if speaker and (args.real / "recordings").is_dir():
@@ -435,14 +471,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     noises = noise_tracks(out, args.quick, speaker or "", spare, args.workers, log)
     corpora = [build_set(s, out, noises, args.workers, log, args.real, speaker or "")
                for s in specs]
-    rows = decode(corpora, args.workers, log)
+    rows = decode(corpora, args.workers, log, end_on_call=not args.no_call_end)
     settings = hearing_policy()
     summary = summarise(rows, settings)
     top = overall(rows, summary, "festival", real_set, settings)
 
     cpu = measure_silence_cpu(20.0 if args.quick else 60.0, log)
     games = None
-    if not args.no_games:
+    if not args.no_games and any(spec.name == "festival" for spec in specs):
         from benchmarks import games as game_bench
 
         games = game_bench.run_games(out, noises["babble"], voices_for("festival", False),

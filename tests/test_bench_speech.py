@@ -71,6 +71,18 @@ def test_an_end_found_only_at_the_end_of_the_recording_is_no_end_found():
     assert speech.endpoint_delay([Segment(0, 8000, 9000)], said_until, samples) is None
 
 
+def test_the_first_utterance_the_referee_does_not_pass_over_is_the_one_scored():
+    from companion.listen.engine import Recognition
+
+    assert not speech._not_passed_over(Recognition(""))
+    assert not speech._not_passed_over(Recognition("three twos", confidence=LINES.ignore_below / 2))
+    assert speech._not_passed_over(Recognition("three twos", confidence=SAY_AGAIN))
+    assert speech._not_passed_over(Recognition("three twos", confidence=APPLIED))
+    rows = [dict(row("four fives", APPLIED, "four fives"), ended_on_call=True),
+            row("four fives", APPLIED, "four fives")]
+    assert speech.metrics(rows)["ended_on_call"] == pytest.approx(1 / 2)
+
+
 def test_phrases_and_speakers_are_scored_as_calls():
     rows = [row("nine fives", 0.9, "nine fives", "phrase"),
             row("eight fives", 0.9, "nine fives", "phrase"),
