@@ -14,10 +14,12 @@ Voices the shipped network never heard:
 
 Every utterance gets 0.4 s of room before and 0.6 s after, clean and in babble and pink
 noise at 24, 18, 12 and 6 dB SNR (over the speech's active part); the babble is 5-6 talkers
-made of held-out voices only. Each file is decoded the way the microphone path does it
-(endpointer, then the engine listening for what the game would expect at that moment), and
-the referee's own hearing policy (companion.hearing.decide, with `play`'s lines) decides
-what would have been done with it:
+made of held-out voices only. Each file is heard the way the microphone hears it: in 0.1 s
+blocks through `play`'s Listener (the endpointer, the call ending the utterance where the
+room talks, the engine listening for what the game would expect at that moment); the
+referee's own hearing policy (companion.hearing.decide, with `play`'s lines) passes over
+what it takes for chatter and decides what would have been done with the first utterance it
+does not pass over:
 
   acc      right call, acted on (applied, or asked about with "Did you say ...?")
   raw      right call, whatever the confidence

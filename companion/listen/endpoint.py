@@ -61,7 +61,7 @@ class EndpointSettings:
     call_look: float = 0.1
     call_looks: int = 3
     call_looks_open: int = 5
-    call_sure: float = 0.7
+    call_sure: float = 0.8
     end_on_call: bool = True
 
 
