@@ -102,7 +102,7 @@ def _decode_job(job: dict) -> dict:
     from companion.listen.audio import read_wav
     from companion.listen.endpoint import EndpointSettings
     from companion.listen.engine import Recognition
-    from companion.listen.sources import CHUNK, Listener
+    from companion.listen.sources import Listener
     from companion.sources import Expect
 
     engine = _engine(job["model"])
@@ -115,10 +115,7 @@ def _decode_job(job: dict) -> dict:
     # engine, utterance by utterance; the referee passes over what it takes for chatter and
     # acts on the first utterance it does not.
     listener = Listener(engine, EndpointSettings(end_on_call=job.get("end_on_call", True)))
-    spans = []
-    for i in range(0, len(samples), CHUNK):
-        spans += listener.feed(samples[i:i + CHUNK])
-    spans += listener.flush()
+    spans = list(listener.recording(samples))
     taken = next((s for s in spans if _not_passed_over(s.result)), None)
     result = taken.result if taken is not None else Recognition("")
     delay = endpoint_delay(spans, job["speech_end"], len(samples))
@@ -356,7 +353,7 @@ def silence_cpu(seconds: float = 60.0) -> dict:
     """CPU time per second of audio while a quiet room goes through the Listener (endpointer
     + engine) in 0.1 s chunks, as the microphone path feeds it. Run it in a process of its
     own with one thread (see measure_silence_cpu)."""
-    from companion.listen.sources import CHUNK, Listener, make_engine
+    from companion.listen.sources import Listener, make_engine
 
     engine = make_engine("bundled", None, PLAYERS, max_count=MAX_COUNT)
     rng = np.random.default_rng(SEED)
@@ -365,12 +362,8 @@ def silence_cpu(seconds: float = 60.0) -> dict:
     n = int(seconds * RATE)
     room = coloured_noise(n, rng, 1.0) * 20 + rng.normal(0, FLOOR, n)  # about -60 dBFS
     room = np.clip(room, -32768, 32767).astype(np.int16)
-    listener = Listener(engine)
-    heard = 0
     began = time.process_time()
-    for i in range(0, n, CHUNK):
-        heard += len(listener.feed(room[i:i + CHUNK]))
-    heard += len(listener.flush())
+    heard = sum(1 for _ in Listener(engine).recording(room))
     spent = time.process_time() - began
     return {"cpu_fraction": spent / seconds, "audio_seconds": seconds, "cpu_seconds": spent,
             "utterances_heard": heard}

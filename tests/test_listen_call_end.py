@@ -54,10 +54,7 @@ def recogniser():
 def listened(engine, audio: np.ndarray, settings: EndpointSettings):
     listener = Listener(engine, settings)
     listener.endpointer.voice_activity = TalkingRoom()
-    spans = []
-    for i in range(0, len(audio), CHUNK):
-        spans += listener.feed(audio[i:i + CHUNK])
-    return spans + listener.flush()
+    return list(listener.recording(audio))
 
 
 @needs_espeak

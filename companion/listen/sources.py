@@ -133,6 +133,13 @@ class Listener:
     def flush(self) -> list[DecodedSpan]:
         return [self._close(s.start, s.end, s.detected_at) for s in self.endpointer.flush()]
 
+    def recording(self, samples: np.ndarray) -> Iterator[DecodedSpan]:
+        """Every utterance of a whole recording, fed in 0.1 s blocks as the microphone
+        would, then closed at its end; each is decoded only when it is asked for."""
+        for i in range(0, len(samples), CHUNK):
+            yield from self.feed(samples[i:i + CHUNK])
+        yield from self.flush()
+
     def _call_is_over(self) -> bool:
         """While loudness judges the end, read the utterance so far every `call_look`
         seconds: the call is over once the last readings agree on a sure call."""
@@ -227,11 +234,7 @@ class WavSource:
             for start, end in spans:
                 yield decode_in_chunks(self.engine, samples[start:end], CHUNK)
             return
-        listener = Listener(self.engine, self.endpoint)
-        for i in range(0, len(samples), CHUNK):
-            for heard in listener.feed(samples[i:i + CHUNK]):
-                yield heard.result
-        for heard in listener.flush():
+        for heard in Listener(self.engine, self.endpoint).recording(samples):
             yield heard.result
 
     def next_utterance(self) -> Utterance | None:
