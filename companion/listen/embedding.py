@@ -112,8 +112,8 @@ class SpeechEmbedding:
 
     def embed_mels(self, mels: np.ndarray) -> np.ndarray:
         """`embed` from mel frames already made (training warps them first)."""
-        count = (len(mels) - MELS_PER_EMBEDDING) // MEL_STEP + 1
-        if count <= 0:
+        count = window_count(len(mels))
+        if count == 0:
             return np.zeros((0, FEATURES), dtype=np.float32)
         index = np.arange(MELS_PER_EMBEDDING)[None, :] + MEL_STEP * np.arange(count)[:, None]
         return self.embed_windows(mels[index])
@@ -159,7 +159,7 @@ class EmbeddingStream:
     @property
     def windows(self) -> int:
         """How many vectors the audio added so far makes, without silence after it."""
-        return max(0, (len(self._mels) - MELS_PER_EMBEDDING) // MEL_STEP + 1)
+        return window_count(len(self._mels))
 
     def add(self, samples: np.ndarray) -> None:
         self._audio = np.concatenate([self._audio, _as_int16_scale(samples)])
@@ -170,7 +170,8 @@ class EmbeddingStream:
         self._mels = np.concatenate([self._mels, batch])
         self._loudest = max(self._loudest, float(batch.max()))
         self._audio = self._audio[MEL_HOP * count:]
-        self.vectors()  # the new windows now, so the end of the utterance finds them made
+        # the new windows now, so the end of the utterance finds them made
+        self._make(self._mels, self._loudest - MEL_FLOOR, self.windows)
 
     def vectors(self, tail: int = 0) -> np.ndarray:
         """(T, 96): the vectors of everything added, followed by `tail` samples of silence
@@ -182,12 +183,16 @@ class EmbeddingStream:
             if len(extra):
                 mels = np.concatenate([mels, extra])
                 loudest = max(loudest, float(extra.max()))
-        count = max(0, (len(mels) - MELS_PER_EMBEDDING) // MEL_STEP + 1)
+        count = window_count(len(mels))
         if count == 0:
             return np.zeros((0, FEATURES), dtype=np.float32)
-        floor = loudest - MEL_FLOOR
-        # Windows of frames made from real audio are kept; those reaching into the silence
-        # added here are made for this answer only.
+        made = self._make(mels, loudest - MEL_FLOOR, count)
+        return np.stack([made[k] if k in made else self._vectors[k] for k in range(count)])
+
+    def _make(self, mels: np.ndarray, floor: float, count: int) -> dict[int, np.ndarray]:
+        """Make the first `count` windows' vectors that are missing or stale under `floor`,
+        keep those of frames made from real audio, and return all made now by window.
+        Windows reaching into silence added for one answer are made for it only."""
         kept = self.windows
         for k in range(len(self._vectors), kept):
             self._vectors.append(None)
@@ -198,23 +203,23 @@ class EmbeddingStream:
         todo = [k for k in range(kept) if self._vectors[k] is None or (
             self._made_under[k] != floor and self._lowest[k] < max(self._made_under[k], floor))]
         todo += range(kept, count)
-        out = np.empty((count, FEATURES), np.float32)
-        if todo:
-            floored = np.maximum(mels, floor)
-            made = self.embedding.embed_windows(np.stack([self._window(floored, k) for k in todo]))
-            for k, vector in zip(todo, made):
-                out[k] = vector
-                if k < kept:
-                    self._vectors[k], self._made_under[k] = vector, floor
-        made_now = set(todo)
-        for k in range(kept):
-            if k not in made_now:
-                out[k] = self._vectors[k]
-        return out
+        if not todo:
+            return {}
+        floored = np.maximum(mels, floor)
+        made = self.embedding.embed_windows(np.stack([self._window(floored, k) for k in todo]))
+        for k, vector in zip(todo, made):
+            if k < kept:
+                self._vectors[k], self._made_under[k] = vector, floor
+        return dict(zip(todo, made))
 
     @staticmethod
     def _window(mels: np.ndarray, k: int) -> np.ndarray:
         return mels[MEL_STEP * k: MEL_STEP * k + MELS_PER_EMBEDDING]
+
+
+def window_count(frames: int) -> int:
+    """How many 775 ms windows, one every 80 ms, `frames` mel frames hold."""
+    return max(0, (frames - MELS_PER_EMBEDDING) // MEL_STEP + 1)
 
 
 def _as_int16_scale(samples: np.ndarray) -> np.ndarray:
