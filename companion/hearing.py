@@ -50,6 +50,10 @@ class HearingPolicy:
     # utterances in a row, each from this line, is asked about ("Did you say ...?") instead
     # of being dropped a second time: the question costs a "yes", never a wrong move.
     repeated_from: float = 0.02
+    # A "Did you say ...?" waits through this many spoken utterances that are no answer to it
+    # (chatter included), then lapses: a "yes" said to a neighbour long after must not apply
+    # a call the table has moved on from. One or two leave room for "what?" or a cough.
+    question_lapses_after: int = 3
 
     @classmethod
     def for_speech(cls) -> "HearingPolicy":

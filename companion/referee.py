@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
-    BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall)
-from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, unsure_call
+    BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall, describe_call)
+from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, is_answer, unsure_call
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching)
@@ -73,6 +73,7 @@ class Referee:
         self._last_said: tuple[Announcement, ...] = ()
         self._hands: dict[str, tuple[int, ...]] = dict(hands or {})  # said so far at a reveal
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
+        self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._camera_due = False
         self._events: list[Event] = []  # journalled while answering the current utterance
@@ -140,7 +141,9 @@ class Referee:
                         unsure_before=self._unsure)
         decision = decide(heard, moment, self.settings.hearing)
         self._unsure = unsure_call(heard, decision, self.settings.hearing)
+        asked = self._pending
         announcements = self._act_on(heard, decision)
+        self._let_question_lapse(asked, heard, decision)
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
 
     def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:
@@ -162,6 +165,20 @@ class Referee:
             self._pending = pending
             return refused
         return self._handle(call)
+
+    def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> None:
+        """Count the spoken utterances that went by a waiting question, and drop it after
+        `question_lapses_after` of them (a new question starts the count again)."""
+        if asked is None or self._pending is not asked:
+            self._not_answered = 0
+            return
+        if heard.typed or not heard.text.strip() or (decision.call is not None and is_answer(decision.call)):
+            return
+        self._not_answered += 1
+        if self._not_answered >= self.settings.hearing.question_lapses_after:
+            self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
+                      f"{self._not_answered} utterances went by the question)")
+            self._pending, self._not_answered = None, 0
 
     def _allowed(self, call: Call) -> bool:
         """Would the rules take this move now? (Questions are not moves.)"""

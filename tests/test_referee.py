@@ -477,6 +477,27 @@ def test_a_doubtful_yes_confirms_nothing():
     assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
 
 
+def test_a_question_lapses_once_the_table_has_talked_past_it():
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    # two utterances of chatter (one heard as a faint bid) leave the question waiting
+    assert say(referee, "nice try", confidence=0.4) == ""
+    assert say(referee, "two fives", confidence=0.1) == ""
+    assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
+    assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    assert say(referee, "yes", confidence=0.3) == "Sorry, say again?"  # an answer, however faint, is no chatter
+    for chatter in ("nice try", "two fives", "my turn"):
+        say(referee, chatter, confidence=0.1)
+    # a "yes" said to a neighbour after that applies nothing
+    assert say(referee, "yes", confidence=0.9) == "There is nothing to confirm."
+    assert referee.game.last_bid == Bid(3, 4)
+    # a typed line is no utterance the question waits through
+    assert say(referee, "five fours", confidence=0.6) == "Did you say five fours?"
+    for line in ("status", "status", "status"):
+        say(referee, line)
+    assert say(referee, "yes", confidence=0.9) == "Ben: five fours. Cleo, your call."
+
+
 def test_the_dice_example_has_as_many_dice_as_the_player_holds():
     referee, _, _ = make("Ana Ben", starting_dice=7, max_dice=7)
     say(referee, "three fours")
