@@ -19,7 +19,7 @@ import numpy as np
 
 from companion.vision.detect import MODEL_PATH as DETECTOR_PATH
 from companion.vision.detect import Detector, load_detector
-from companion.vision.model import MODEL_PATH, N_CLASSES, FaceModel
+from companion.vision.model import MODEL_PATH, N_CLASSES, FaceModel, load_model
 from companion.vision.reader import DiceReader
 from training import vision_detector, vision_faces
 from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, real_split, score, validation_split
@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chans", type=str, default=",".join(map(str, vision_faces.CHANS)), help="face model conv channels per stage")
     ap.add_argument("--dense", type=int, default=vision_faces.DENSE)
     ap.add_argument("--real-jitter", type=int, default=vision_faces.REAL_JITTER, help="jittered, camera-augmented copies per real die crop")
+    ap.add_argument("--mine-scenes", type=int, default=vision_faces.MINED_SCENES,
+                    help="scenes full of things that are not dice, searched for the reader's near misses")
+    ap.add_argument("--mine-with", type=pathlib.Path, default=MODEL_PATH,
+                    help="the face model whose near misses are mined (default: the shipped one, before it is replaced)")
     ap.add_argument("--val-every", type=int, default=0,
                     help="set every N-th training photo aside to compare settings (0: train on all of them)")
     ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the face model's extracted patches here (.npz)")
@@ -103,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             Y += yy
             print(f"faces: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
                   f"validation, {len(held)} held out; both unused)", flush=True)
+        if a.mine_scenes:
+            p, yy = vision_faces.mined_negatives(a.mine_scenes, a.seed, detector, load_model(a.mine_with),
+                                                 processes=a.threads)
+            P += p
+            Y += yy
         X = np.stack(P).astype(np.uint8)
         y = np.array(Y, np.int64)
         if a.cache is not None:

@@ -7,6 +7,7 @@ true die, and off-centre crops that are no die. Needs torch (pip install -e '.[t
 """
 from __future__ import annotations
 
+import multiprocessing
 import pathlib
 import time
 
@@ -121,6 +122,51 @@ def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2
         P += p
         Y += y
     return P, Y
+
+
+# The reader's own near misses on scenes full of things that are not dice (cards' clubs, buttons,
+# chip spots): crops of no die that the face model being replaced gives less than this chance of
+# being no die, added back with jittered copies so the next model learns them.
+MINED_SCENES_FROM = 6_000_000
+MINED_SCENES = 3000
+MINED_BELOW = 0.5
+MINED_JITTER = 8
+
+
+def mined_negatives(n_scenes: int, seed: int, detector: Detector, model: FaceModel, *,
+                    jitter: int = MINED_JITTER, processes: int = 2, log=print):
+    """Hard "not a die" patches from `n_scenes` object-laden scenes (seeds of their own): every
+    detector peak on no die that `model` takes for a die or cannot tell, and jittered copies."""
+    global _MINING
+    _MINING = (seed, detector, model, jitter)
+    scenes = range(MINED_SCENES_FROM * seed, MINED_SCENES_FROM * seed + n_scenes)
+    if processes <= 1:
+        per_scene = [_mine_scene(s) for s in scenes]
+    else:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            per_scene = pool.map(_mine_scene, scenes, chunksize=20)
+    P = [p for patches in per_scene for p in patches]
+    log(f"mined {len(P) // (jitter + 1)} near misses in {n_scenes} scenes with things beside the dice", flush=True)
+    return P, [NOT_DIE] * len(P)
+
+
+_MINING: tuple = ()  # what the mining processes share (set before they fork)
+
+
+def _mine_scene(scene_seed: int) -> list[np.ndarray]:
+    seed, detector, model, jitter = _MINING
+    rng = np.random.default_rng([seed, scene_seed])  # per scene, so the processes cannot change it
+    size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][scene_seed % 4]
+    sc = generate_scene(scene_seed, size=size, paco_fraction=0.5,
+                        **(vision_detector.scene_options(scene_seed) | {"objects": 1.0}))
+    gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
+    cands = detector.find(sc.image, threshold=CANDIDATE_HEAT)
+    misses = [c for c, y in zip(cands, label_candidates(cands, gts)) if y == NOT_DIE]
+    if not misses:
+        return []
+    p_not = model.predict(np.stack([crop(sc.image, c) for c in misses]))[:, NOT_DIE]
+    return [crop(sc.image, cj) for c, p in zip(misses, p_not) if p < MINED_BELOW
+            for cj in [c, *_jittered(rng, c, jitter)]]
 
 
 def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Detector, jitter: int = REAL_JITTER):
