@@ -132,3 +132,29 @@ def test_detector_training_is_reproducible():
     assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(examples, again))
     runs = [fit_detector(examples * 4, epochs=1, batch=8, threads=1, log=lambda *a, **k: None).weights for _ in range(2)]
     assert all(np.array_equal(a, b) for a, b in zip(*runs))
+
+
+class _Judges:
+    """A face model stand-in that gives every crop the same chance of being no die."""
+
+    def __init__(self, p_not):
+        self.p_not = p_not
+
+    def predict(self, patches):
+        p = np.full((len(patches), 9), (1 - self.p_not) / 8)
+        p[:, NOT_DIE] = self.p_not
+        return p
+
+
+def test_near_misses_are_mined_where_the_model_is_unsure_and_the_same_in_any_number_of_processes():
+    from companion.vision.detect import load_detector
+    from training.vision_faces import MINED_BELOW, mined_negatives
+
+    detector, quiet = load_detector(), (lambda *a, **k: None)
+    unsure = _Judges(MINED_BELOW - 0.1)
+    one, labels = mined_negatives(8, 1, detector, unsure, jitter=2, processes=1, log=quiet)
+    two, _ = mined_negatives(8, 1, detector, unsure, jitter=2, processes=2, log=quiet)
+    assert one and len(one) % 3 == 0 and set(labels) == {NOT_DIE}
+    assert all(p.shape == (32, 32, 3) for p in one)
+    assert np.array_equal(np.stack(one), np.stack(two))
+    assert mined_negatives(8, 1, detector, _Judges(MINED_BELOW + 0.1), processes=1, log=quiet) == ([], [])
