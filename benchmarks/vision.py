@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     line = (f"vision: synthetic per-die {100 * summary['synthetic_per_die']:.2f}% "
             f"exact counts {100 * summary['synthetic_exact_counts']:.1f}%; with objects in view "
-            f"{summary['objects_false_dice_per_image']:.2f} false dice/image, exact counts "
+            f"{summary['objects_false_dice_per_image']:.3f} false dice/image, exact counts "
             f"{100 * summary['objects_exact_counts']:.1f}%")
     if real_rows:
         line += (f", real per-die {100 * summary['real_heldout_per_die']:.2f}% held-out / "
