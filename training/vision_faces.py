@@ -31,6 +31,7 @@ CHANS = (32, 64, 96)
 DENSE = 192
 REAL_JITTER = 12
 ROUGH = 0.4
+SCENE_SIZES = ((720, 1280), (480, 640), (640, 640), (1080, 1920))  # frames of the webcams people own
 
 
 def label_candidates(cands: list[Candidate], gts: list[tuple[int, tuple]]) -> list[int | None]:
@@ -112,7 +113,7 @@ def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2
     rng = np.random.default_rng(seed)
     P, Y = [], []
     for i in range(n_scenes):
-        size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][i % 4]
+        size = SCENE_SIZES[i % len(SCENE_SIZES)]
         sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, rough=rough,
                             **vision_detector.scene_options(seed * 100_000 + i))
         gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
@@ -156,7 +157,7 @@ _MINING: tuple = ()  # what the mining processes share (set before they fork)
 def _mine_scene(scene_seed: int) -> list[np.ndarray]:
     seed, detector, model, jitter = _MINING
     rng = np.random.default_rng([seed, scene_seed])  # per scene, so the processes cannot change it
-    size = [(720, 1280), (480, 640), (640, 640), (1080, 1920)][scene_seed % 4]
+    size = SCENE_SIZES[scene_seed % len(SCENE_SIZES)]
     sc = generate_scene(scene_seed, size=size, paco_fraction=0.5,
                         **(vision_detector.scene_options(scene_seed) | {"objects": 1.0}))
     gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
