@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
-    BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall, describe_call)
+    BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
+    describe_call)
 from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, is_answer, unsure_call
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,

@@ -64,11 +64,16 @@ def scene_example(seed: int) -> tuple[np.ndarray, np.ndarray]:
 def synthetic_examples(first_seed: int, n: int, processes: int = 2) -> list[tuple[np.ndarray, np.ndarray]]:
     """Scenes first_seed .. first_seed + n - 1 (each made from its own seed alone, so the number of
     processes cannot change them)."""
-    seeds = range(first_seed, first_seed + n)
+    return per_scene(scene_example, range(first_seed, first_seed + n), processes)
+
+
+def per_scene(make, seeds, processes: int) -> list:
+    """`make` of each scene seed, in order, in `processes` forked processes (what `make` needs
+    beyond the seed is shared by the fork)."""
     if processes <= 1:
-        return [scene_example(s) for s in seeds]
+        return [make(s) for s in seeds]
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        return pool.map(scene_example, seeds, chunksize=16)
+        return pool.map(make, seeds, chunksize=16)
 
 
 # A labelled box holds the die's top and a little of its sides: its top's side is a bit smaller.

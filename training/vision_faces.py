@@ -7,7 +7,6 @@ true die, and off-centre crops that are no die. Needs torch (pip install -e '.[t
 """
 from __future__ import annotations
 
-import multiprocessing
 import pathlib
 import time
 
@@ -113,16 +112,21 @@ def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2
     rng = np.random.default_rng(seed)
     P, Y = [], []
     for i in range(n_scenes):
-        size = SCENE_SIZES[i % len(SCENE_SIZES)]
-        sc = generate_scene(seed * 100_000 + i, size=size, paco_fraction=0.5, rough=rough,
-                            **vision_detector.scene_options(seed * 100_000 + i))
-        gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
+        sc, gts = _labelled_scene(seed * 100_000 + i, rough=rough)
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
                for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
         p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
         P += p
         Y += y
     return P, Y
+
+
+def _labelled_scene(scene_seed: int, **options):
+    """Training scene `scene_seed` (its options from the seed, changed by `options`) and its
+    dice as (class, box)."""
+    sc = generate_scene(scene_seed, size=SCENE_SIZES[scene_seed % len(SCENE_SIZES)], paco_fraction=0.5,
+                        **(vision_detector.scene_options(scene_seed) | options))
+    return sc, [(PACO if d.paco else d.face, d.box) for d in sc.dice]
 
 
 # The reader's own near misses on scenes full of things that are not dice (cards' clubs, buttons,
@@ -141,12 +145,7 @@ def mined_negatives(n_scenes: int, seed: int, detector: Detector, model: FaceMod
     global _MINING
     _MINING = (seed, detector, model, jitter)
     scenes = range(MINED_SCENES_FROM * seed, MINED_SCENES_FROM * seed + n_scenes)
-    if processes <= 1:
-        per_scene = [_mine_scene(s) for s in scenes]
-    else:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            per_scene = pool.map(_mine_scene, scenes, chunksize=20)
-    P = [p for patches in per_scene for p in patches]
+    P = [p for patches in vision_detector.per_scene(_mine_scene, scenes, processes) for p in patches]
     log(f"mined {len(P) // (jitter + 1)} near misses in {n_scenes} scenes with things beside the dice", flush=True)
     return P, [NOT_DIE] * len(P)
 
@@ -157,10 +156,7 @@ _MINING: tuple = ()  # what the mining processes share (set before they fork)
 def _mine_scene(scene_seed: int) -> list[np.ndarray]:
     seed, detector, model, jitter = _MINING
     rng = np.random.default_rng([seed, scene_seed])  # per scene, so the processes cannot change it
-    size = SCENE_SIZES[scene_seed % len(SCENE_SIZES)]
-    sc = generate_scene(scene_seed, size=size, paco_fraction=0.5,
-                        **(vision_detector.scene_options(scene_seed) | {"objects": 1.0}))
-    gts = [(PACO if d.paco else d.face, d.box) for d in sc.dice]
+    sc, gts = _labelled_scene(scene_seed, objects=1.0)
     cands = detector.find(sc.image, threshold=CANDIDATE_HEAT)
     misses = [c for c, y in zip(cands, label_candidates(cands, gts)) if y == NOT_DIE]
     if not misses:
