@@ -97,9 +97,10 @@ class SpeechEmbedding:
 
     def mels(self, samples: np.ndarray) -> np.ndarray:
         """(frames, 32) log-mel frames, scaled as the embedding model expects."""
-        return self._scaled_mels(_as_int16_scale(samples))
+        return self.mels_of_int16(_as_int16_scale(samples))
 
-    def _scaled_mels(self, audio: np.ndarray) -> np.ndarray:
+    def mels_of_int16(self, audio: np.ndarray) -> np.ndarray:
+        """`mels` of audio already on the int16 scale (as EmbeddingStream keeps it)."""
         if len(audio) < MEL_SPAN:
             return np.zeros((0, NUM_MELS), dtype=np.float32)
         out = self._mel.run(audio[None, :])
@@ -166,7 +167,7 @@ class EmbeddingStream:
         if len(self._audio) < MEL_SPAN:
             return
         count = (len(self._audio) - MEL_SPAN) // MEL_HOP + 1
-        batch = self.embedding._scaled_mels(self._audio[:MEL_HOP * (count - 1) + MEL_SPAN])
+        batch = self.embedding.mels_of_int16(self._audio[:MEL_HOP * (count - 1) + MEL_SPAN])
         self._mels = np.concatenate([self._mels, batch])
         self._loudest = max(self._loudest, float(batch.max()))
         self._audio = self._audio[MEL_HOP * count:]
@@ -179,7 +180,7 @@ class EmbeddingStream:
         mels, loudest = self._mels, self._loudest
         if tail:
             ending = np.concatenate([self._audio, np.zeros(tail, np.float32)])
-            extra = self.embedding._scaled_mels(ending)
+            extra = self.embedding.mels_of_int16(ending)
             if len(extra):
                 mels = np.concatenate([mels, extra])
                 loudest = max(loudest, float(extra.max()))
