@@ -103,6 +103,19 @@ class ColourTally(dict):
             counts[1] += j in right
 
 
+def _share(n: int, of: int) -> float | None:
+    """n of `of` as a fraction; None when there was nothing to count (a set of no scenes)."""
+    return n / of if of else None
+
+
+def _figure(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _pct(x: float | None, places: int = 1) -> str:
+    return "-" if x is None else f"{100 * x:.{places}f}%"
+
+
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
@@ -202,30 +215,30 @@ def main(argv: list[str] | None = None) -> int:
             cv2.imwrite(str(a.out / f"worst-{kind}-{n}-{name}.png"), pic)
     with_objects = tallies[1]
     summary = {
-        "synthetic_per_die": syn.right / max(1, syn.gt),
-        "synthetic_exact_counts": syn.exact / max(1, syn.images),
-        "objects_false_dice_per_image": with_objects.fp / max(1, with_objects.images),
-        "objects_exact_counts": with_objects.exact / max(1, with_objects.images),
-        "styles_per_die": {t.name: t.right / max(1, t.gt) for t in tallies[2:len(sets)]},
-        "synthetic_wrong_accepted": syn.wrong_accepted / max(1, syn.accepted),
-        "ms_per_frame": syn.ms_median,
+        "synthetic_per_die": _share(syn.right, syn.gt),
+        "synthetic_exact_counts": _share(syn.exact, syn.images),
+        "objects_false_dice_per_image": _share(with_objects.fp, with_objects.images),
+        "objects_exact_counts": _share(with_objects.exact, with_objects.images),
+        "styles_per_die": {t.name: _share(t.right, t.gt) for t in tallies[2:len(sets)]},
+        "synthetic_wrong_accepted": _share(syn.wrong_accepted, syn.accepted),
+        "ms_per_frame": syn.ms_median if syn.ms else None,
     }
     if real_rows:
-        summary["real_heldout_per_die"] = real_rows[0].right / max(1, real_rows[0].gt)
-        summary["real_all_per_die"] = real_rows[1].right / max(1, real_rows[1].gt)
-        summary["real_all_wrong_accepted"] = real_rows[1].wrong_accepted / max(1, real_rows[1].accepted)
+        summary["real_heldout_per_die"] = _share(real_rows[0].right, real_rows[0].gt)
+        summary["real_all_per_die"] = _share(real_rows[1].right, real_rows[1].gt)
+        summary["real_all_wrong_accepted"] = _share(real_rows[1].wrong_accepted, real_rows[1].accepted)
     (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    line = (f"vision: synthetic per-die {100 * summary['synthetic_per_die']:.2f}% "
-            f"exact counts {100 * summary['synthetic_exact_counts']:.1f}%; with objects in view "
-            f"{summary['objects_false_dice_per_image']:.3f} false dice/image, exact counts "
-            f"{100 * summary['objects_exact_counts']:.1f}%")
+    line = (f"vision: synthetic per-die {_pct(summary['synthetic_per_die'], 2)} "
+            f"exact counts {_pct(summary['synthetic_exact_counts'])}; with objects in view "
+            f"{_figure(summary['objects_false_dice_per_image'], '.3f')} false dice/image, exact counts "
+            f"{_pct(summary['objects_exact_counts'])}")
     if real_rows:
-        line += (f", real per-die {100 * summary['real_heldout_per_die']:.2f}% held-out / "
-                 f"{100 * summary['real_all_per_die']:.2f}% all")
-    line += f", wrong counts accepted {100 * summary['synthetic_wrong_accepted']:.1f}% synthetic"
+        line += (f", real per-die {_pct(summary['real_heldout_per_die'], 2)} held-out / "
+                 f"{_pct(summary['real_all_per_die'], 2)} all")
+    line += f", wrong counts accepted {_pct(summary['synthetic_wrong_accepted'])} synthetic"
     if real_rows:
-        line += f" / {100 * summary['real_all_wrong_accepted']:.1f}% real"
-    line += f", {summary['ms_per_frame']:.0f} ms/frame median (1280x720, one core)"
+        line += f" / {_pct(summary['real_all_wrong_accepted'])} real"
+    line += f", {_figure(summary['ms_per_frame'], '.0f')} ms/frame median (1280x720, one core)"
     print(line)
     print(f"worst cases saved in {a.out}/")
     return 0

@@ -1,0 +1,30 @@
+"""`companion bench vision` end to end on a few scenes: its table, summary line and summary.json."""
+
+import json
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT))  # benchmarks/ sits beside the package
+
+from benchmarks import vision  # noqa: E402
+
+
+def test_a_small_run_reports_each_set_and_a_summary(tmp_path, capsys):
+    assert vision.main(["--scenes", "2", "--object-scenes", "1", "--style-scenes", "0", "--no-real",
+                        "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "synthetic with objects" in out and "vision: synthetic per-die" in out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert 0.0 <= summary["synthetic_per_die"] <= 1.0 and summary["ms_per_frame"] > 0
+    assert summary["styles_per_die"] and set(summary["styles_per_die"].values()) == {None}  # none drawn
+
+
+def test_a_set_with_nothing_in_it_is_reported_as_nothing_measured(tmp_path, capsys):
+    assert vision.main(["--scenes", "0", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
+                        "--out", str(tmp_path)]) == 0
+    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("vision:")][0]
+    assert "nan" not in line and "0.00%" not in line
+    assert "synthetic per-die - " in line and "- ms/frame" in line
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["synthetic_per_die"] is None and summary["ms_per_frame"] is None
