@@ -24,6 +24,8 @@ does not pass over:
   acc      right call, acted on (applied, or asked about with "Did you say ...?")
   raw      right call, whatever the confidence
   silent   wrong call acted on
+  moved    wrong call that changes the game applied with no question (of the silent ones:
+           the rest were asked about, or change nothing, as "status" or a stray "no")
   again    call not acted on (nothing heard, ignored, or "say again")
   chatter  table talk acted on as a call
   phrase   acc over calls said inside a phrase ("okay I bid nine fives please")
@@ -189,6 +191,15 @@ def hearing(row: dict, policy=None):
     return None if decision.call is None else decision.verdict
 
 
+def moves_the_game(row: dict) -> bool:
+    """Would the call heard in this row change the game if applied (with no question waiting)?"""
+    from companion.calls import parse_call_or_none
+    from companion.hearing import changes_nothing, is_answer
+
+    call = parse_call_or_none(row["text"], PLAYERS)
+    return call is not None and not changes_nothing(call) and not is_answer(call)
+
+
 def acted_on(row: dict, policy=None) -> bool:
     """Would the referee act on this heard call: at once, or after a "yes"?"""
     from companion.hearing import Verdict
@@ -214,9 +225,11 @@ def metrics(rows: list[dict], settings=None) -> dict:
         "accuracy": share(sum(acted[id(r)] and right(r) for r in calls), calls),
         "raw_accuracy": share(sum(right(r) for r in calls), calls),
         "silent_errors": share(sum(acted[id(r)] and not right(r) for r in calls), calls),
-        # Wrong calls applied without even a "Did you say ...?" first.
-        "silent_unasked": share(sum(not right(r) and hearing(r, settings) is Verdict.APPLY
-                                    for r in calls), calls),
+        # Wrong calls that would move the game with no "Did you say ...?" first: a wrong
+        # answer to a question the referee asks itself (status, palifico) or a yes/no with
+        # nothing asked leaves the game as it was.
+        "wrong_moves": share(sum(not right(r) and hearing(r, settings) is Verdict.APPLY
+                                 and moves_the_game(r) for r in calls), calls),
         "again": share(sum(not acted[id(r)] for r in calls), calls),
         "chatter_accepted": share(sum(acted[id(r)] for r in chatter), chatter),
         "phrase_accuracy": share(sum(acted[id(r)] and right(r) for r in phrases), phrases),
@@ -249,12 +262,13 @@ def _ms(x: float) -> str:
 
 def print_table(summary: dict[str, dict[str, dict]], out=sys.stdout) -> None:
     print(f"{'set':14} {'condition':10} {'calls':>5} {'acc%':>5} {'raw%':>5} {'silent':>6} "
-          f"{'again':>5} {'chat%':>5} {'phr%':>5} {'lat50':>5} {'lat90':>5} {'EPmis':>5} "
+          f"{'moved':>5} {'again':>5} {'chat%':>5} {'phr%':>5} {'lat50':>5} {'lat90':>5} {'EPmis':>5} "
           f"{'EoC':>5} {'RTF':>5}", file=out)
     for name, conds in summary.items():
         for cond, s in conds.items():
             print(f"{name:14} {cond:10} {s['n_calls']:5d} {_pct(s['accuracy'])} "
-                  f"{_pct(s['raw_accuracy'])} {_pct(s['silent_errors']):>6} {_pct(s['again'])} "
+                  f"{_pct(s['raw_accuracy'])} {_pct(s['silent_errors']):>6} "
+                  f"{_pct(s['wrong_moves'])} {_pct(s['again'])} "
                   f"{_pct(s['chatter_accepted'])} {_pct(s['phrase_accuracy'])} "
                   f"{_ms(s['latency_median'])} {_ms(s['latency_p90'])} "
                   f"{_pct(s['endpoint_missed'])} {_pct(s['ended_on_call'])} {s['rtf']:5.2f}",
@@ -272,9 +286,11 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
     real_noisy = [s["accuracy"] for c, s in real.items() if c != "clean"]
     held = [r for r in rows if r["set"] in (main_set, real_set)]
     every = metrics(held, settings) if held else {}
+    levels = [s for name in (main_set, real_set or "") for s in summary.get(name, {}).values()]
     worst = max(((s["silent_errors"], f"{name} {c}") for name in (main_set, real_set or "")
                  for c, s in summary.get(name, {}).items() if s["silent_errors"] == s["silent_errors"]),
                 default=(nan, ""))
+    moves = [s["wrong_moves"] for s in levels if s["wrong_moves"] == s["wrong_moves"]]
     return {
         "clean_accuracy": fest.get("clean", {}).get("accuracy", nan),
         "noisy_mean_accuracy": float(np.mean(noisy)) if noisy else nan,
@@ -282,6 +298,7 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
         "real_clean_accuracy": real.get("clean", {}).get("accuracy", nan),
         "real_noisy_mean_accuracy": float(np.mean(real_noisy)) if real_noisy else nan,
         "silent_errors_max": worst[0], "silent_errors_max_where": worst[1],
+        "wrong_moves_max": max(moves) if moves else nan,
         "chatter_accepted": metrics([r for r in rows if r["set"] == main_set], settings)[
             "chatter_accepted"] if fest else nan,
         "latency_median": every.get("latency_median", nan),
@@ -300,7 +317,8 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             f"real digits {pct(o['real_clean_accuracy'])} clean / "
             f"{pct(o['real_noisy_mean_accuracy'])} noisy, silent errors max "
             f"{pct(o['silent_errors_max'])}"
-            + (f" ({o['silent_errors_max_where']})" if o["silent_errors_max_where"] else "")
+            + f" ({o['silent_errors_max_where'] + '; ' if o['silent_errors_max_where'] else ''}"
+            + f"moves made unasked max {pct(o.get('wrong_moves_max'))})"
             + f", chatter accepted {pct(o['chatter_accepted'])}, latency p90 "
             + ("n/a" if o["latency_p90"] != o["latency_p90"] else f"{1000 * o['latency_p90']:.0f} ms")
             + f" (end of speech not found for {pct(o.get('endpoint_missed'))})"

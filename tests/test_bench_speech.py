@@ -41,12 +41,22 @@ def test_a_wrong_call_acted_on_is_a_silent_error():
     m = speech.metrics(rows)
     assert m["n_calls"] == 5
     assert m["silent_errors"] == pytest.approx(1 / 5)
-    assert m["silent_unasked"] == pytest.approx(1 / 5)
+    assert m["wrong_moves"] == pytest.approx(1 / 5)
     assert m["accuracy"] == pytest.approx(2 / 5)
     assert m["raw_accuracy"] == pytest.approx(3 / 5)
     assert m["again"] == pytest.approx(2 / 5)
     assert m["accuracy"] + m["silent_errors"] + m["again"] == pytest.approx(1)
     assert m["latency_median"] == pytest.approx(0.25)
+
+
+def test_a_wrong_call_that_changes_nothing_is_a_silent_error_but_moves_nothing():
+    rows = [row("status", APPLIED, "four fives"),  # a question to the referee, answered
+            row("no", APPLIED, "four fives"),  # an answer with no question waiting
+            row("five fives", ASKED, "four fives"),  # asked about first: a "no" undoes it
+            row("five fives", APPLIED, "four fives")]  # applied at once: the game moved
+    m = speech.metrics(rows)
+    assert m["silent_errors"] == pytest.approx(4 / 4)
+    assert m["wrong_moves"] == pytest.approx(1 / 4)
 
 
 def test_chatter_acted_on_counts_as_accepted():
@@ -95,17 +105,19 @@ def test_phrases_and_speakers_are_scored_as_calls():
 
 def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
     rows = [row("four fives", 0.9, "four fives"), row("four fives", 0.9, "four fives", condition="babble6"),
+            row("five fives", 0.95, "four fives", condition="babble6"),
             row("two", 0.9, "two", "digit", set_="real:lucas"), row("dudo", 0.9, None, "chatter")]
     summary = speech.summarise(rows)
     assert list(summary) == ["festival", "real:lucas"]
     assert list(summary["festival"]) == ["clean", "babble6"]
     top = speech.overall(rows, summary, "festival", "real:lucas")
-    assert top["clean_accuracy"] == 1.0 and top["babble6_accuracy"] == 1.0
+    assert top["clean_accuracy"] == 1.0 and top["babble6_accuracy"] == 0.5
     assert top["real_clean_accuracy"] == 1.0  # a count is asked about, so acted on
     assert top["chatter_accepted"] == pytest.approx(1.0)
     line = speech.summary_line(top, 0.012, 1.9, {"clean": 3, "babble12": 1, "total": 4})
     assert line.startswith("speech: clean 100.0%")
     assert "CPU on silence 1.20%" in line and "model 1.90 MB" in line
+    assert "silent errors max 50.0% (festival babble6; moves made unasked max 50.0%)" in line
     assert line.endswith("games refereed right: clean 3/4, babble 12 dB 1/4")
     out = io.StringIO()
     speech.print_table(summary, out)
