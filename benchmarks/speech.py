@@ -27,7 +27,8 @@ does not pass over:
   moved    wrong call that changes the game applied with no question (of the silent ones:
            the rest were asked about, or change nothing, as "status" or a stray "no")
   again    call not acted on (nothing heard, ignored, or "say again")
-  chatter  table talk acted on as a call
+  chatter  table talk acted on as a call (the summary also gives the share applied
+           unasked as a call that changes the game)
   phrase   acc over calls said inside a phrase ("okay I bid nine fives please")
   lat50/90 end of speech -> call known: endpoint delay + the engine's finishing time, over
            the calls whose end the endpointer found
@@ -232,6 +233,8 @@ def metrics(rows: list[dict], settings=None) -> dict:
                                  and moves_the_game(r) for r in calls), calls),
         "again": share(sum(not acted[id(r)] for r in calls), calls),
         "chatter_accepted": share(sum(acted[id(r)] for r in chatter), chatter),
+        "chatter_moves": share(sum(hearing(r, settings) is Verdict.APPLY and moves_the_game(r)
+                                   for r in chatter), chatter),
         "phrase_accuracy": share(sum(acted[id(r)] and right(r) for r in phrases), phrases),
         "latency_median": float(np.median(latencies)) if latencies else float("nan"),
         "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
@@ -299,8 +302,8 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
         "real_noisy_mean_accuracy": float(np.mean(real_noisy)) if real_noisy else nan,
         "silent_errors_max": worst[0], "silent_errors_max_where": worst[1],
         "wrong_moves_max": max(moves) if moves else nan,
-        "chatter_accepted": metrics([r for r in rows if r["set"] == main_set], settings)[
-            "chatter_accepted"] if fest else nan,
+        **{key: metrics([r for r in rows if r["set"] == main_set], settings)[key] if fest else nan
+           for key in ("chatter_accepted", "chatter_moves")},
         "latency_median": every.get("latency_median", nan),
         "latency_p90": every.get("latency_p90", nan),
         "endpoint_missed": every.get("endpoint_missed", nan),
@@ -319,7 +322,8 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             f"{pct(o['silent_errors_max'])}"
             + f" ({o['silent_errors_max_where'] + '; ' if o['silent_errors_max_where'] else ''}"
             + f"moves made unasked max {pct(o.get('wrong_moves_max'))})"
-            + f", chatter accepted {pct(o['chatter_accepted'])}, latency p90 "
+            + f", chatter accepted {pct(o['chatter_accepted'])} "
+            + f"(moves made unasked {pct(o.get('chatter_moves'))}), latency p90 "
             + ("n/a" if o["latency_p90"] != o["latency_p90"] else f"{1000 * o['latency_p90']:.0f} ms")
             + f" (end of speech not found for {pct(o.get('endpoint_missed'))})"
             + ", CPU on silence " + ("n/a" if cpu is None else f"{100 * cpu:.2f}%")

@@ -67,6 +67,7 @@ def test_chatter_acted_on_counts_as_accepted():
     m = speech.metrics(rows)
     assert m["n_chatter"] == 4 and m["n_calls"] == 0
     assert m["chatter_accepted"] == pytest.approx(2 / 4)
+    assert m["chatter_moves"] == pytest.approx(1 / 4)  # the applied bid; the dudo was asked about
     assert m["accuracy"] != m["accuracy"]  # no calls: nan, not a made-up 0
 
 
@@ -114,6 +115,7 @@ def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
     assert top["clean_accuracy"] == 1.0 and top["babble6_accuracy"] == 0.5
     assert top["real_clean_accuracy"] == 1.0  # a count is asked about, so acted on
     assert top["chatter_accepted"] == pytest.approx(1.0)
+    assert top["chatter_moves"] == pytest.approx(1.0)  # a dudo heard that surely is applied
     line = speech.summary_line(top, 0.012, 1.9, {"clean": 3, "babble12": 1, "total": 4})
     assert line.startswith("speech: clean 100.0%")
     assert "CPU on silence 1.20%" in line and "model 1.90 MB" in line
