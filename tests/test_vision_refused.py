@@ -11,7 +11,7 @@ from companion.vision.annotate import MAYBE_COLOUR, REFUSED_COLOUR, annotate
 from companion.vision.commands import add_see_arguments, refused_line, run_see
 from companion.vision.detect import THRESHOLD, Candidate, same_die
 from companion.vision.frames import ArrayFrames
-from companion.vision.model import N_CLASSES, NOT_DIE
+from companion.vision.model import N_CLASSES, NOT_DIE, REFINE_BELOW
 from companion.vision.profile import Profile
 from companion.vision.reader import MAYBE_NOT_DIE, DiceReader
 from companion.vision.reveal import CameraCounter
@@ -161,14 +161,17 @@ class _Detector:
 
 class _FaceModel:
     """Gives each patch, in the detector's order, the probabilities chosen for it, all eight views
-    agreeing."""
+    agreeing; the reader's second look at an unsure die (four shifted crops) reads as the die."""
 
     def __init__(self, probs):
         self.probs = np.array(probs, np.float32)
 
     def predict_checked(self, patches):
-        assert len(patches) == len(self.probs)
-        return self.probs, np.ones(len(self.probs), np.float32)
+        rows = self.probs
+        if len(patches) != len(self.probs):
+            rows = np.repeat(self.probs[self.probs.max(1) < REFINE_BELOW], 4, axis=0)
+        assert len(patches) == len(rows)
+        return rows, np.ones(len(rows), np.float32)
 
 
 def _p(not_die=0.0, face=2):

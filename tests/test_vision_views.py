@@ -99,3 +99,54 @@ def test_a_die_whose_views_disagree_is_doubtful(monkeypatch):
     assert reveal.doubtful(doubted) == 1
     monkeypatch.setattr(FaceModel, "predict_checked", views_agreeing(7 / 8))
     assert not reveal.doubtful(reader.read(sc.image))  # one dissent of eight is allowed
+
+
+class _Detector:
+    def __init__(self, found):
+        self.found = found
+
+    def find(self, img, **_):
+        return list(self.found)
+
+
+class _SecondLookModel:
+    """A sure 2 and an unsure 3 (at 0.6, 5 next) from the detector's crops; any later crops read
+    as a sure 5. Keeps what it was shown."""
+
+    mean = std = None
+
+    def __init__(self):
+        self.shown = []
+
+    def predict_checked(self, patches):
+        self.shown.append(patches)
+        p = np.zeros((len(patches), N_CLASSES), np.float32)
+        if len(self.shown) == 1:
+            p[0, 2] = 1.0
+            p[1, 3], p[1, 5] = 0.6, 0.4
+        else:
+            p[:, 5] = 0.95
+            p[:, 3] = 0.05
+        return p, np.ones(len(patches))
+
+
+def test_an_unsure_die_is_read_again_from_crops_moved_each_way():
+    from companion.vision.detect import Candidate
+    from companion.vision.reader import SECOND_LOOK_SHIFT
+
+    # brighter to the right and down, by `slope` a pixel: a crop moved right or down is brighter
+    slope = 0.2
+    ramp = np.add.outer(np.arange(480), np.arange(640)) * slope
+    frame = np.repeat(ramp[:, :, None], 3, axis=2).astype(np.uint8)
+    sure, unsure = Candidate(150, 150, 100, 100, 0.0), Candidate(400, 300, 100, 100, 0.0)
+    model = _SecondLookModel()
+    reading = DiceReader(model=model, detector=_Detector([sure, unsure])).read(frame)
+    assert len(model.shown) == 2 and len(model.shown[1]) == 4  # the sure die is not read again
+    right, left, down, up = (float(p.mean()) for p in model.shown[1])
+    first = float(model.shown[0][1].mean())
+    moved = SECOND_LOOK_SHIFT * 100 * slope  # the brightness a move by the shift adds
+    for more, less in ((right, left), (down, up)):
+        assert more - first == pytest.approx(moved, rel=0.3)
+        assert first - less == pytest.approx(moved, rel=0.3)
+    faces = {d.box[0] // 100: d.face for d in reading.dice}
+    assert faces == {1: 2, 3: 5}  # five looks, four of them at a 5, outvote the 3

@@ -85,7 +85,7 @@ def face_probabilities(p: np.ndarray) -> np.ndarray:
     return np.stack([p[:, 1] + p[:, PACO], p[:, 2], p[:, 3], p[:, 4], p[:, 5], p[:, 6]], 1)
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
+def softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(1, keepdims=True)
     e = np.exp(z)
     return (e / e.sum(1, keepdims=True)).astype(np.float32)
@@ -202,7 +202,7 @@ class Views:
         if not batches:
             return
         logits = self.model.logits(np.concatenate([flat for _, _, flat in batches]))
-        top_faces = face_probabilities(_softmax(logits)).argmax(1)
+        top_faces = face_probabilities(softmax(logits)).argmax(1)
         start = 0
         for k, todo, _ in batches:
             part = slice(start, start + len(todo))
@@ -214,7 +214,7 @@ class Views:
     def probabilities(self) -> np.ndarray:
         if not len(self._sum):
             return np.zeros((0, N_CLASSES), np.float32)
-        return _softmax(self._sum / np.maximum(1, self._seen.sum(1))[:, None])
+        return softmax(self._sum / np.maximum(1, self._seen.sum(1))[:, None])
 
     def agreement(self, faces: np.ndarray) -> np.ndarray:
         """Per patch, the share of the views read so far whose own top face is `faces` (0-5)."""
