@@ -130,8 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--object-scenes", type=int, default=400,
                     help="synthetic scenes with objects that are not dice in view (default 400: "
                          "false dice are rare, and 100 scenes showed half the rate 400 do)")
-    ap.add_argument("--style-scenes", type=int, default=30,
-                    help="synthetic scenes of each dice finish (default 30 each)")
+    ap.add_argument("--style-scenes", type=int, default=100,
+                    help="synthetic scenes of each dice finish (default 100 each: with 30, the "
+                         "marbled dice read 99.6%% where 100 other scenes read 98.9%%)")
     ap.add_argument("--seed", type=int, default=2024, help="first scene seed (training uses other seeds)")
     ap.add_argument("--real", type=pathlib.Path, default=PHOTOS, help="labelled photos folder")
     ap.add_argument("--no-real", action="store_true")

@@ -161,7 +161,8 @@ class _Detector:
 
 class _FaceModel:
     """Gives each patch, in the detector's order, the probabilities chosen for it, all eight views
-    agreeing; the reader's second look at an unsure die (four shifted crops) reads as the die."""
+    agreeing; the reader's second look at an unsure die (four shifted crops) reads as the die.
+    (With the reader's default die_threshold, 0.5.)"""
 
     def __init__(self, probs):
         self.probs = np.array(probs, np.float32)
@@ -169,7 +170,8 @@ class _FaceModel:
     def predict_checked(self, patches):
         rows = self.probs
         if len(patches) != len(self.probs):
-            rows = np.repeat(self.probs[self.probs.max(1) < REFINE_BELOW], 4, axis=0)
+            unsure = (self.probs.max(1) < REFINE_BELOW) & (self.probs[:, NOT_DIE] < 0.5)
+            rows = np.repeat(self.probs[unsure], 4, axis=0)
         assert len(patches) == len(rows)
         return rows, np.ones(len(rows), np.float32)
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from companion.vision.detect import crop, load_detector
-from companion.vision.model import N_CLASSES, PATCH, FaceModel, Views, dihedral, face_probabilities, features, load_model
+from companion.vision.model import N_CLASSES, NOT_DIE, PATCH, FaceModel, Views, dihedral, face_probabilities, features, load_model
 from companion.vision.reader import DiceReader
 from companion.vision.scenes import generate_scene
 from companion.vision.settings import CameraSettings
@@ -110,8 +110,8 @@ class _Detector:
 
 
 class _SecondLookModel:
-    """A sure 2 and an unsure 3 (at 0.6, 5 next) from the detector's crops; any later crops read
-    as a sure 5. Keeps what it was shown."""
+    """A sure 2, an unsure 3 (at 0.6, 5 next) and a thing that is likely no die (0.7) from the
+    detector's crops; any later crops read as a sure 5. Keeps what it was shown."""
 
     mean = std = None
 
@@ -124,6 +124,7 @@ class _SecondLookModel:
         if len(self.shown) == 1:
             p[0, 2] = 1.0
             p[1, 3], p[1, 5] = 0.6, 0.4
+            p[2, NOT_DIE], p[2, 4] = 0.7, 0.3
         else:
             p[:, 5] = 0.95
             p[:, 3] = 0.05
@@ -139,9 +140,10 @@ def test_an_unsure_die_is_read_again_from_crops_moved_each_way():
     ramp = np.add.outer(np.arange(480), np.arange(640)) * slope
     frame = np.repeat(ramp[:, :, None], 3, axis=2).astype(np.uint8)
     sure, unsure = Candidate(150, 150, 100, 100, 0.0), Candidate(400, 300, 100, 100, 0.0)
+    no_die = Candidate(550, 100, 60, 60, 0.0)
     model = _SecondLookModel()
-    reading = DiceReader(model=model, detector=_Detector([sure, unsure])).read(frame)
-    assert len(model.shown) == 2 and len(model.shown[1]) == 4  # the sure die is not read again
+    reading = DiceReader(model=model, detector=_Detector([sure, unsure, no_die])).read(frame)
+    assert len(model.shown) == 2 and len(model.shown[1]) == 4  # neither the sure die nor the no die again
     right, left, down, up = (float(p.mean()) for p in model.shown[1])
     first = float(model.shown[0][1].mean())
     moved = SECOND_LOOK_SHIFT * 100 * slope  # the brightness a move by the shift adds
