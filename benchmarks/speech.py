@@ -126,7 +126,7 @@ def _decode_job(job: dict) -> dict:
             "kind": job["kind"], "expect": job["expect"], "truth": job["truth"],
             "text": result.text, "alternatives": list(result.alternatives),
             "call": call_json(parse_call_or_none(result.text, PLAYERS)),
-            "confidence": float(result.confidence),
+            "confidence": float(result.confidence), "voiced": result.voiced,
             "audio": sum(s.result.audio_seconds for s in spans),
             "cpu": sum(s.result.decode_seconds for s in spans),
             "finish": next((s.result.finish_seconds for s in spans
@@ -138,7 +138,7 @@ def _decode_job(job: dict) -> dict:
 def _not_passed_over(result) -> bool:
     from companion.hearing import Verdict
 
-    verdict = hearing({"text": result.text, "confidence": result.confidence})
+    verdict = hearing({"text": result.text, "confidence": result.confidence, "voiced": result.voiced})
     return verdict is not None and verdict is not Verdict.IGNORE
 
 
@@ -187,7 +187,8 @@ def hearing(row: dict, policy=None):
     from companion.hearing import decide
     from companion.sources import Heard
 
-    decision = decide(Heard.from_speech(row["text"], (), row["confidence"], PLAYERS),
+    decision = decide(Heard.from_speech(row["text"], (), row["confidence"], PLAYERS,
+                                        voiced=row.get("voiced")),
                       policy=policy or hearing_policy())
     return None if decision.call is None else decision.verdict
 

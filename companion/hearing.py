@@ -99,7 +99,9 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if heard.typed:
         best = heard.best
         return Decision(Verdict.APPLY, best) if best is not None else Decision(Verdict.SAY_AGAIN)
-    if not heard.text.strip():
+    if not heard.text.strip() or heard.voiced is False:
+        # A sound with no voice in it (a ringtone, a beep) is no call, whatever it read as:
+        # calls are said aloud to the whole table, not whispered.
         return Decision(Verdict.IGNORE)
     call = choose(heard, moment, policy)
     if call is None:
@@ -112,6 +114,17 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)
     return Decision(verdict, call)
+
+
+def why_ignored(heard: Heard, call: Call | None) -> str:
+    """What the log says of an utterance passed over (Verdict.IGNORE), `call` its decision's."""
+    if not heard.text.strip():
+        return "(heard nothing that is a call)"
+    if heard.voiced is False:
+        return f"(no voice in that sound, so no call: it read as {heard.text!r})"
+    if call is None:
+        return f"(not a call: {heard.text!r})"
+    return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.2f})"
 
 
 def heard_twice(call: Call, heard: Heard, moment: Moment, policy: HearingPolicy) -> bool:

@@ -16,7 +16,8 @@ from typing import Callable, Mapping, Protocol, Sequence
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     describe_call)
-from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, is_answer, unsure_call
+from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, decide, is_answer, unsure_call,
+                               why_ignored)
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching)
@@ -150,7 +151,7 @@ class Referee:
     def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:
         call = decision.call
         if decision.verdict is Verdict.IGNORE:
-            self._log(_why_ignored(heard, call))
+            self._log(why_ignored(heard, call))
             return []
         if decision.verdict is Verdict.SAY_AGAIN:
             if call is not None:
@@ -173,8 +174,8 @@ class Referee:
         if asked is None or self._pending is not asked:
             self._not_answered = 0
             return
-        if heard.typed or not heard.text.strip() or (decision.call is not None and is_answer(decision.call)):
-            return
+        if not heard.spoken or (decision.call is not None and is_answer(decision.call)):
+            return  # typed, silence, a beep or an answer: nobody talked past the question
         self._not_answered += 1
         if self._not_answered >= self.settings.hearing.question_lapses_after:
             self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
@@ -380,14 +381,6 @@ class Referee:
 
     def status(self) -> announce.Status:
         return announce.Status.of(self.game, tuple(self._hands))
-
-
-def _why_ignored(heard: Heard, call: Call | None) -> str:
-    if not heard.text.strip():
-        return "(heard nothing that is a call)"
-    if call is None:
-        return f"(not a call: {heard.text!r})"
-    return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.2f})"
 
 
 def _action_dict(action: Action) -> dict:

@@ -27,6 +27,7 @@ class Utterance:
     # How likely each alternative is beside the best transcript (1.0: as likely), where the
     # recogniser can tell; empty otherwise.
     alternative_scores: tuple[float, ...] = ()
+    voiced: bool | None = None  # speech only: did it hold a voice (None: not known)
 
     @property
     def typed(self) -> bool:
@@ -55,10 +56,18 @@ class Heard:
     # A typed line that would be a call with a player's name in place of this word
     # ("Dave calza" at a table without Dave).
     unknown_player: str | None = None
+    # Speech only: False when the voice activity model heard no voice in it (a beep, a
+    # tune), so what the recogniser made of it is at most asked about; None: not known.
+    voiced: bool | None = None
 
     @property
     def typed(self) -> bool:
         return self.confidence is None
+
+    @property
+    def spoken(self) -> bool:
+        """Speech someone said: words heard, in a voice (not a typed line, silence or a beep)."""
+        return not self.typed and bool(self.text.strip()) and self.voiced is not False
 
     @property
     def best(self) -> Call | None:
@@ -76,7 +85,7 @@ class Heard:
     @classmethod
     def from_speech(cls, text: str, alternatives: Sequence[str] = (), confidence: float = 0.0,
                     players: Sequence[str] = (), origin: str = "mic",
-                    alternative_scores: Sequence[float] = ()) -> "Heard":
+                    alternative_scores: Sequence[float] = (), voiced: bool | None = None) -> "Heard":
         """A recogniser's transcripts, best first: those that are calls become guesses."""
         guesses, unparsable = [], None
         try:
@@ -88,14 +97,15 @@ class Heard:
             call = parse_call_or_none(transcript, players)
             if call is not None:
                 guesses.append(Guess(call, score))
-        return cls(tuple(guesses), confidence, origin, text, unparsable)
+        return cls(tuple(guesses), confidence, origin, text, unparsable, voiced=voiced)
 
     @classmethod
     def from_utterance(cls, utterance: Utterance, players: Sequence[str] = ()) -> "Heard":
         if utterance.typed:
             return cls.from_text(utterance.text, players, utterance.origin)
         return cls.from_speech(utterance.text, utterance.alternatives, utterance.confidence,
-                               players, utterance.origin, utterance.alternative_scores)
+                               players, utterance.origin, utterance.alternative_scores,
+                               utterance.voiced)
 
 
 def _unknown_player(text: str, players: Sequence[str]) -> str | None:

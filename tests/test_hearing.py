@@ -28,6 +28,16 @@ def test_the_rule_for_a_heard_call_by_its_confidence():
         Verdict.IGNORE, Verdict.SAY_AGAIN, Verdict.ASK, Verdict.ASK]  # a count is always read back
 
 
+def test_a_sound_with_no_voice_in_it_is_no_call_however_sure():
+    beep = Heard.from_speech("four fours", (), 0.99, PLAYERS, voiced=False)
+    asking = Moment(asking=True)
+    assert decide(beep).verdict is Verdict.IGNORE
+    assert decide(Heard.from_speech("yes", (), 0.99, PLAYERS, voiced=False), asking).verdict is Verdict.IGNORE
+    # a voice heard, or no voice activity model to tell: the confidence decides, as ever
+    for voiced in (True, None):
+        assert decide(Heard.from_speech("four fours", (), 0.99, PLAYERS, voiced=voiced)).verdict is Verdict.APPLY
+
+
 def test_answers_to_a_question():
     asking = Moment(asking=True)
     assert verdict("no", 0.12, asking) is Verdict.APPLY  # declining changes nothing

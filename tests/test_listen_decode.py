@@ -232,6 +232,27 @@ def test_hear_json(speech_dir, capsys):
     assert "speech engine: bundled call recogniser" in err
 
 
+def test_a_beep_is_heard_as_no_call_however_sure_the_recogniser_is(speech_dir, tmp_path, capsys):
+    # A third of a second of a 660 Hz tone (32-bit, 48 kHz), which the recogniser reads as
+    # "four" at 0.95: no voice, so no call.
+    t = np.arange(16000) / 48000
+    with wave.open(str(tmp_path / "beep.wav"), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(4), w.setframerate(48000)
+        w.writeframes((0.3 * np.sin(2 * np.pi * 660 * t) * 2 ** 31).astype("<i4").tobytes())
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    args = parser.parse_args(["--json", "--engine", "bundled", str(tmp_path / "beep.wav"),
+                              str(speech_dir / "call-0-01.wav")])
+    assert run_hear(args) == 0
+    beep, call = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert beep["text"] and beep["confidence"] >= 0.5  # what the recogniser made of it
+    assert beep["call"] is None
+    assert call["call"] == CALLS["twenty one threes"]  # a voice still is one
+    # `play --input wav` hands the referee the same mark (hearing.decide passes over it)
+    source = WavSource([tmp_path / "beep.wav", speech_dir / "call-0-01.wav"], make_engine("bundled"))
+    assert [source.next_utterance().voiced for _ in range(2)] == [False, True]
+
+
 def test_hear_without_files_says_so(capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)

@@ -119,3 +119,46 @@ def test_band_limited_level_matches_full_band_for_white_noise():
     full, band = frame_db(noise), frame_db(noise, (300.0, 3400.0))
     # 300-3400 Hz is about 39% of white noise's power: about 4 dB down.
     assert abs(np.median(full - band) - 4.1) < 1.0
+
+
+def test_each_utterance_carries_the_highest_chance_of_a_voice_in_it_onset_included():
+    audio = burst_in_hiss(16000, 32000, 64000)
+    # a voice at the burst's first chunk (its onset, before loudness opened the utterance)
+    # and little after it
+    voice = ScriptedVoice(lambda at: 0.9 if 16000 < at <= 16000 + CHUNK else (0.3 if 16000 < at <= 32000 else 0.02))
+    (segment,) = split(audio, voice_activity=voice)
+    assert segment.voice_peak == pytest.approx(0.9)
+    assert segment.voiced(EndpointSettings()) is True
+    (beep,) = split(audio, voice_activity=ScriptedVoice(lambda at: 0.3 if 16000 < at <= 32000 else 0.02))
+    assert beep.voice_peak == pytest.approx(0.3) and beep.voiced(EndpointSettings()) is False
+    (unknown,) = split(audio, LOUDNESS_ONLY)
+    assert unknown.voice_peak is None and unknown.voiced(LOUDNESS_ONLY) is None
+
+
+def test_joined_utterances_keep_the_higher_voice_peak():
+    from companion.listen.endpoint import Segment, joined
+
+    near = [Segment(0, 8000, 11200, 0.3), Segment(10000, 20000, 23200, 0.8)]  # under gap apart
+    (one,) = joined(near)
+    assert (one.start, one.end, one.detected_at, one.voice_peak) == (0, 20000, 23200, 0.8)
+    apart = joined([Segment(0, 8000, 11200, 0.3), Segment(40000, 48000, 51200, None)])
+    assert [s.voice_peak for s in apart] == [0.3, None]
+
+
+def tone(hz: float, seconds: float = 1.0) -> np.ndarray:
+    t = np.arange(int(seconds * 16000)) / 16000
+    return (9000 * np.sin(2 * np.pi * hz * t)).astype(np.int16)
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the shared real recordings are not here")
+def test_real_speech_holds_a_voice_and_a_beep_does_not():
+    from companion.listen.voice_activity import peak
+
+    model = SileroVoiceActivity()
+    heard = EndpointSettings().voice_heard
+    # digits cut tight round the word, as the recordings are
+    for path in sorted(REAL.glob("*_1.wav"))[:12]:
+        assert peak(read_wav(path), model) >= heard, path.name
+    for hz in (880, 1500):
+        assert peak(tone(hz), model) < heard
+    assert peak(np.zeros(16000, np.int16), model) < heard

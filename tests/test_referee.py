@@ -498,6 +498,21 @@ def test_a_question_lapses_once_the_table_has_talked_past_it():
     assert say(referee, "yes", confidence=0.9) == "Ben: five fours. Cleo, your call."
 
 
+def test_a_sound_with_no_voice_changes_nothing_and_lets_a_question_wait():
+    logged = []
+    speaker, journal = RecordingSpeaker(), RecordingJournal()
+    referee = Referee(Game(["Ana", "Ben", "Cleo"], get_preset("asmodee")), speaker, journal, log=logged.append)
+    beep = Utterance("three fours", (), 0.95, "mic", voiced=False)
+    referee.hear(beep)
+    assert referee.game.last_bid is None and not journal.events
+    assert logged[-1] == "(no voice in that sound, so no call: it read as 'three fours')"
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    for _ in range(5):  # a phone ringing on: no one talked past the question
+        referee.hear(Utterance("yes", (), 0.95, "mic", voiced=False))
+    assert referee.game.last_bid is None
+    assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
+
+
 def test_the_dice_example_has_as_many_dice_as_the_player_holds():
     referee, _, _ = make("Ana Ben", starting_dice=7, max_dice=7)
     say(referee, "three fours")

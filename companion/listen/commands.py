@@ -77,17 +77,17 @@ def _report(err: AudioFormatError) -> int:
 def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     # Each file is one utterance here, trimmed by the endpointer as in `play`.
     samples = read_wav(path)
-    from companion.listen.endpoint import utterance_spans
+    from companion.listen.endpoint import utterances
 
-    spans = utterance_spans(samples)
-    if len(spans) > 1:  # one line per file is the format; say what it leaves out
-        print(f"companion: {path} holds {len(spans)} utterances; hear reads a file as one call "
+    found = utterances(samples)
+    if len(found) > 1:  # one line per file is the format; say what it leaves out
+        print(f"companion: {path} holds {len(found)} utterances; hear reads a file as one call "
               "(play --input wav hears them one by one)", file=sys.stderr, flush=True)
-    result = decode_span(engine, samples, spans=spans)
+    result = decode_span(engine, samples, found=found)
     call = parse_call_or_none(result.text, args.players)
-    # "call" is what the referee would act on: null below the confidence line, while "text"
-    # still shows what the recogniser made of the sound.
-    if result.confidence < ENGINE_THRESHOLD:
+    # "call" is what the referee would act on: null below the confidence line or where no
+    # voice was heard, while "text" still shows what the recogniser made of the sound.
+    if result.confidence < ENGINE_THRESHOLD or result.voiced is False:
         call = None
     if args.json:
         alternatives = [{"text": text, "score": round(score, 4)} for text, score in
@@ -97,7 +97,8 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
                           "confidence": round(result.confidence, 4),
                           "alternatives": alternatives}), flush=True)
     else:
-        heard = describe_call(call) if call else "(no call)"
+        heard = describe_call(call) if call else (
+            "(no call: no voice in it)" if result.voiced is False else "(no call)")
         print(f"{path}: {heard}   [heard {result.text!r}, "
               f"confidence {result.confidence:.2f}]", flush=True)
 

@@ -25,6 +25,9 @@ class Recognition:
     # The best call is the start of a longer one the grammar allows ("twenty" of "twenty
     # four"): heard before the utterance is over, more may be coming.
     may_go_on: bool = False
+    # Did the utterance hold a voice, by the voice activity model (None: not known)? Set by
+    # the decode path, which has the endpointer's view of the audio; engines leave it.
+    voiced: bool | None = None
 
 
 class Engine(Protocol):

@@ -17,9 +17,10 @@ import numpy as np
 
 from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
-from companion.listen.endpoint import EndpointSettings, Endpointer
+from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, utterances
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
+from companion.listen.voice_activity import peak as voice_peak
 from companion.sources import Expect, Utterance
 
 CHUNK = 1600  # 0.1 s
@@ -69,7 +70,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
 
 def to_utterance(result: Recognition, origin: str) -> Utterance:
     return Utterance(result.text, result.alternatives, result.confidence, origin,
-                     result.alternative_scores)
+                     result.alternative_scores, result.voiced)
 
 
 @dataclass
@@ -115,13 +116,11 @@ class Listener:
         segments = self.endpointer.feed(samples)
         out = []
         for seg in segments:
-            out.append(self._close(seg.start, seg.end, seg.detected_at))
+            out.append(self._close(seg))
         if self.endpointer.in_speech:
             self._stream(self.endpointer.speech_start, self._buffer_start + len(self._buffer))
             if self._call_is_over():
-                seg = self.endpointer.cut()
-                out.append(replace(self._close(seg.start, seg.end, seg.detected_at),
-                                   ended_on_call=True))
+                out.append(replace(self._close(self.endpointer.cut()), ended_on_call=True))
         elif not self._open:
             keep = int(1.0 * SAMPLE_RATE)  # enough history for the pre-roll
             if len(self._buffer) > keep:
@@ -131,7 +130,7 @@ class Listener:
         return out
 
     def flush(self) -> list[DecodedSpan]:
-        return [self._close(s.start, s.end, s.detected_at) for s in self.endpointer.flush()]
+        return [self._close(s) for s in self.endpointer.flush()]
 
     def recording(self, samples: np.ndarray) -> Iterator[DecodedSpan]:
         """Every utterance of a whole recording, fed in 0.1 s blocks as the microphone
@@ -170,26 +169,33 @@ class Listener:
             self.engine.feed(self._buffer[a:b])
             self._fed_to = upto
 
-    def _close(self, start: int, end: int, detected_at: int) -> DecodedSpan:
+    def _close(self, seg: Segment) -> DecodedSpan:
         # Feed up to a little after the judged end: the decoder wants trailing silence.
-        self._stream(start, min(detected_at, self._buffer_start + len(self._buffer)))
-        result = self.engine.finish()
+        self._stream(seg.start, min(seg.detected_at, self._buffer_start + len(self._buffer)))
+        result = with_voice(self.engine.finish(), seg, self.settings)
         self._open = False
-        return DecodedSpan(result, start, end, detected_at)
+        return DecodedSpan(result, seg.start, seg.end, seg.detected_at)
 
 
 def decode_span(engine: Engine, samples: np.ndarray,
                 settings: EndpointSettings = EndpointSettings(),
-                spans: Sequence[tuple[int, int]] | None = None) -> Recognition:
+                found: Sequence[Segment] | None = None) -> Recognition:
     """Decode one utterance from where the endpointer hears speech start to where it
     judges it ended, as the microphone path would: room noise around a call only gives
-    the decoder something to mistake for words. `spans`: utterance_spans already found."""
-    from companion.listen.endpoint import utterance_spans
+    the decoder something to mistake for words. `found`: the endpoint.utterances already
+    found in `samples` (taken as one)."""
+    found = utterances(samples, settings) if found is None else found
+    if not found:  # no start of speech found (it may start with the file): all of it
+        whole = Segment(0, len(samples), len(samples), voice_peak(samples) if settings.use_voice_activity else None)
+    else:
+        whole = Segment(found[0].start, found[-1].end, found[-1].detected_at,
+                        max((u.voice_peak for u in found if u.voice_peak is not None), default=None))
+    return with_voice(decode_in_chunks(engine, samples[whole.start:whole.detected_at], CHUNK), whole, settings)
 
-    spans = utterance_spans(samples, settings) if spans is None else spans
-    if spans:
-        samples = samples[spans[0][0]: spans[-1][1]]
-    return decode_in_chunks(engine, samples, CHUNK)
+
+def with_voice(result: Recognition, heard: Segment, settings: EndpointSettings) -> Recognition:
+    """The result, marked with whether its utterance held a voice (see EndpointSettings.voice_heard)."""
+    return replace(result, voiced=heard.voiced(settings))
 
 
 class WavSource:
@@ -225,14 +231,12 @@ class WavSource:
         """What was heard in one file, utterance by utterance (chatter included)."""
         samples = read_wav(path)
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
-            from companion.listen.endpoint import utterance_spans
-
-            spans = utterance_spans(samples, self.endpoint)
-            if len(spans) <= 1:
-                yield decode_span(self.engine, samples, self.endpoint, spans=spans)
+            found = utterances(samples, self.endpoint)
+            if len(found) <= 1:
+                yield decode_span(self.engine, samples, self.endpoint, found)
                 return
-            for start, end in spans:
-                yield decode_in_chunks(self.engine, samples[start:end], CHUNK)
+            for one in found:
+                yield decode_span(self.engine, samples, self.endpoint, [one])
             return
         for heard in Listener(self.engine, self.endpoint).recording(samples):
             yield heard.result

@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 
 CHUNK = 512  # samples at 16 kHz (32 ms): the window Silero's model takes
+LEAD_IN = 16000  # 1 s: the model reads a voice surely only after about that much of a stream
 
 
 class VoiceActivity(Protocol):
@@ -38,6 +39,21 @@ class SileroVoiceActivity:
 
     def probability(self, chunk: np.ndarray) -> float:
         return float(self._detector.process_samples((chunk.astype(np.float32) / 32768).tolist()))
+
+
+def peak(samples: np.ndarray, model: VoiceActivity | None = None) -> float | None:
+    """The highest chance of speech the model gives a chunk of a whole recording (None:
+    no model). Heard after LEAD_IN of quiet and followed by some, as a stream hears it: a
+    clip cut tight round a word, heard cold, reads as little speech (0.14 to 0.43 for
+    digits said by real people, 0.8 and more with the quiet)."""
+    model = model or default_voice_activity()
+    if model is None:
+        return None
+    model.reset()
+    quiet = np.zeros(LEAD_IN, np.int16)
+    samples = np.concatenate([quiet, np.asarray(samples, np.int16), quiet[:LEAD_IN // 2]])
+    return max((model.probability(samples[i:i + CHUNK]) for i in range(0, len(samples) - CHUNK + 1, CHUNK)),
+               default=0.0)
 
 
 def default_voice_activity() -> VoiceActivity | None:
