@@ -62,6 +62,21 @@ def test_a_player_is_named(recogniser, tmp_path):
 
 
 @needs_espeak
+def test_a_players_dice_are_named_by_templates_said_before_dice_too(recogniser, tmp_path):
+    names = recogniser.names
+    # each name is said in each carrier by each voice (a template a voice and carrier)
+    assert {p: len(t) for p, t in names.templates.items()} == {
+        p: len(names.voices) * len(names.carriers) for p in PLAYERS}
+    assert any(len(c) > 1 and all(w in ("one", "two", "three", "four", "five", "six") for w in c)
+               for c in names.carriers)
+    for player, dice in (("Ben", "four four two"), ("Ana", "six one three")):
+        recogniser.expect(Expect.COUNT, frozenset({3}))
+        result = recogniser.decode(say(f"{player} {dice}", tmp_path, voice="en-us+m7"))
+        call = parse_call_or_none(result.text, PLAYERS)
+        assert call is not None and call.to_json()["player"] == player, result
+
+
+@needs_espeak
 @pytest.mark.parametrize("text", ["could you pass me the salt", "what time is it now",
                                   "I really like your shirt"])
 def test_chatter_is_not_acted_on(recogniser, tmp_path, text):
