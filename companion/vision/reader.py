@@ -115,7 +115,8 @@ class DiceReader:
                      agreement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`predict_checked`'s reading, with each unsure die read again from shifted crops
         (SECOND_LOOK_SHIFT): its log probabilities and views' agreement averaged over the five."""
-        unsure = np.nonzero(((probs.max(1) < REFINE_BELOW) | (agreement < 1.0)) & (probs[:, NOT_DIE] < self.die_threshold))[0]
+        doubted = (probs.max(1) < REFINE_BELOW) | (agreement < 1.0)
+        unsure = np.nonzero(doubted & (probs[:, NOT_DIE] < self.die_threshold))[0]
         if not len(unsure):
             return probs, agreement
         moves = ((1, 0), (-1, 0), (0, 1), (0, -1))
