@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the bundled call recogniser from nothing: the corpus, the shipped network, one
-# network per voice family left out, and the confidence fitted on those. About an hour and a half on
-# 2 cores. Needs: pip install -e '.[train]', and Debian's espeak-ng festival festvox-kdlpc16k.
+# network per voice family left out, and the confidence fitted on those. About two and a half
+# hours on 2 cores. Needs: pip install -e '.[train]', and Debian's espeak-ng festival festvox-kdlpc16k.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 augment=(--feature-noise 0.3 --time-masks 2)
