@@ -79,6 +79,7 @@ def script_lines(script: str = SCRIPT) -> list[Line]:
 # --- a player at the table ------------------------------------------------------------------
 
 ASKED = re.compile(r"Did you say (.+?)\?")
+WHO_CALLS = re.compile(r"Who calls calza\?")  # the referee's WhoCallsCalza
 
 
 @dataclass
@@ -131,6 +132,8 @@ def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) 
             utterance, answer_tries = ("yes" if same_call(asked, line, players) else "no"), 0
         elif "say again" in reply.lower() or not reply.strip():
             cost.repeats += 1  # not heard, or passed over as chatter: the same words again
+        elif WHO_CALLS.search(reply) and utterance == line:
+            cost.repeats += 1  # a calza heard without its caller's name: the line has it
         elif "say it again" in reply.lower() and utterance != line:
             cost.repeats += 1  # the misheard call was dropped after the "no": the line again
             utterance = line

@@ -124,6 +124,13 @@ def test_an_answer_not_heard_is_said_again():
     assert (cost.repeats, cost.questions) == (2, 2)
 
 
+def test_asked_who_calls_calza_the_caller_says_the_line_with_the_name_again():
+    say, said = referee("Who calls calza? Say your name and calza, like Ana calza.", "Calza from Ana!")
+    cost = games.Cost()
+    assert games.say_line("Ana calza", say, cost) == "taken"
+    assert said == [("Ana calza", 0), ("Ana calza", 1)] and cost.repeats == 1
+
+
 def test_the_player_gives_up_after_three_tries():
     say, said = referee(*["Sorry, say again?"] * games.TRIES)
     cost = games.Cost()
