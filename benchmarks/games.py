@@ -7,8 +7,8 @@ benchmark drives `companion play ... --input wav - --mute --journal Y` with the 
 engine, hands it the recording of one line at a time, reads what the referee says up to
 its `listening>` prompt, and reacts as a player would:
 
-- "Sorry, say again?" (or silence: the call was passed over as chatter): the same words
-  again, in a fresh take (each line is recorded TAKES times, the voice's speed and pitch
+- "Sorry, say again?" (or silence: the call was passed over as chatter; or a reply that
+  takes nothing, as "Who calls calza?" or a refused bid): the same words again, in a fresh take (each line is recorded TAKES times, the voice's speed and pitch
   varied a little), so a repeat adds nothing the typed game lacks;
 - "Did you say X?": "yes" when X is the line's call (both parsed by `parse_call`), else
   "no" and, once the referee has dropped it ("Say it again"), the line again;

@@ -4,8 +4,9 @@ Each player has a voice of espeak-ng's (through pyttsx3, as the referee speaks).
 are synthesised into WAV files, heard by the bundled recogniser along the same path as
 `play --input wav`, refereed, journalled and announced (aloud, or into a WAV with
 `--wav-out`), on the table display if asked. The players react as people at a table do
-(`say_line`): the line again after "say again" or silence, "yes" or "no" to "Did you say
-...?", and they give up after three tries.
+(`say_line`): the line again after "say again", silence or a reply that takes nothing ("Who
+calls calza?", a refused bid), "yes" or "no" to "Did you say ...?", and they give up after
+three tries.
 
 The demo doubles as an end-to-end check: the same script is typed first, and the spoken
 game's journal must hold the same events.
@@ -79,7 +80,10 @@ def script_lines(script: str = SCRIPT) -> list[Line]:
 # --- a player at the table ------------------------------------------------------------------
 
 ASKED = re.compile(r"Did you say (.+?)\?")
-WHO_CALLS = re.compile(r"Who calls calza\?")  # the referee's WhoCallsCalza
+# Replies that take nothing: "Who calls calza?" (a calza heard without its caller's name), a
+# bare number while bidding, a bid the rules refuse. Every script line is taken when typed,
+# so the player was misheard and says the line again, as a person would.
+NOT_TAKEN = re.compile(r"Who calls calza\?|is not a call\.|is not allowed:")
 
 
 @dataclass
@@ -132,8 +136,8 @@ def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) 
             utterance, answer_tries = ("yes" if same_call(asked, line, players) else "no"), 0
         elif "say again" in reply.lower() or not reply.strip():
             cost.repeats += 1  # not heard, or passed over as chatter: the same words again
-        elif WHO_CALLS.search(reply) and utterance == line:
-            cost.repeats += 1  # a calza heard without its caller's name: the line has it
+        elif NOT_TAKEN.search(reply) and utterance == line:
+            cost.repeats += 1
         elif "say it again" in reply.lower() and utterance != line:
             cost.repeats += 1  # the misheard call was dropped after the "no": the line again
             utterance = line

@@ -124,11 +124,15 @@ def test_an_answer_not_heard_is_said_again():
     assert (cost.repeats, cost.questions) == (2, 2)
 
 
-def test_asked_who_calls_calza_the_caller_says_the_line_with_the_name_again():
-    say, said = referee("Who calls calza? Say your name and calza, like Ana calza.", "Calza from Ana!")
-    cost = games.Cost()
-    assert games.say_line("Ana calza", say, cost) == "taken"
-    assert said == [("Ana calza", 0), ("Ana calza", 1)] and cost.repeats == 1
+def test_a_line_misheard_as_something_the_referee_does_not_take_is_said_again():
+    for line, reply in (("Ana calza", "Who calls calza? Say your name and calza, like Ana calza."),
+                        ("five fives", "Five is not a call. Ben, bid or call dudo."),
+                        ("five fives", "Four fives is not allowed: four fives does not raise four "
+                                       "fives. After four fives: five of any face, or two pacos.")):
+        say, said = referee(reply, BID)
+        cost = games.Cost()
+        assert games.say_line(line, say, cost) == "taken"
+        assert said == [(line, 0), (line, 1)] and cost.repeats == 1
 
 
 def test_the_player_gives_up_after_three_tries():
