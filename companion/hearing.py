@@ -99,9 +99,9 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if heard.typed:
         best = heard.best
         return Decision(Verdict.APPLY, best) if best is not None else Decision(Verdict.SAY_AGAIN)
-    if not heard.text.strip() or heard.voiced is False:
-        # A sound with no voice in it (a ringtone, a beep) is no call, whatever it read as:
-        # calls are said aloud to the whole table, not whispered.
+    if not heard.spoken:
+        # Silence, or a sound with no voice in it (a beep, a clatter), is no call, whatever
+        # it read as: calls are said aloud to the whole table, not whispered.
         return Decision(Verdict.IGNORE)
     call = choose(heard, moment, policy)
     if call is None:
