@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -290,20 +291,20 @@ def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
     return ep.feed(samples) + ep.flush()
 
 
-def utterance_spans(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
-                    gap: float = 0.5) -> list[tuple[int, int]]:
-    """(start, end) sample spans of the separate utterances in a short recording: bursts of
-    speech go together unless `gap` seconds of quiet part them. Looser than the live
-    hangover, so a recorded call with a short pause inside stays whole, while calls said
-    one after another in one file are each heard."""
-    return [(u.start, u.detected_at) for u in utterances(samples, settings, gap)]
-
-
 def utterances(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
                gap: float = 0.5) -> list[Segment]:
-    """`utterance_spans` as segments (each ending where its end was known), with their voice
-    peaks."""
+    """The separate utterances in a short recording, each up to where its end was known:
+    bursts of speech go together unless `gap` seconds of quiet part them. Looser than the
+    live hangover, so a recorded call with a short pause inside stays whole, while calls
+    said one after another in one file are each heard."""
     return joined(split(samples, settings), settings, gap)
+
+
+def spanning(segments: Sequence[Segment]) -> Segment:
+    """One segment from the first's start to the last's end, as voiced as the most voiced."""
+    peaks = [s.voice_peak for s in segments if s.voice_peak is not None]
+    return Segment(segments[0].start, segments[-1].end, segments[-1].detected_at,
+                   max(peaks) if peaks else None)
 
 
 def joined(segments: list[Segment], settings: EndpointSettings = EndpointSettings(),
@@ -314,10 +315,8 @@ def joined(segments: list[Segment], settings: EndpointSettings = EndpointSetting
     last_end = None
     for seg in segments:
         if out and last_end is not None and seg.start + preroll - last_end < gap * 16000:
-            before = out[-1]
-            peaks = [p for p in (before.voice_peak, seg.voice_peak) if p is not None]
-            out[-1] = Segment(before.start, seg.end, seg.detected_at, max(peaks) if peaks else None)
+            out[-1] = spanning([out[-1], seg])
         else:
-            out.append(Segment(seg.start, seg.end, seg.detected_at, seg.voice_peak))
+            out.append(seg)
         last_end = seg.end
     return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
-from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, utterances
+from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, spanning, utterances
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
 from companion.listen.voice_activity import peak as voice_peak
@@ -188,8 +188,7 @@ def decode_span(engine: Engine, samples: np.ndarray,
     if not found:  # no start of speech found (it may start with the file): all of it
         whole = Segment(0, len(samples), len(samples), voice_peak(samples) if settings.use_voice_activity else None)
     else:
-        whole = Segment(found[0].start, found[-1].end, found[-1].detected_at,
-                        max((u.voice_peak for u in found if u.voice_peak is not None), default=None))
+        whole = spanning(found)
     return with_voice(decode_in_chunks(engine, samples[whole.start:whole.detected_at], CHUNK), whole, settings)
 
 
