@@ -202,13 +202,6 @@ def moves_the_game(row: dict) -> bool:
     return call is not None and not changes_nothing(call) and not is_answer(call)
 
 
-def acted_on(row: dict, policy=None) -> bool:
-    """Would the referee act on this heard call: at once, or after a "yes"?"""
-    from companion.hearing import Verdict
-
-    return hearing(row, policy) in (Verdict.ASK, Verdict.APPLY)
-
-
 def metrics(rows: list[dict], settings=None) -> dict:
     """The figures of one group of rows (see the module's docstring)."""
     from companion.hearing import Verdict
@@ -217,7 +210,10 @@ def metrics(rows: list[dict], settings=None) -> dict:
     calls = [r for r in rows if r["truth"] is not None]
     chatter = [r for r in rows if r["truth"] is None]
     phrases = [r for r in calls if r.get("kind") == "phrase"]
-    acted = {id(r): acted_on(r, settings) for r in rows}
+    verdict = {id(r): hearing(r, settings) for r in rows}  # each row decided once
+    acted = {i: v in (Verdict.ASK, Verdict.APPLY) for i, v in verdict.items()}
+    # applied unasked, and a move: not a question to the referee nor a stray yes/no
+    moved = lambda r: verdict[id(r)] is Verdict.APPLY and moves_the_game(r)  # noqa: E731
     right = lambda r: r["call"] is not None and r["call"] == r["truth"]  # noqa: E731
     share = lambda n, d: n / len(d) if d else float("nan")  # noqa: E731
     latencies = [r["endpoint_delay"] + r["finish"] for r in calls
@@ -230,12 +226,10 @@ def metrics(rows: list[dict], settings=None) -> dict:
         # Wrong calls that would move the game with no "Did you say ...?" first: a wrong
         # answer to a question the referee asks itself (status, palifico) or a yes/no with
         # nothing asked leaves the game as it was.
-        "wrong_moves": share(sum(not right(r) and hearing(r, settings) is Verdict.APPLY
-                                 and moves_the_game(r) for r in calls), calls),
+        "wrong_moves": share(sum(not right(r) and moved(r) for r in calls), calls),
         "again": share(sum(not acted[id(r)] for r in calls), calls),
         "chatter_accepted": share(sum(acted[id(r)] for r in chatter), chatter),
-        "chatter_moves": share(sum(hearing(r, settings) is Verdict.APPLY and moves_the_game(r)
-                                   for r in chatter), chatter),
+        "chatter_moves": share(sum(moved(r) for r in chatter), chatter),
         "phrase_accuracy": share(sum(acted[id(r)] and right(r) for r in phrases), phrases),
         "latency_median": float(np.median(latencies)) if latencies else float("nan"),
         "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
