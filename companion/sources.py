@@ -57,7 +57,7 @@ class Heard:
     # ("Dave calza" at a table without Dave).
     unknown_player: str | None = None
     # Speech only: False when the voice activity model heard no voice in it (a beep, a
-    # tune), so what the recogniser made of it is at most asked about; None: not known.
+    # tune), so what the recogniser made of it is no call; None: not known.
     voiced: bool | None = None
 
     @property
