@@ -56,6 +56,12 @@ class EndpointSettings:
     room_fall: float = 0.03  # quickly up, slowly down, so a lull in the chatter is not quiet
     room_delay_chunks: int = 8  # chunks a probability waits before it counts for the room,
     # so the onset of a call is not taken for the room talking before the call has started
+    # Where loudness judges the end, a frame also counts as quiet `stop_below_peak_db` under
+    # the utterance's loudest: babble's peaks keep rising `stop_db` over its mean (the
+    # floor), but a caller stands far above them. On calls in training voices with the
+    # training babble it found the end of 100% of calls at 24 dB (91% without) and 78% at
+    # 18 dB (71%), cutting no more calls short; 15 dB cut more.
+    stop_below_peak_db: float | None = 20.0
     use_voice_activity: bool = True  # False: loudness alone
     # Where loudness judges the end (the room talking), the recogniser's reading of the
     # utterance so far may end it first (see sources.Listener): every `call_look` seconds
@@ -137,6 +143,7 @@ class Endpointer:
         self._pending = np.zeros(0, dtype=np.int16)
         self._pos = 0  # samples consumed into frames
         self._recent: list[bool] = []
+        self._utterance_peak = 0.0  # loudest level (dB) of the open utterance
         self._in_speech = False
         self._start = 0
         self._last_loud = 0
@@ -206,7 +213,9 @@ class Endpointer:
                     self._quiet = self._quiet_chunks = 0
                     self._room_queue.clear()  # the call's onset is not the room
                     self._voice_peak = max(self._onset_voice, default=0.0)
+                    self._utterance_peak = db
                 continue
+            self._utterance_peak = max(self._utterance_peak, db)
             if voiced and not self._by_voice:
                 # Started by loudness, and now the model hears a voice: it judges the end.
                 # (Some synthetic voices never sound like speech to it; loudness ends those.)
@@ -221,7 +230,10 @@ class Endpointer:
                         self._quiet_chunks += 1
                 ended = self._quiet_chunks >= s.voice_hangover_chunks
             else:
-                if db > self._floor + s.stop_db:
+                quiet_below = self._floor + s.stop_db
+                if s.stop_below_peak_db is not None:
+                    quiet_below = max(quiet_below, self._utterance_peak - s.stop_below_peak_db)
+                if db > quiet_below:
                     self._last_loud = self._pos
                     self._quiet = 0
                 else:
