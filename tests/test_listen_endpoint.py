@@ -183,3 +183,16 @@ def test_chatter_peaks_far_under_the_call_do_not_keep_it_open():
     # Judged against the room's mean alone, the chatter's peaks keep the call open to the end.
     held = split(audio, EndpointSettings(stop_below_peak_db=None), voice_activity=ScriptedVoice(lambda at: 0.9))
     assert held[0].end > 80000
+
+
+def test_the_development_set_counts_ends_found_and_calls_cut_short_per_level():
+    from training.endpoint_dev import judge
+
+    whole = (24, 32000, chatter_after_a_call(48000))
+    # the recording's call goes on past where the loud part stops: the utterance ended inside it
+    cut = (12, 40000, chatter_after_a_call(56000))
+    scores = judge([whole, cut], EndpointSettings())
+    assert scores[24]["found"] == 1 and scores[24]["cut"] == 0
+    assert 0.0 <= scores[24]["delays"][0] < 0.35
+    assert scores[12]["found"] == 0 and scores[12]["cut"] == 1
+    assert judge([whole], EndpointSettings(stop_below_peak_db=None))[24]["found"] == 0

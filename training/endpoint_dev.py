@@ -1,0 +1,107 @@
+"""A development set for the endpointer in babble, apart from the benchmark's voices and babble:
+
+    python -m training.endpoint_dev [--set stop_below_peak_db=20 ...]
+
+Calls said by training voices (piper and espeak-ng), in babble of the training talkers
+(build/speech/babble.npz, from `python -m training.build`) at 24, 18, 12 and 6 dB, with the
+benchmark's room before and after. Each file goes through the endpointer alone (no
+recogniser), and per level it prints how often the end of the call was found before the
+recording ran out, how often an utterance ended inside the call (the call cut short), and
+the delay from the end of speech to the known end. `--set` changes EndpointSettings.
+The recordings are kept (`--cache`) so that settings are compared on the same audio: piper
+draws its own noise, so each new set says the calls a little differently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.speech_audio import mix, speech_end
+from benchmarks.speech_corpus import LEAD_S, PEAK, RATE
+from companion.listen.endpoint import FRAME, EndpointSettings, split
+from training import augment, corpus, voices
+
+SNRS = (24, 18, 12, 6)
+SEED = 5
+
+
+def recordings(babble_path: Path, calls: int = 120) -> list[tuple[int, int, np.ndarray]]:
+    """(SNR, sample where the call ends, int16 audio) for each call at each level."""
+    rng = np.random.default_rng(SEED)
+    with np.load(babble_path) as data:
+        talkers = np.split(data["audio"], np.cumsum(data["lengths"])[:-1])
+    said_by = voices.list_voices("piper", 6, 77) + voices.list_voices("espeak", 6, 77)
+    out = []
+    for k, item in enumerate(corpus.items(calls, 4242)):
+        speech = voices.synthesise(said_by[k % len(said_by)], item.text)
+        speech *= PEAK / (float(np.max(np.abs(speech))) + 1e-9)  # the benchmark's level
+        end = int(LEAD_S * RATE) + speech_end(speech)
+        babble = augment.babble_track(talkers, 6 * RATE, int(rng.integers(5, 7)), rng)
+        out += [(snr, end, mix(speech, babble, snr, rng)) for snr in SNRS]
+    return out
+
+
+def judge(files: list[tuple[int, int, np.ndarray]], settings: EndpointSettings) -> dict[int, dict]:
+    by_level: dict[int, dict] = {}
+    for snr, end, audio in files:
+        segments = split(audio, settings)
+        found = [s for s in segments if end <= s.detected_at < len(audio) - FRAME]
+        # an utterance that ended before the call did, after the room before it
+        cut = any(s.detected_at < end - 0.1 * RATE and s.end > LEAD_S * RATE for s in segments)
+        row = by_level.setdefault(snr, {"calls": 0, "found": 0, "cut": 0, "delays": []})
+        row["calls"] += 1
+        row["cut"] += cut
+        if found:
+            row["found"] += 1
+            row["delays"].append((found[0].detected_at - end) / RATE)
+    return by_level
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.endpoint_dev", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--babble", type=Path, default=Path("build/speech/babble.npz"))
+    parser.add_argument("--cache", type=Path, default=Path("build/endpoint-dev.npz"),
+                        help="the recordings, made once and then reused")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="an EndpointSettings field, e.g. stop_below_peak_db=20 (none: None)")
+    args = parser.parse_args(argv)
+    if not args.babble.exists():
+        parser.error(f"{args.babble} not found: build it with python -m training.build")
+    changes = {}
+    for option in args.set:
+        name, _, value = option.partition("=")
+        if name not in {f.name for f in dataclasses.fields(EndpointSettings)}:
+            parser.error(f"EndpointSettings has no {name!r}")
+        default = getattr(EndpointSettings(), name)
+        if value == "none":
+            changes[name] = None
+        elif isinstance(default, bool):
+            changes[name] = value.lower() in ("1", "true", "yes")
+        else:
+            changes[name] = type(default if default is not None else 0.0)(value)
+    settings = dataclasses.replace(EndpointSettings(), **changes)
+    if args.cache.exists():
+        with np.load(args.cache) as data:
+            files = list(zip(data["snr"].tolist(), data["end"].tolist(),
+                             np.split(data["audio"], np.cumsum(data["lengths"])[:-1])))
+    else:
+        files = recordings(args.babble)
+        args.cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(args.cache, snr=[f[0] for f in files], end=[f[1] for f in files],
+                            audio=np.concatenate([f[2] for f in files]),
+                            lengths=[len(f[2]) for f in files])
+    print(f"{len(files)} recordings; settings changed: {changes or 'none'}")
+    print("babble dB | end found | cut short | delay p50 / p90 ms")
+    for snr, row in sorted(judge(files, settings).items(), reverse=True):
+        d = np.array(row["delays"]) * 1000
+        delay = f"{np.median(d):.0f} / {np.percentile(d, 90):.0f}" if len(d) else "-"
+        print(f"{snr:9} | {100 * row['found'] / row['calls']:8.0f}% | {100 * row['cut'] / row['calls']:8.0f}% | {delay}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
