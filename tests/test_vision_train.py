@@ -158,3 +158,26 @@ def test_near_misses_are_mined_where_the_model_is_unsure_and_the_same_in_any_num
     assert all(p.shape == (32, 32, 3) for p in one)
     assert np.array_equal(np.stack(one), np.stack(two))
     assert mined_negatives(8, 1, detector, _Judges(MINED_BELOW + 0.1), processes=1, log=quiet) == ([], [])
+
+
+def test_finish_scenes_take_the_dice_finishes_in_turn_and_label_every_die(monkeypatch):
+    from companion.vision import scenes
+    from companion.vision.model import PATCH
+    from training import vision_faces
+
+    drawn = []
+
+    def recording(seed, **options):
+        drawn.append(options["dice_style"])
+        return scenes.generate_scene(seed, **options)
+
+    class NoPeaks:  # the detector's own peaks are not what this checks
+        def find(self, image, threshold):
+            return []
+
+    monkeypatch.setattr(vision_faces, "generate_scene", recording)
+    patches, labels = vision_faces.finish_data(6, seed=1, detector=NoPeaks())
+    assert drawn == ["dark", "transparent", "marbled", "metallic", "coloured_pips", "dark"]
+    assert patches and len(patches) == len(labels)
+    assert all(p.shape[:2] == (PATCH, PATCH) for p in patches)
+    assert set(labels) - {NOT_DIE, SEVERAL} <= set(range(1, 8))

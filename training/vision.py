@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector-epochs", type=int, default=30)
     ap.add_argument("--photo-repeat", type=int, default=6, help="times each training photo is seen per detector epoch")
     ap.add_argument("--scenes", type=int, default=vision_faces.FACE_SCENES, help="synthetic scenes the face model learns from")
+    ap.add_argument("--finish-scenes", type=int, default=vision_faces.FINISH_SCENES,
+                    help="more synthetic scenes for the face model, each all in one dice finish (dark, "
+                         "transparent, marbled, metallic, coloured pips in turn)")
     ap.add_argument("--rough", type=float, default=vision_faces.ROUGH,
                     help="share of the face model's synthetic dice drawn with real dice's rougher looks (marbled, "
                          "pips of little contrast, glare streaks)")
@@ -102,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         P, Y = vision_faces.synthetic_data(a.scenes, a.seed, detector, rough=a.rough)
         print(f"faces: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
+        if a.finish_scenes:
+            p, yy = vision_faces.finish_data(a.finish_scenes, a.seed, detector)
+            P += p
+            Y += yy
+            print(f"faces: {len(yy)} patches from {a.finish_scenes} scenes of one dice finish each "
+                  f"({time.time() - t0:.0f}s)", flush=True)
         if use_real:
             p, yy = vision_faces.real_data(train, a.real, a.seed, detector, a.real_jitter)
             P += p

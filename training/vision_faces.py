@@ -16,7 +16,7 @@ import numpy as np
 from companion.vision.detect import Candidate, Detector, crop
 from companion.vision.model import (CHANNELS, N_CLASSES, NOT_DIE, PACO, PATCH, SEVERAL, FaceModel, dihedral,
                                     features, im2col_weights)
-from companion.vision.scenes import generate_scene
+from companion.vision.scenes import DICE_STYLES, generate_scene
 from training import vision_detector
 
 # The face model's shape and data, chosen on a validation split of the training photos (every 5th
@@ -113,6 +113,29 @@ def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2
     P, Y = [], []
     for i in range(n_scenes):
         sc, gts = _labelled_scene(seed * 100_000 + i, rough=rough)
+        gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
+               for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
+        p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
+        P += p
+        Y += y
+    return P, Y
+
+
+# Scenes all of one finish besides the mixed ones (seeds of their own): the mixed scenes hold
+# few marbled, dark or transparent dice. With 400 of them, a face model trained with the
+# validation photos set aside misread 11 dice of 1621 in 100 marbled scenes of seeds of
+# their own, against 18 without; on the validation photos 5 dice of 241 against 4.
+FINISH_SCENES = 400
+FINISH_SCENES_FROM = 7_000_000
+
+
+def finish_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2):
+    """Patches of `n_scenes` scenes each drawn in one dice finish, the finishes taken in turn."""
+    rng = np.random.default_rng([seed, 7])
+    styles = [s for s in DICE_STYLES if s != "plain"]
+    P, Y = [], []
+    for i in range(n_scenes):
+        sc, gts = _labelled_scene(FINISH_SCENES_FROM * seed + i, dice_style=styles[i % len(styles)])
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
                for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
         p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
