@@ -46,6 +46,7 @@ def recordings(babble_path: Path, calls: int = 120) -> list[tuple[int, int, np.n
 
 
 def judge(files: list[tuple[int, int, np.ndarray]], settings: EndpointSettings) -> dict[int, dict]:
+    """Per level: calls, ends found before the recording ran out, calls cut short, delays (s)."""
     by_level: dict[int, dict] = {}
     for snr, end, audio in files:
         segments = split(audio, settings)
@@ -69,8 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="an EndpointSettings field, e.g. stop_below_peak_db=20 (none: None)")
     args = parser.parse_args(argv)
-    if not args.babble.exists():
-        parser.error(f"{args.babble} not found: build it with python -m training.build")
     changes = {}
     for option in args.set:
         name, _, value = option.partition("=")
@@ -88,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         with np.load(args.cache) as data:
             files = list(zip(data["snr"].tolist(), data["end"].tolist(),
                              np.split(data["audio"], np.cumsum(data["lengths"])[:-1])))
+    elif not args.babble.exists():
+        parser.error(f"{args.babble} not found: build it with python -m training.build")
     else:
         files = recordings(args.babble)
         args.cache.parent.mkdir(parents=True, exist_ok=True)
