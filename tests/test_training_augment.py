@@ -59,3 +59,13 @@ def test_the_spanish_words_are_said_other_ways_but_labelled_the_same():
     assert len(set(said)) == 1 + len(SAID_AS["calza"])
     assert said_as("three fives", rng) == "three fives"  # English words are left alone
     assert spell("okay ana calza please", frozenset({"ana"})) == ("okay", "<name>", "calza", "please")
+
+
+def test_clips_of_different_lengths_come_back_as_saved_with_their_columns(tmp_path):
+    from training.build import load_clips, save_clips
+
+    clips = [np.arange(n, dtype=np.int16) for n in (3, 0, 7)]
+    save_clips(tmp_path / "clips.npz", clips, snr=[24, 18, 6])
+    back, columns = load_clips(tmp_path / "clips.npz")
+    assert [c.tolist() for c in back] == [c.tolist() for c in clips]
+    assert columns["snr"].tolist() == [24, 18, 6] and set(columns) == {"snr"}

@@ -117,6 +117,19 @@ def save(path: Path, rows: list, extra: dict | None = None) -> None:
         **(extra or {}))
 
 
+def save_clips(path: Path, clips: list[np.ndarray], **columns) -> None:
+    """Audio clips of different lengths in one file (and per-clip `columns` beside them)."""
+    np.savez_compressed(path, audio=np.concatenate(clips), lengths=np.array([len(c) for c in clips]),
+                        **columns)
+
+
+def load_clips(path: Path) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """The clips `save_clips` wrote, and its columns."""
+    with np.load(path) as data:
+        clips = np.split(data["audio"], np.cumsum(data["lengths"])[:-1])
+        return clips, {k: data[k] for k in data.files if k not in ("audio", "lengths")}
+
+
 def load(path: Path) -> dict:
     """A shard as lists: features (T, 96) float32 and labels per clip, plus metadata."""
     with np.load(path) as data:
@@ -244,12 +257,10 @@ def main() -> None:
     wanted = args.family or [*FAMILIES, "real", "noise"]
     babble_path = args.out / "babble.npz"
     if babble_path.exists():
-        with np.load(babble_path) as data:
-            babble = np.split(data["audio"], np.cumsum(data["lengths"])[:-1])
+        babble, _ = load_clips(babble_path)
     else:
         babble = babble_clips(args.seed)
-        np.savez_compressed(babble_path, audio=np.concatenate(babble),
-                            lengths=np.array([len(c) for c in babble]))
+        save_clips(babble_path, babble)
     for family in wanted:
         if (args.warp or args.tempo) and family in FAMILIES:
             path = args.out / f"{family}-{'stretched' if args.tempo else 'warped'}.npz"

@@ -23,7 +23,7 @@ import numpy as np
 from benchmarks.speech_audio import mix, speech_end
 from benchmarks.speech_corpus import LEAD_S, PEAK, RATE
 from companion.listen.endpoint import FRAME, EndpointSettings, split
-from training import augment, corpus, voices
+from training import augment, build, corpus, voices
 
 SNRS = (24, 18, 12, 6)
 SEED = 5
@@ -32,8 +32,7 @@ SEED = 5
 def recordings(babble_path: Path, calls: int = 120) -> list[tuple[int, int, np.ndarray]]:
     """(SNR, sample where the call ends, int16 audio) for each call at each level."""
     rng = np.random.default_rng(SEED)
-    with np.load(babble_path) as data:
-        talkers = np.split(data["audio"], np.cumsum(data["lengths"])[:-1])
+    talkers, _ = build.load_clips(babble_path)
     said_by = voices.list_voices("piper", 6, 77) + voices.list_voices("espeak", 6, 77)
     out = []
     for k, item in enumerate(corpus.items(calls, 4242)):
@@ -84,17 +83,15 @@ def main(argv: list[str] | None = None) -> int:
             changes[name] = type(default if default is not None else 0.0)(value)
     settings = dataclasses.replace(EndpointSettings(), **changes)
     if args.cache.exists():
-        with np.load(args.cache) as data:
-            files = list(zip(data["snr"].tolist(), data["end"].tolist(),
-                             np.split(data["audio"], np.cumsum(data["lengths"])[:-1])))
+        audio, columns = build.load_clips(args.cache)
+        files = list(zip(columns["snr"].tolist(), columns["end"].tolist(), audio))
     elif not args.babble.exists():
         parser.error(f"{args.babble} not found: build it with python -m training.build")
     else:
         files = recordings(args.babble)
         args.cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(args.cache, snr=[f[0] for f in files], end=[f[1] for f in files],
-                            audio=np.concatenate([f[2] for f in files]),
-                            lengths=[len(f[2]) for f in files])
+        build.save_clips(args.cache, [f[2] for f in files], snr=[f[0] for f in files],
+                         end=[f[1] for f in files])
     print(f"{len(files)} recordings; settings changed: {changes or 'none'}")
     print("babble dB | end found | cut short | delay p50 / p90 ms")
     for snr, row in sorted(judge(files, settings).items(), reverse=True):
