@@ -109,16 +109,8 @@ def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Cand
 
 
 def synthetic_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2, rough: float = ROUGH):
-    rng = np.random.default_rng(seed)
-    P, Y = [], []
-    for i in range(n_scenes):
-        sc, gts = _labelled_scene(seed * 100_000 + i, rough=rough)
-        gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
-               for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
-        p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
-        P += p
-        Y += y
-    return P, Y
+    scenes = (_labelled_scene(seed * 100_000 + i, rough=rough) for i in range(n_scenes))
+    return _scene_patches(scenes, np.random.default_rng(seed), jitter, detector)
 
 
 # Scenes all of one finish besides the mixed ones (seeds of their own): the mixed scenes hold
@@ -131,11 +123,16 @@ FINISH_SCENES_FROM = 7_000_000
 
 def finish_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2):
     """Patches of `n_scenes` scenes each drawn in one dice finish, the finishes taken in turn."""
-    rng = np.random.default_rng([seed, 7])
     styles = [s for s in DICE_STYLES if s != "plain"]
+    scenes = (_labelled_scene(FINISH_SCENES_FROM * seed + i, dice_style=styles[i % len(styles)])
+              for i in range(n_scenes))
+    return _scene_patches(scenes, np.random.default_rng([seed, 7]), jitter, detector)
+
+
+def _scene_patches(scenes, rng, jitter: int, detector: Detector):
+    """`collect`'s patches and labels of labelled scenes, each die's crop taken from its true top."""
     P, Y = [], []
-    for i in range(n_scenes):
-        sc, gts = _labelled_scene(FINISH_SCENES_FROM * seed + i, dice_style=styles[i % len(styles)])
+    for sc, gts in scenes:
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
                for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
         p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
