@@ -42,6 +42,9 @@ class PlaySettings:
     display: bool = False
     display_host: str = DEFAULT_HOST
     display_port: int = DEFAULT_PORT
+    # Each player says "<name> calza" before the game, so their name is known by its sound.
+    # None: at the microphone, not from recordings (their files are the game's calls).
+    learn_names: bool | None = None
 
     def __post_init__(self) -> None:
         # Refused before any device, model or journal is touched.
@@ -59,6 +62,9 @@ class PlaySettings:
             raise CompanionError(f"--display-port must be a port number (0-65535), not {self.display_port}")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
+        if self.learn_names and self.input == "text":
+            raise CompanionError("--learn-names learns how players say their names: "
+                                 "it needs --input mic or wav")
         if self.profile is not None and not self.uses_camera:
             raise CompanionError(f"--profile {self.profile} is for reading the dice: "
                                  "give it with --camera N or --camera-images")
@@ -107,6 +113,7 @@ class PlaySettings:
             display=args.display or args.display_host is not None or args.display_port is not None,
             display_host=args.display_host or DEFAULT_HOST,
             display_port=DEFAULT_PORT if args.display_port is None else args.display_port,
+            learn_names=args.learn_names,
         )
 
 
@@ -138,6 +145,9 @@ def _play_parser(sub) -> None:
     p.add_argument("--model", type=Path, metavar="PATH",
                    help="Vosk model folder, or a network (.npz) for the bundled recogniser")
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
+    p.add_argument("--learn-names", action=argparse.BooleanOptionalAction, default=None,
+                   help="before the game, each player says their name and calza, so the "
+                        "bundled engine knows the names by their voices (default: with --input mic)")
     p.add_argument("--display", action="store_true",
                    help=f"show the game on a web page (http://{DEFAULT_HOST}:{DEFAULT_PORT} by default)")
     p.add_argument("--display-host", metavar="HOST",
@@ -263,8 +273,10 @@ def _source(settings: PlaySettings, game):
     if most_dice > LARGEST_COUNT:
         print(f"companion: counts above {LARGEST_COUNT} cannot be heard; type them instead",
               file=sys.stderr)
+    learn_names = settings.input == "mic" if settings.learn_names is None else settings.learn_names
     speech = SpeechSettings(engine=settings.engine, model=settings.model, device=settings.mic,
-                            max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)))
+                            max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)),
+                            learn_names=learn_names)
     return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech)
 
 

@@ -4,7 +4,10 @@ It is the one place that knows turns, prompts and asking for the count. The hear
 (companion.hearing) says whether to apply a heard call, ask about it or let it pass; the
 rules core says whether it is allowed and what happens. The referee applies what is
 allowed, journals the events first (so a crash loses nothing) and returns what to announce;
-voice/ words it, and the loop in `hear` speaks it.
+voice/ words it, and the loop in `hear` speaks it. Before the first call it asks each
+player to say their name, where the source can learn how it sounds (`learn_names`).
+
+Long: everything the referee says back to the table, and why, is read in this one place.
 """
 
 from __future__ import annotations
@@ -15,18 +18,23 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
-    describe_call)
+    describe_call, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, decide, is_answer, unsure_call,
                                why_ignored)
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching)
 from companion.rules.events import Event, HandShown, Undone
-from companion.sources import CallSource, Expect, Heard, Utterance
+from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
 from companion.voice.announcements import Announcement
 from companion.voice.speakers import Speaker
+
+
+# Tries a player gets to say each of NAME_PHRASES before the game, as many as a player at the
+# table gives a line (companion.demo.TRIES) before moving on.
+NAME_TRIES = 3
 
 
 class EventSink(Protocol):
@@ -87,6 +95,8 @@ class Referee:
         """Run until the input ends; returns the game as it stands. A won game still
         listens, so a misheard final count can be undone."""
         self._source = source
+        if not self.learn_names(source):
+            return self.game
         opening = announce.Resumed(self.status()) if resumed else announce.EventsHappened(tuple(self.game.events))
         self.say([opening])
         while True:
@@ -96,6 +106,34 @@ class Referee:
                 break
             self.hear(utterance)
         return self.game
+
+    def learn_names(self, source: CallSource) -> bool:
+        """Before play, where the source can learn from it, each player still in says their
+        name before each of NAME_PHRASES ("Ana calza", "Ana one two three"), so the engine
+        knows the name by their own voice. Nothing said here is a call: the game is
+        untouched. False when the input ended on the way."""
+        for i, player in enumerate(self.game.active_players):
+            learnt = 0
+            for j, (phrase, expect) in enumerate(NAME_PHRASES):
+                said = f"{player} {phrase}"
+                wanted = parse_call(said, self.game.players)
+                sizes = frozenset({len(wanted.dice)}) if isinstance(wanted, HandCall) else frozenset()
+                for attempt in range(NAME_TRIES):
+                    source.expect(expect, sizes)
+                    if not source.learn_name(player, phrase):
+                        return True  # typed input, or an engine with nothing to learn
+                    self.say([announce.SayYourName(said, player, first=i == j == attempt == 0,
+                                                   again=attempt > 0)])
+                    utterance = source.next_utterance()
+                    if utterance is None:
+                        return False
+                    heard = Heard.from_utterance(utterance, self.game.players)
+                    if heard.best == wanted:
+                        learnt += 1
+                        break
+                    self._log(f"(not {said!r}: {heard.text!r})")
+            self.say([announce.NameLearned(player, learnt)])
+        return True
 
     def hear(self, utterance: Utterance | Heard) -> None:
         """Handle one typed line or spoken utterance, saying whatever needs saying."""

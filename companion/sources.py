@@ -134,6 +134,13 @@ class Expect(Enum):
     ANY = "any"  # everything (no game to go by, as in `companion hear`)
 
 
+# What each player says before the game, after their name, so that a speech engine learns
+# how they say it ("Ana calza", "Ana one two three"), and what to listen for meanwhile. A
+# name is told apart best by a recording of it before the same kind of words: the speech
+# embedding's windows hold what follows the name too.
+NAME_PHRASES: tuple[tuple[str, Expect], ...] = (("calza", Expect.CALLS), ("one two three", Expect.COUNT))
+
+
 class CallSource(Protocol):
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         """What the next utterance should be; speech sources listen for just that.
@@ -142,6 +149,12 @@ class CallSource(Protocol):
 
     def next_utterance(self) -> Utterance | None:
         """Block until something is said or typed; None when the input has ended."""
+
+    def learn_name(self, player: str, phrase: str) -> bool:
+        """The next utterance is `player` saying their name before `phrase` (one of
+        NAME_PHRASES): learn how they say it, and give it back as that call when it was
+        learnt. False when this source has nothing to learn from (typed input, or an engine
+        that does not tell players apart by how they sound)."""
 
     def mute(self) -> None:
         """Stop hearing: the companion is about to speak (half-duplex)."""
@@ -176,6 +189,9 @@ class TextSource:
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         pass  # a typed line is read as it is, whatever the moment
+
+    def learn_name(self, player: str, phrase: str) -> bool:
+        return False  # a typed name is the name
 
     def mute(self) -> None:
         pass

@@ -50,3 +50,20 @@ def test_a_table_of_nine_can_bid_forty(tmp_path):
                            "--journal", tmp_path / "big.jsonl", "--engine", "bundled")
     assert result.returncode == 0, result.stderr
     assert "Ana: forty fives. Ben, your call." in result.stdout, result.stdout
+
+
+def test_a_recorded_game_can_begin_with_the_players_names(tmp_path):
+    folder = tmp_path / "named"
+    folder.mkdir()
+    said = ["Ana calza", "Ana one two three", "Ben calza", "Ben one two three", "three fours"]
+    for n, text in enumerate(said):
+        speak(text, "en-gb-scotland", folder / f"{n:02d}.wav")
+    journal = tmp_path / "named.jsonl"
+    result = run_companion("play", "--players", "Ana", "Ben", "--input", "wav", folder, "--mute",
+                           "--journal", journal, "--engine", "bundled", "--learn-names")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.index("Thanks, Ben.") < result.stdout.index("New game"), result.stdout
+    assert "Ana: three fours. Ben, your call." in result.stdout, result.stdout
+    # The names were no calls: the journal holds the game and Ana's bid only.
+    events = [json.loads(line)["type"] for line in journal.read_text().splitlines()]
+    assert events.count("bid") == 1 and "calza" not in " ".join(events), events

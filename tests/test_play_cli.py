@@ -111,6 +111,7 @@ def test_house_rules_from_toml(tmp_path):
     (["--resume", "--players", "Dan", "Eve", "--input", "text"], "keeps its own players and rules: leave out --players"),
     (["--resume", "--rules", "pressman", "--dice", "3", "--input", "text"], "leave out --rules, --dice"),
     (["--resume", "old.jsonl", "--input", "text"], "use either --resume old.jsonl or --journal"),
+    (["--players", "Ana", "Ben", "--input", "text", "--learn-names"], "--learn-names learns how players say their names"),
 ])
 def test_bad_setups_get_a_clear_message(tmp_path, args, message):
     result = run_companion("play", *args, "--mute", "--journal", tmp_path / "j.jsonl", input_text="")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.listen.embedding import SpeechEmbedding
-from companion.listen.recogniser import padded
+from companion.listen.embedding import padded
 from companion.listen.tokens import INDEX, number_tokens
 from training import augment, corpus
 

@@ -35,6 +35,14 @@ NUM_MELS = 32
 FEATURES = 96
 # Audio before the first word that the first vectors need to see a whole 775 ms window.
 LEAD_IN_SAMPLES = MELS_PER_EMBEDDING * MEL_HOP + MEL_WINDOW
+TAIL_SAMPLES = 3200  # 0.2 s of quiet after the utterance, as in training
+
+
+def padded(audio: np.ndarray) -> np.ndarray:
+    """An utterance as the network hears it, in training and in play: quiet before it (the
+    first embedding windows need 775 ms of sound) and a short quiet tail after it."""
+    return np.concatenate([np.zeros(LEAD_IN_SAMPLES, audio.dtype), audio,
+                           np.zeros(TAIL_SAMPLES, audio.dtype)])
 
 
 class _Interpreter:

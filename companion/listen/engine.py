@@ -37,6 +37,11 @@ class Engine(Protocol):
         """Listen only for the calls that make sense now, from the next utterance on (see
         CallSource.expect)."""
 
+    def learn_name(self, player: str, phrase: str) -> bool:
+        """Learn how `player` says their name from the next utterance, which should be
+        "<player> <phrase>" (sources.NAME_PHRASES); heard so, it is given back as that call.
+        False: this engine spells names from its own vocabulary and has nothing to learn."""
+
     def start(self) -> None:
         """Begin an utterance."""
 

@@ -25,6 +25,7 @@ class SpeechSettings:
     endpoint: EndpointSettings = EndpointSettings()
     mic_tail_seconds: float = 0.3  # deaf after the companion speaks: its echo
     mic_stalled_after: float = 5.0  # no sound for this long: the microphone went away
+    learn_names: bool = False  # each player's "<name> calza" is heard before the game
 
 
 def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),
@@ -41,13 +42,13 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequenc
     files = expand_paths(paths) if kind == "wav" and not from_stdin else []
     engine = make_engine(settings.engine, settings.model, players, say_on_stderr, settings.max_count)
     if from_stdin:
-        return PromptedWavSource(engine, endpoint=settings.endpoint)
+        return PromptedWavSource(engine, endpoint=settings.endpoint, learn_names=settings.learn_names)
     if kind == "wav":
-        return WavSource(files, engine, endpoint=settings.endpoint)
+        return WavSource(files, engine, endpoint=settings.endpoint, learn_names=settings.learn_names)
     device = settings.device
     if isinstance(device, str) and device.isdigit():
         device = int(device)  # `--mic 2` is a device index; other text matches a name
     source = MicSource(engine, device, settings.mic_tail_seconds, settings.endpoint,
-                       settings.mic_stalled_after)
+                       settings.mic_stalled_after, learn_names=settings.learn_names)
     source.open()  # a missing microphone is reported before the game starts, not mid-game
     return source

@@ -43,8 +43,10 @@ class MicSource:
 
     def __init__(self, engine: Engine, device: int | str | None = None,
                  tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
-                 stalled_after: float = 5.0, open_stream: Callable | None = None):
+                 stalled_after: float = 5.0, open_stream: Callable | None = None,
+                 learn_names: bool = True):
         self.engine = engine
+        self.learn_names = learn_names  # each player's "<name> calza" before the game
         self.device = device
         # (callback) -> a started stream with abort() and close(), calling back with each
         # block; PortAudio's by default, anything else in tests.
@@ -112,6 +114,9 @@ class MicSource:
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self.engine.expect(what, hand_sizes)
+
+    def learn_name(self, player: str, phrase: str) -> bool:
+        return self.learn_names and self.engine.learn_name(player, phrase)
 
     def mute(self) -> None:
         self._muted = True

@@ -6,37 +6,46 @@ spells it in call tokens, and the decoder finds the calls the grammar allows tha
 it best. How sure that is comes from a small calibration fitted on voices the network never
 trained on. Player names change every game, so the network hears any name as `<name>`; which
 player it was is settled by comparing that stretch with each name said by espeak-ng's
-voices at start-up.
+voices at start-up and, where the players said them before the game, by the players themselves.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from companion.listen.decoder import CompiledGraph, Decoded, Graph
-from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, EmbeddingStream,
-                                         SpeechEmbedding)
+from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, TAIL_SAMPLES,
+                                         EmbeddingStream, SpeechEmbedding, padded)
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
+from companion.listen.names import NameMatcher
 from companion.listen.network import MODEL_PATH, CallNetwork
-from companion.listen.tokens import NAME, number_tokens
+from companion.listen.tokens import number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
 from companion.listen.vocabulary import normalise_name
 from companion.sources import Expect
 
-TAIL_SAMPLES = 3200  # 0.2 s of quiet after the utterance, as in training
 ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
 HAND_SIZES = frozenset(range(1, 6))  # a player holds one to five dice
 # Frames (80 ms each) of audio after the one where a call's last word is spelt before the
 # call counts as said, while the utterance is still open (peek).
 SAID_BEFORE = 1
 CONFIDENCE_PATH = Path(__file__).with_name("call_confidence.json")
+# The confidence of a spotted calza: between ENGINE_THRESHOLD and ENGINE_CONFIRM, so the
+# referee asks "Did you say Ana calza?" before it is applied.
+SPOTTED_CONFIDENCE = 0.8
+# How far (log-likelihood) under the best reading "<name> <phrase>" may be and still be learnt,
+# when the player was asked to say just that. On Kokoro voices heard by a network that never
+# heard them, it was at most 9 under the best for the phrase said, and 8 to 180 (median 48)
+# for other calls said instead (2 of 120 under 15, both "status"); the demo's espeak-ng
+# voice says "Ana calza" 13 under.
+LEARN_REACH = 15.0
 
 PLURAL = {1: ("ones", "aces", "pacos"), 2: ("twos",), 3: ("threes",), 4: ("fours",),
           5: ("fives",), 6: ("sixes",)}
@@ -45,13 +54,6 @@ SINGULAR = {1: ("one", "ace", "paco"), 2: ("two",), 3: ("three",), 4: ("four",),
 # The commands the network has tokens for (a subset of vocabulary.COMMANDS).
 COMMANDS = ("undo", "take it back", "repeat", "say again", "status", "whats the bid", "yes", "no")
 assert all(c in SPOKEN_COMMANDS for c in COMMANDS)
-
-
-def padded(audio: np.ndarray) -> np.ndarray:
-    """An utterance as the network hears it, in training and in play: quiet before it (the
-    first embedding windows need 775 ms of sound) and a short quiet tail after it."""
-    return np.concatenate([np.zeros(LEAD_IN_SAMPLES, audio.dtype), audio,
-                           np.zeros(TAIL_SAMPLES, audio.dtype)])
 
 
 def call_graph(expect: Expect, max_count: int, named: bool,
@@ -143,7 +145,7 @@ class CallRecogniser:
     name = "bundled call recogniser"
 
     def __init__(self, players: Sequence[str] = (), settings: RecogniserSettings = RecogniserSettings(),
-                 names: "NameMatcher | None" = None) -> None:
+                 names: NameMatcher | None = None) -> None:
         self.settings = settings
         self.players = tuple(players)
         for p in self.players:
@@ -156,6 +158,7 @@ class CallRecogniser:
         self._graphs: dict[tuple[Expect, frozenset[int]], CompiledGraph] = {}
         self._expect = Expect.ANY
         self._hand_sizes: frozenset[int] = frozenset()
+        self._learning: tuple[str, str] | None = None  # (player, phrase) said next
         self.start()
 
     def graph(self, expect: Expect, hand_sizes: frozenset[int] = frozenset()) -> CompiledGraph:
@@ -167,6 +170,12 @@ class CallRecogniser:
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self._expect, self._hand_sizes = what, frozenset(hand_sizes)
+
+    def learn_name(self, player: str, phrase: str) -> bool:
+        if self.names is None or player not in self.names.players:
+            return False
+        self._learning = (player, phrase)
+        return True
 
     def start(self) -> None:
         self._stream = None
@@ -200,7 +209,8 @@ class CallRecogniser:
 
     def finish(self) -> Recognition:
         began = time.process_time()
-        result = self._heard(self._utterance().vectors(TAIL_SAMPLES))
+        feats = self._utterance().vectors(TAIL_SAMPLES)
+        result = self._learnt(feats) if self._learning else self._heard(feats)
         finished = time.process_time() - began
         heard = replace(result, audio_seconds=self._fed / SAMPLE_RATE,
                         decode_seconds=self._spent + finished, finish_seconds=finished)
@@ -217,7 +227,26 @@ class CallRecogniser:
 
     def hear(self, audio: np.ndarray) -> Recognition:
         """One utterance heard as the calls expected now."""
-        return self._heard(self.features(audio))
+        feats = self.features(audio)
+        return self._learnt(feats) if self._learning else self._heard(feats)
+
+    def _learnt(self, feats: np.ndarray) -> Recognition:
+        """An utterance that should be a player's name before a phrase, learnt as their name
+        when it can be heard so: given back as that call, sure. Anything else is heard as
+        usual (the referee asks again); an utterance that holds no call leaves the learning
+        on, as chatter is passed over."""
+        player, phrase = self._learning
+        heard = self._heard(feats)
+        decoded = heard.details.get("decoded")
+        if decoded is None or not decoded.calls:
+            return heard
+        self._learning = None
+        # The player was asked for these words, so the name need not be the best reading
+        # (a network that never heard this voice may miss the name, or hear "Ben" as
+        # "one"), only a near one: within LEARN_REACH of the best.
+        if not self.names.learn(player, phrase, feats, decoded.calls[0][1] - LEARN_REACH):
+            return heard
+        return Recognition(f"{player.lower()} {phrase}", confidence=1.0, details=heard.details)
 
     def _heard(self, feats: np.ndarray) -> Recognition:
         log_probs = self.network.log_probs(feats)
@@ -238,6 +267,16 @@ class CallRecogniser:
         calls = [(text, score) for text, score in decoded.calls if score > best - ALTERNATIVE_REACH]
         texts = [text for text, _ in calls]
         likelihood = {text: float(np.exp(score - best)) for text, score in calls}
+        details = {"decoded": decoded, "measures": found}
+        if (self.names is not None and self._expect is not Expect.COUNT
+                and not texts[0].startswith("{name} calza")):
+            spotted = details["spotted"] = self.names.spot(feats)
+            if spotted is not None:
+                # A calza the network heard without its name, or not at all, in a voice
+                # whose own "<name> calza" it sounds just like: never applied unasked.
+                texts = [f"{spotted.lower()} calza", *(t for t in texts if "{name}" not in t)]
+                likelihood = {t: likelihood.get(t, 0.0) for t in texts}
+                confidence = SPOTTED_CONFIDENCE
         if any("{name}" in t for t in texts):
             who = self.names.match(feats, decoded.name_frames) if self.names else None
             if who is None:  # a name call with no one to name cannot be a call
@@ -251,112 +290,7 @@ class CallRecogniser:
                 texts = [named[t] for t in texts]
         scores = [likelihood.get(t, 0.0) for t in texts]
         if not texts:
-            return Recognition("", confidence=0.0, details={"decoded": decoded, "measures": found})
+            return Recognition("", confidence=0.0, details=details)
         return Recognition(texts[0], tuple(texts[1:]), confidence,
-                           alternative_scores=tuple(scores[1:]),
-                           details={"decoded": decoded, "measures": found},
+                           alternative_scores=tuple(scores[1:]), details=details,
                            may_go_on=decoded.goes_on)
-
-
-@dataclass
-class NameMatcher:
-    """Which player's name was said. At start-up each name is said in a call ("Ana calza")
-    and before dice ("Ana five five three") by several espeak-ng voices; the frames the
-    network spells `<name>` there are the name's templates. A heard name's frames are
-    compared with each player's templates by dynamic time warping over the embedding vectors
-    (cosine distance)."""
-
-    players: tuple[str, ...]
-    embedding: SpeechEmbedding
-    network: CallNetwork
-    voices: tuple[str, ...] = ("en-us", "en", "en-us+f3", "en-gb-x-rp+m3", "en-029+m1", "en-us+f5")
-    # What each name is said before. The 775 ms windows that hold a name hold what follows it
-    # too, so a name before dice is matched best by a template before dice. With a network
-    # that places names loosely (one trained on a third of the corpus), calza templates alone
-    # named the right player 31 times in 61 for piper's voices and 18 in 45 for espeak-ng's;
-    # with "five five three" too, 49 and 32 ("five five three one two": 43 and 32, and
-    # slower). The shipped network named them right either way. It doubles the start-up.
-    carriers: tuple[tuple[str, ...], ...] = (("calza",), ("five", "five", "three"))
-    templates: dict[str, list[np.ndarray]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for player in self.players:
-            self.templates[player] = []
-        for carrier in self.carriers:
-            said = Graph()
-            said.add_phrase([NAME, *carrier], "{name} " + " ".join(carrier))
-            align = CompiledGraph(said)  # where the name is in what we know was said
-            for player in self.players:
-                for voice in self.voices:
-                    audio = _espeak(f"{player} {' '.join(carrier)}", voice)
-                    if audio is None:
-                        continue
-                    feats = self.embedding.embed(padded(audio))
-                    span = align.decode(self.network.log_probs(feats)).name_frames
-                    if span is not None:
-                        self.templates[player].append(_unit(feats[_widen(span, len(feats))]))
-
-    def match(self, feats: np.ndarray, span: tuple[int, int] | None) -> tuple[str, float] | None:
-        """The player named, and how sure (0.5 to 1) from how much closer it is than the next."""
-        if not self.players:
-            return None
-        if len(self.players) == 1:
-            return self.players[0], 1.0
-        if span is None or not any(self.templates.values()):
-            return None
-        segment = _unit(feats[_widen(span, len(feats))])
-        costs = {p: min((_dtw(segment, t) for t in ts), default=np.inf)
-                 for p, ts in self.templates.items()}
-        ranked = sorted(costs, key=costs.get)
-        best, second = costs[ranked[0]], costs[ranked[1]]
-        sureness = float(np.clip((second - best) / NAME_GAP, 0, 1))
-        return ranked[0], 0.5 + 0.5 * sureness
-
-
-# How much closer (in mean cosine distance per step) the best name must be than the next
-# for the name to count as sure.
-NAME_GAP = 0.05
-
-
-def _widen(span: tuple[int, int], frames: int) -> slice:
-    """The frames whose 775 ms windows hold the name: CTC marks a word in a frame or two
-    as it begins, when a window still holds mostly what came before."""
-    return slice(span[0], min(span[0] + NAME_FRAMES, frames))
-
-
-NAME_FRAMES = 8
-
-
-def _espeak(text: str, voice: str) -> np.ndarray | None:
-    """`text` said by espeak-ng as 16 kHz int16, or None without espeak-ng."""
-    import subprocess
-    import tempfile
-
-    from companion.listen.audio import read_wav
-
-    with tempfile.NamedTemporaryFile(suffix=".wav") as out:
-        try:
-            subprocess.run(["espeak-ng", "-v", voice, "-w", out.name, text], check=True,
-                           capture_output=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return read_wav(out.name)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-9)
-
-
-def _dtw(a: np.ndarray, b: np.ndarray) -> float:
-    """Dynamic time warping of two unit-vector sequences: mean cosine distance per step."""
-    cost = 1.0 - a @ b.T  # (len a, len b)
-    acc = np.full((len(a) + 1, len(b) + 1), np.inf)
-    steps = np.zeros((len(a) + 1, len(b) + 1))
-    acc[0, 0] = 0.0
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            moves = ((acc[i - 1, j - 1], steps[i - 1, j - 1]), (acc[i - 1, j], steps[i - 1, j]),
-                     (acc[i, j - 1], steps[i, j - 1]))
-            best, n = min(moves, key=lambda m: m[0])
-            acc[i, j], steps[i, j] = best + cost[i - 1, j - 1], n + 1
-    return float(acc[-1, -1] / steps[-1, -1])

@@ -209,9 +209,12 @@ class WavSource:
 
     def __init__(self, paths: Sequence[str | Path], engine: Engine,
                  whole_file_seconds: float = 8.0,
-                 endpoint: EndpointSettings = EndpointSettings()) -> None:
+                 endpoint: EndpointSettings = EndpointSettings(), learn_names: bool = False) -> None:
         self.engine = engine
         self.endpoint = endpoint
+        # Recordings of a game are its calls; a game that begins with each player's "<name>
+        # calza" is asked for (`play --learn-names`).
+        self.learn_names = learn_names
         self.files = expand_paths(paths)
         problems = []
         for path in self.files:  # bad files are reported before the game, not halfway
@@ -225,12 +228,19 @@ class WavSource:
         self._pending: Iterator[Recognition] = iter(())
         self._origin = ""
         self._files = iter(self.files)
+        self._learning = False  # the next file is a player saying their name
 
     def results(self, path: Path) -> Iterator[Recognition]:
         """What was heard in one file, utterance by utterance (chatter included)."""
         samples = read_wav(path)
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
             found = utterances(samples, self.endpoint)
+            if self._learning:
+                # The recording of a player saying their name is all of it, a pause after
+                # the name ("Ana ... calza") or speech from its first sample included.
+                self._learning = False
+                yield decode_span(self.engine, samples, self.endpoint, [])
+                return
             if len(found) <= 1:
                 yield decode_span(self.engine, samples, self.endpoint, found)
                 return
@@ -258,6 +268,10 @@ class WavSource:
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self.engine.expect(what, hand_sizes)
 
+    def learn_name(self, player: str, phrase: str) -> bool:
+        self._learning = self.learn_names and self.engine.learn_name(player, phrase)
+        return self._learning
+
     def mute(self) -> None:
         pass  # a recording cannot hear the companion speak
 
@@ -278,8 +292,8 @@ class PromptedWavSource(WavSource):
 
     def __init__(self, engine: Engine, lines: TextIO | None = None, out: TextIO | None = None,
                  warn: Callable[[str], None] | None = None, whole_file_seconds: float = 8.0,
-                 endpoint: EndpointSettings = EndpointSettings()) -> None:
-        super().__init__((), engine, whole_file_seconds, endpoint)
+                 endpoint: EndpointSettings = EndpointSettings(), learn_names: bool = False) -> None:
+        super().__init__((), engine, whole_file_seconds, endpoint, learn_names)
         self._lines = lines  # None: sys.stdin, looked up when read (tests swap it)
         self._out = out  # None: sys.stdout, where the referee's lines go too
         self._warn = warn or say_on_stderr

@@ -164,6 +164,9 @@ class VoskEngine:
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self._expect = what  # hands stay runs of dice words (vocabulary.phrase_list): any size
 
+    def learn_name(self, player: str, phrase: str) -> bool:
+        return False  # names are words of Vosk's own vocabulary
+
     def start(self) -> None:
         rec = self._vosk.KaldiRecognizer(self._model, 16000, self._grammars[self._expect])
         rec.SetWords(True)

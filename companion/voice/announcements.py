@@ -3,6 +3,8 @@
 The referee decides and returns these; it never builds a sentence. Each announcement says
 what it means in `words(rules)`, so all the wording (and any translation) lives in this room,
 beside the sentences for events (phrases) and refusals.
+
+Long: every announcement the referee makes is here, so that its wording is in one place.
 """
 
 from __future__ import annotations
@@ -122,6 +124,36 @@ class Declined:
 
 
 # --- calls out of place ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SayYourName:
+    """Before the game: a player is asked to say their name before a few words (one of
+    sources.NAME_PHRASES), so that its sound is learnt."""
+
+    words_to_say: str  # "Ana calza"
+    player: str
+    first: bool  # the first thing asked: say what this is for
+    again: bool = False  # not heard so the last time
+
+    def words(self, rules: Rules) -> list[str]:
+        if self.again:
+            return [f"Sorry, say again: {self.words_to_say}."]
+        ask = f"{self.player}, say: {self.words_to_say}."
+        if self.first:
+            return [f"Before we play, I will learn how each of you says your name. {ask}"]
+        return [ask]
+
+
+@dataclass(frozen=True)
+class NameLearned:
+    player: str
+    heard: int  # how many of the phrases were heard; none: the name is known by its spelling
+
+    def words(self, rules: Rules) -> list[str]:
+        if self.heard:
+            return [f"Thanks, {self.player}."]
+        return [f"I could not catch it, {self.player}; I will go by how your name usually sounds."]
+
 
 @dataclass(frozen=True)
 class CalzaNotPlayed:
@@ -366,7 +398,7 @@ class Resumed:
 
 Announcement = Union[
     EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
-    NothingToConfirm, NothingToCancel, Declined, CalzaNotPlayed, WhoCallsCalza,
+    NothingToConfirm, NothingToCancel, Declined, SayYourName, NameLearned, CalzaNotPlayed, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
     GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed]
 
