@@ -26,6 +26,7 @@ from companion.calls import parse_call, parse_call_or_none
 from companion.display import DEFAULT_PORT
 from companion.errors import CompanionError
 from companion.listen.sources import WavSource
+from companion.sources import NAME_PHRASES
 
 PLAYERS = ("Ana", "Ben", "Cleo")
 STARTING_DICE = 2  # a whole game to a winner in a couple of minutes
@@ -228,7 +229,9 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
             voices = {p: PlayerVoice(v) for p, v in VOICES.items()}
         except VoiceUnavailable as error:
             raise DemoError(f"the players need a voice: {error}") from None
-        table = SpokenTable(lines, voices, folder)
+        # At the table each player first says their name as the referee asks.
+        names = [Line(p, f"{p} {phrase}") for p in PLAYERS for phrase, _ in NAME_PHRASES]
+        table = SpokenTable(names + lines, voices, folder)
         game = Game(PLAYERS, rules)
         path = journal or folder / "demo.jsonl"
         record = journals.Journal.start(path, game)
@@ -276,7 +279,7 @@ class Recordings(WavSource):
     """The `play --input wav` source, whose next file is whatever the players say next."""
 
     def __init__(self, table: SpokenTable, engine) -> None:
-        super().__init__((), engine)
+        super().__init__((), engine, learn_names=True)
         self.table = table
 
     def _next_file(self) -> Path | None:
