@@ -3,9 +3,10 @@
 Each game is typed first (`companion play --players Ana Ben Cleo --input text --mute
 --journal X`), which gives the journal a perfect hearing would write. Then a held-out
 festival voice plays it like a person at the table, clean and in 12 dB babble: the
-benchmark drives `companion play ... --input wav - --mute --journal Y` with the bundled
-engine, hands it the recording of one line at a time, reads what the referee says up to
-its `listening>` prompt, and reacts as a player would:
+benchmark drives `companion play ... --input wav - --learn-names --mute --journal Y` with
+the bundled engine, hands it the recording of one line at a time, reads what the referee
+says up to its `listening>` prompt, and reacts as a player would. First each player says
+their name as the referee asks ("Ana calza", "Ana one two three"), then the game's lines:
 
 - "Sorry, say again?" (or silence: the call was passed over as chatter; or a reply that
   takes nothing, as "Who calls calza?" or a refused bid): the same words again, in a fresh take (each line is recorded TAKES times, the voice's speed and pitch
@@ -20,7 +21,7 @@ repeats and questions the game cost.
 Long: the games, their recordings, the player who reacts to the referee and the pipes to
 `companion play` are kept together, so what a game needed said is read in one place.
 
-    python -m benchmarks.games [--out bench-out] [--workers 2] [--model NETWORK.npz]
+    python -m benchmarks.games [--out bench-out] [--workers 2] [--model NETWORK.npz] [--no-learn-names]
 """
 
 from __future__ import annotations
@@ -44,12 +45,14 @@ import numpy as np
 from companion.demo import ANSWERS, TRIES, Cost
 from companion.demo import say_line as player_says
 from companion.listen.sources import PROMPT  # what `play --input wav -` waits after
+from companion.sources import NAME_PHRASES
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = ("Ana", "Ben", "Cleo")
 SEED = 99
 BABBLE_SNR = 12.0
 TAKES = 3  # recordings of every line, the first in the voice's own manner
+NAME_TAKES = TAKES  # the takes of a name said before the game are numbered from here
 TAKE_STRETCH = 0.08  # a fresh take speaks up to 8 % faster or slower ...
 TAKE_F0 = 10  # ... and up to 10 Hz higher or lower
 GAME_TIMEOUT_S = 900
@@ -138,9 +141,14 @@ def script_lines(script: str) -> list[str]:
             if line.strip() and not line.strip().startswith("#")]
 
 
+# What the players say before the game when the referee learns their names, in its order.
+NAME_LINES = tuple(f"{player} {phrase}" for player in PLAYERS for phrase, _ in NAME_PHRASES)
+
+
 def spoken_texts(script: str) -> list[str]:
-    """Everything the voice may have to say in a game: its lines and the two answers."""
-    return sorted(set(script_lines(script)) | set(ANSWERS))
+    """Everything the voice may have to say in a game: its lines, the players' names before
+    it, and the two answers."""
+    return sorted(set(script_lines(script)) | set(NAME_LINES) | set(ANSWERS))
 
 
 def journal_events(path: Path) -> list[dict]:
@@ -243,17 +251,24 @@ def play_typed(script: str, journal: Path) -> subprocess.CompletedProcess:
 
 
 def play_spoken(script: str, takes: Callable[[str, int], Path], journal: Path, log: Path,
-                network: Path | None = None) -> tuple[int, Cost]:
+                network: Path | None = None, learn_names: bool = True) -> tuple[int, Cost]:
     """Play the script out loud, line by line, reacting to the referee; the exit status and
-    what it cost. `network`: the bundled recogniser's weights (default: the shipped ones)."""
+    what it cost. `network`: the bundled recogniser's weights (default: the shipped ones).
+    `learn_names`: the players say their names first, as the referee asks."""
     journal.unlink(missing_ok=True)
     model = ["--model", str(network)] if network is not None else []
     errors = log.with_suffix(".stderr")
     game = SpokenGame([sys.executable, "-m", "companion", "play", "--players", *PLAYERS,
                        "--engine", "bundled", *model, "--mute", "--journal", str(journal),
-                       "--input", "wav", "-"], takes, errors)
+                       "--input", "wav", "-", "--learn-names" if learn_names else "--no-learn-names"],
+                      takes, errors)
     cost = Cost()
-    if game.opening is not None:
+    # The referee moves on after a name not heard in TRIES tries, as a player does.
+    names = [line for line in NAME_LINES if learn_names]
+    # Names are said in takes of their own: a game line said as at the start would be heard
+    # by its own recording.
+    say_name = lambda text, take: game.say(text, NAME_TAKES + take)  # noqa: E731
+    if game.opening is not None and all(say_line(line, say_name, cost) == "taken" for line in names):
         for line in script_lines(script):
             if say_line(line, game.say, cost) != "taken":
                 break
@@ -309,14 +324,16 @@ def record(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
                           [len(babble), float(np.sum(babble[:1000] ** 2))]])
     folder = out / "speech-corpus" / f"games-{key}"
     folders = {(name, cond): folder / name / cond for name in GAMES for cond in conditions}
+    takes = {text: [*range(TAKES), *(range(NAME_TAKES, NAME_TAKES + TAKES) if text in NAME_LINES else ())]
+             for name in GAMES for text in texts[name]}
     wanted = [folders[(name, cond)] / take_name(text, take)
               for name in GAMES for cond in conditions for text in texts[name]
-              for take in range(TAKES)]
+              for take in takes[text]]
     if all(p.exists() for p in wanted):
         return folders
     t = time.time()
     jobs = sorted({(take_voice(voice_of[name], text, take), text)
-                   for name in GAMES for text in texts[name] for take in range(TAKES)},
+                   for name in GAMES for text in texts[name] for take in takes[text]},
                   key=lambda j: (j[0].name, j[1]))
     said = {}
     for (voice, _), (text, audio, problem) in zip(jobs, sound._map(_say, jobs, workers)):
@@ -327,7 +344,7 @@ def record(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
         for cond in conditions:
             folders[(name, cond)].mkdir(parents=True, exist_ok=True)
             for text in texts[name]:
-                for take in range(TAKES):
+                for take in takes[text]:
                     audio = said[(take_voice(voice_of[name], text, take).name, text)]
                     if audio is None:
                         audio = np.zeros(1600, np.float32)  # the line is missing: silence
@@ -344,7 +361,8 @@ def record(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
 # --- the benchmark ---------------------------------------------------------------------------
 
 def run_games(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
-              log: Callable[[str], None], network: Path | None = None) -> dict:
+              log: Callable[[str], None], network: Path | None = None,
+              learn_names: bool = True) -> dict:
     """Play every game typed, then spoken clean and in babble; count the ones refereed right."""
     out = Path(out).resolve()
     folders = record(out, babble, voices, workers, log)
@@ -364,13 +382,15 @@ def run_games(out: Path, babble: np.ndarray, voices: Sequence, workers: int,
         path = journals / f"{name}-{cond}.jsonl"
         log_path = journals / f"{name}-{cond}.log"
         code, cost = play_spoken(GAMES[name], lambda text, take: folder / take_name(text, take),
-                                 path, log_path, network)
+                                 path, log_path, network, learn_names)
         row = {"game": name, "condition": cond, "journal": str(path), "log": str(log_path),
                "repeats": cost.repeats, "questions": cost.questions}
         if code != 0 or not path.exists():
             errors = log_path.read_text().split("--- stderr ---")[-1].strip().splitlines()
             return {**row, "passed": False,
                     "note": f"companion play failed ({code}): {(errors or [''])[-1]}"}
+        if cost.gave_up is not None and cost.taken == 0 and cost.gave_up in NAME_LINES:
+            return {**row, "passed": False, "note": f"gave up on the names at {cost.gave_up!r}"}
         if cost.gave_up is not None:
             return {**row, "passed": False,
                     "note": f"gave up on line {cost.taken + 1}/{len(script_lines(GAMES[name]))} "
@@ -404,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, metavar="NETWORK.npz",
                         help="the bundled recogniser's network to hear with; needed when the "
                              "shipped one trained on festival (e.g. build/lofo/festival.npz)")
+    parser.add_argument("--no-learn-names", action="store_true",
+                        help="the players do not say their names before the game")
     args = parser.parse_args(argv)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     card = CallNetwork.load().card
@@ -423,7 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, spare = speech_corpus.real_items(speaker, False) if speaker else ([], [])
     noises = speech_audio.noise_tracks(args.out, False, speaker, spare, args.workers, log)
     result = run_games(args.out, noises["babble"], speech_corpus.voices_for("festival", False),
-                       args.workers, log, args.model.resolve() if args.model else None)
+                       args.workers, log, args.model.resolve() if args.model else None,
+                       not args.no_learn_names)
     for game in result["games"]:
         print(report_line(game))
     print(f"games refereed right: clean {result['clean']}/{result['total']}, "

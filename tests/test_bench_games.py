@@ -32,9 +32,12 @@ def test_games_are_short_complete_and_every_line_is_a_call():
         for line in lines:
             parse_call(line, games.PLAYERS)
         texts = games.spoken_texts(script)
-        assert set(texts) == set(lines) | {"yes", "no"}
-        names = {games.take_name(text, take) for text in texts for take in range(games.TAKES)}
-        assert len(names) == len(texts) * games.TAKES, name  # no take overwrites another
+        assert set(texts) == set(lines) | set(games.NAME_LINES) | {"yes", "no"}
+        takes = range(games.NAME_TAKES + games.TAKES)  # a game's own takes, then the names'
+        names = {games.take_name(text, take) for text in texts for take in takes}
+        assert len(names) == len(texts) * len(takes), name  # no take overwrites another
+    assert games.NAME_LINES == ("Ana calza", "Ana one two three", "Ben calza", "Ben one two three",
+                                "Cleo calza", "Cleo one two three")
 
 
 def test_every_game_is_accepted_when_typed(tmp_path, monkeypatch, capsys):
@@ -173,7 +176,7 @@ def test_a_spoken_game_through_the_real_play(tmp_path):
     silence = tmp_path / "silence.wav"
     write_wav(silence, np.zeros(16000, np.int16))
     recordings = {text: speak(text, "en-us", tmp_path / f"{text.replace(' ', '-')}.wav")
-                  for text in ("two fives", "three fives", "yes", "no")}
+                  for text in ("two fives", "three fives", "yes", "no", *games.NAME_LINES)}
 
     def takes(text, take):  # the first "three fives" is lost in the room: silence
         return silence if (text, take) == ("three fives", 0) else recordings[text]
@@ -186,4 +189,8 @@ def test_a_spoken_game_through_the_real_play(tmp_path):
     assert code == 0, transcript
     assert cost.repeats >= 1 and cost.gave_up is None, transcript
     assert PROMPT in transcript and "(says 'three fives', take 2" in transcript
+    # The players said their names first, as the referee asked, in takes of their own.
+    assert transcript.index("Ana, say: Ana calza.") < transcript.index("New game")
+    assert f"(says 'Cleo one two three', take {games.NAME_TAKES + 1}" in transcript
+    assert "Thanks, Cleo." in transcript
     assert games.compare(games.journal_events(typed), games.journal_events(journal))[0], transcript
