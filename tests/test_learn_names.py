@@ -186,3 +186,16 @@ def test_a_spotted_calza_is_asked_about_never_applied_at_once(learnt, tmp_path, 
     assert ENGINE_THRESHOLD <= result.confidence == SPOTTED_CONFIDENCE < ENGINE_CONFIRM
     learnt.expect(Expect.COUNT)  # after a challenge a calza is no call: nothing is spotted
     assert learnt.decode(say("three", tmp_path)).text == "three"
+
+
+def test_the_development_set_counts_calzas_spotted_by_player_and_other_calls_spotted():
+    from training.names_dev import Spotting, spotting_counts
+
+    rows = [Spotting("Ana calza", "Ana", "Ana", 0.02, 0.2),  # right
+            Spotting("Ben calza", "Ben", "Ana", 0.05, 0.1),  # spotted, as the wrong player
+            Spotting("Cleo calza", "Cleo", "Cleo", 0.2, 0.1),  # too far to be spotted
+            Spotting("dudo", None, "Ana", 0.09, 0.06),  # another call spotted
+            Spotting("status", None, "Ben", 0.05, 0.01)]  # near, but as near every player
+    assert spotting_counts(rows, cost=0.1, gap=0.05) == {
+        "calzas": 3, "others": 2, "right": 1, "wrong player": 1, "others spotted": 1}
+    assert spotting_counts(rows, cost=0.3, gap=0.05)["right"] == 2
