@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from companion.listen.decoder import CompiledGraph, Graph
+from companion.listen.decoder import CompiledGraph, Decoded, Graph
 from companion.listen.embedding import SpeechEmbedding, padded
 from companion.listen.network import CallNetwork
 from companion.listen.tokens import NAME
@@ -69,23 +69,32 @@ class NameMatcher:
     def spot(self, feats: np.ndarray) -> str | None:
         """The player whose own "<name> calza" (`learn`) this utterance sounds just like, if
         one does, whatever the network made of it."""
-        own = self.own.get("calza", {})
-        if len(own) < 2:
+        costs = self.own_calza_costs(feats)
+        if len(costs) < 2:
             return None  # one recording, or none, has nothing to be told apart from
-        segment = self._template("calza", feats)
-        if segment is None:
-            return None
-        costs = sorted((min(_dtw(segment, t) for t in ts), p) for p, ts in own.items())
         (best, player), (second, _) = costs[0], costs[1]
         return player if best <= SPOT_COST and second - best >= NAME_GAP else None
 
-    def _template(self, phrase: str, feats: np.ndarray, least_score: float = -np.inf) -> np.ndarray | None:
-        """The frames where the network puts the name in `feats`, read as "<name> <phrase>"."""
+    def own_calza_costs(self, feats: np.ndarray) -> list[tuple[float, str]]:
+        """How far the utterance, read as "<name> calza", is from each player's own "<name>
+        calza" (mean cosine distance per step), nearest first."""
+        own = self.own.get("calza", {})
+        segment = self._template("calza", feats) if own else None
+        if segment is None:
+            return []
+        return sorted((min(_dtw(segment, t) for t in ts), p) for p, ts in own.items())
+
+    def align(self, phrase: str, feats: np.ndarray) -> Decoded:
+        """`feats` read as "<name> <phrase>", whatever was said."""
         if phrase not in self._aligners:
             said = Graph()
             said.add_phrase([NAME, *phrase.split()], "{name} " + phrase)
             self._aligners[phrase] = CompiledGraph(said)
-        aligned = self._aligners[phrase].decode(self.network.log_probs(feats))
+        return self._aligners[phrase].decode(self.network.log_probs(feats))
+
+    def _template(self, phrase: str, feats: np.ndarray, least_score: float = -np.inf) -> np.ndarray | None:
+        """The frames where the network puts the name in `feats`, read as "<name> <phrase>"."""
+        aligned = self.align(phrase, feats)
         if aligned.name_frames is None or not aligned.calls or aligned.calls[0][1] < least_score:
             return None
         return _unit(feats[_widen(aligned.name_frames, len(feats))])
