@@ -176,8 +176,8 @@ def test_finish_scenes_take_the_dice_finishes_in_turn_and_label_every_die(monkey
             return []
 
     monkeypatch.setattr(vision_faces, "generate_scene", recording)
-    patches, labels = vision_faces.finish_data(6, seed=1, detector=NoPeaks())
-    assert drawn == ["dark", "transparent", "marbled", "metallic", "coloured_pips", "dark"]
+    patches, labels = vision_faces.finish_data(7, seed=1, detector=NoPeaks())
+    assert drawn == ["dark", "transparent", "marbled", "metallic", "coloured_pips", "dark_marbled", "dark"]
     assert patches and len(patches) == len(labels)
     assert all(p.shape[:2] == (PATCH, PATCH) for p in patches)
     assert set(labels) - {NOT_DIE, SEVERAL} <= set(range(1, 8))

@@ -74,14 +74,20 @@ def _lum(c) -> float:
 PIP_COLOURS = ((40, 40, 200), (40, 160, 200), (0, 220, 255), (60, 160, 40), (200, 90, 30))
 
 # Finishes of real dice, for benchmark breakdowns; "plain" is the usual mix above.
-DICE_STYLES = ("plain", "dark", "transparent", "marbled", "metallic", "coloured_pips")
+DICE_STYLES = ("plain", "dark", "transparent", "marbled", "metallic", "coloured_pips", "dark_marbled")
 STYLE_BODIES = {
     "dark": ((22, 22, 22), (70, 30, 20), (30, 60, 20)),  # black, navy, dark green
     "transparent": ((40, 40, 210), (200, 110, 30), (60, 180, 60), (225, 225, 225), (30, 140, 230), (150, 50, 140)),
     "marbled": tuple(BODY_COLOURS),
     "metallic": ((60, 170, 210), (195, 195, 192), (70, 115, 185)),  # gold, silver, copper
     "coloured_pips": ((240, 240, 240), (200, 230, 245), (25, 25, 25), (110, 110, 110)),
+    # dark bodies swirled with a second colour, pips red, gold or white: the real dice the
+    # independent check found misread most
+    "dark_marbled": ((22, 22, 22), (70, 30, 20), (30, 60, 20), (30, 30, 110), (90, 30, 70)),
 }
+# The body finish each style is drawn with (the others are solid).
+STYLE_FINISH = {"marbled": "marbled", "metallic": "metallic", "transparent": "transparent",
+                "dark_marbled": "marbled"}
 WHITE, GOLD = (245, 245, 245), (40, 175, 215)
 OBJECT_STREAM, STYLE_STREAM = 0x0B1EC7, 0x57F1E  # seed the extra streams apart from the scene's own
 
@@ -100,6 +106,8 @@ def _style_colours(rng, style: str, bg_mean) -> tuple[tuple[int, int, int], tupl
     if style == "coloured_pips":
         options = [c for c in PIP_COLOURS if _contrast_ok(body, c, 60)] or list(PIP_COLOURS)
         return body, pick(rng, options)
+    if style == "dark_marbled":
+        return body, pick(rng, [c for c in (*PIP_COLOURS, WHITE, GOLD) if _contrast_ok(body, c, 60)])
     return body, WHITE if _lum(body) < 150 else (20, 20, 20)
 
 
@@ -297,7 +305,7 @@ def generate_scene(seed: int, *, size: tuple[int, int] = (720, 1280), n_dice: in
         raise ValueError(f"object_kinds {object_kinds!r}: each must be one of {OBJECT_KINDS}")
     styled = dice_style not in (None, "plain")
     srng = np.random.default_rng([seed, STYLE_STREAM]) if styled else None
-    finish = dice_style if dice_style in ("marbled", "metallic", "transparent") else None
+    finish = STYLE_FINISH.get(dice_style)
     rng = np.random.default_rng(seed)
     tr = rng if table_seed is None else np.random.default_rng(table_seed)
     h, w = size
