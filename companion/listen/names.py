@@ -120,9 +120,10 @@ class NameMatcher:
 # for the name to count as sure.
 NAME_GAP = 0.05
 # How close (mean cosine distance per step) an utterance must come to a player's own "<name>
-# calza" to be spotted as it. Chosen on Kokoro voices, with a network trained without them:
-# their own calzas came within 0.03 (9 in 10) and other calls said by the same voice were all
-# over 0.1; with NAME_GAP as well, none of 120 other calls was spotted, and 78 of 80 calzas were.
+# calza" to be spotted as it. Chosen on Kokoro voices heard by a network trained without them
+# (training.names_dev): their own calzas came within 0.045 (9 in 10) and other calls said by
+# the same voice no nearer than 0.113; with NAME_GAP as well, 79 of 80 calzas were spotted,
+# none as the wrong player, and none of 120 other calls.
 SPOT_COST = 0.1
 def _widen(span: tuple[int, int], frames: int) -> slice:
     """The frames whose 775 ms windows hold the name: CTC marks a word in a frame or two

@@ -42,9 +42,9 @@ CONFIDENCE_PATH = Path(__file__).with_name("call_confidence.json")
 SPOTTED_CONFIDENCE = 0.8
 # How far (log-likelihood) under the best reading "<name> <phrase>" may be and still be learnt,
 # when the player was asked to say just that. On Kokoro voices heard by a network that never
-# heard them, it was at most 9 under the best for the phrase said, and 8 to 180 (median 48)
-# for other calls said instead (2 of 120 under 15, both "status"); the demo's espeak-ng
-# voice says "Ana calza" 13 under.
+# heard them (training.names_dev), it was at most 8.2 under the best for the phrase said, and
+# 8.2 to 165 (median 48) for other calls said instead, 4 of 96 within 15; the demo's
+# espeak-ng voice says "Ana calza" 13 under.
 LEARN_REACH = 15.0
 
 PLURAL = {1: ("ones", "aces", "pacos"), 2: ("twos",), 3: ("threes",), 4: ("fours",),
