@@ -42,7 +42,7 @@ class PlaySettings:
     display: bool = False
     display_host: str = DEFAULT_HOST
     display_port: int = DEFAULT_PORT
-    # Each player says "<name> calza" before the game, so their name is known by its sound.
+    # Each player says their name before the game (sources.NAME_PHRASES), so it is known by its sound.
     # None: at the microphone, not from recordings (their files are the game's calls).
     learn_names: bool | None = None
 
@@ -146,8 +146,9 @@ def _play_parser(sub) -> None:
                    help="Vosk model folder, or a network (.npz) for the bundled recogniser")
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")
     p.add_argument("--learn-names", action=argparse.BooleanOptionalAction, default=None,
-                   help="before the game, each player says their name and calza, so the "
-                        "bundled engine knows the names by their voices (default: with --input mic)")
+                   help="before the game, each player says their name before calza and before "
+                        "one two three, so the bundled engine knows the names by their voices "
+                        "(default: with --input mic)")
     p.add_argument("--display", action="store_true",
                    help=f"show the game on a web page (http://{DEFAULT_HOST}:{DEFAULT_PORT} by default)")
     p.add_argument("--display-host", metavar="HOST",
