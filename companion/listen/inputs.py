@@ -25,7 +25,7 @@ class SpeechSettings:
     endpoint: EndpointSettings = EndpointSettings()
     mic_tail_seconds: float = 0.3  # deaf after the companion speaks: its echo
     mic_stalled_after: float = 5.0  # no sound for this long: the microphone went away
-    learn_names: bool = False  # each player's "<name> calza" is heard before the game
+    learn_names: bool = False  # each player says their name before the game (NAME_PHRASES)
 
 
 def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),

@@ -46,7 +46,7 @@ class MicSource:
                  stalled_after: float = 5.0, open_stream: Callable | None = None,
                  learn_names: bool = True):
         self.engine = engine
-        self.learn_names = learn_names  # each player's "<name> calza" before the game
+        self.learn_names = learn_names  # each player says their name before the game
         self.device = device
         # (callback) -> a started stream with abort() and close(), calling back with each
         # block; PortAudio's by default, anything else in tests.

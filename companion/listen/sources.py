@@ -212,8 +212,8 @@ class WavSource:
                  endpoint: EndpointSettings = EndpointSettings(), learn_names: bool = False) -> None:
         self.engine = engine
         self.endpoint = endpoint
-        # Recordings of a game are its calls; a game that begins with each player's "<name>
-        # calza" is asked for (`play --learn-names`).
+        # Recordings of a game are its calls; recordings that begin with the players saying
+        # their names are asked for (`play --learn-names`).
         self.learn_names = learn_names
         self.files = expand_paths(paths)
         problems = []
