@@ -38,6 +38,11 @@ class HeardEngine:
         return Recognition(f"level {loudest}", confidence=0.9)
 
 
+class LearningEngine(HeardEngine):
+    def learn_name(self, player, phrase):
+        return True
+
+
 class Stream:
     closed = False
 
@@ -90,6 +95,23 @@ def test_what_is_heard_while_speaking_and_just_after_is_thrown_away():
     # Only the player's call (level 3000) was heard: neither the voice nor its echo.
     assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200
     assert heard.origin == "mic"
+
+
+def test_a_name_said_before_the_game_may_hold_a_pause_and_the_game_may_not():
+    rng = np.random.default_rng(1)
+
+    def name_with_a_pause():  # "Ana" (level 3000), 0.3 s of quiet, "calza" (level 5000)
+        return blocks(3000, 0.4, rng) + blocks(0, 0.3, rng) + blocks(5000, 0.4, rng) + blocks(0, 1.0, rng)
+
+    def levels(source):
+        return int(source.next_utterance().text.split()[1])
+
+    source = mic(LearningEngine())
+    put(source, blocks(0, 1.0, rng) + name_with_a_pause() + name_with_a_pause(), time.monotonic())
+    assert source.learn_name("Ana", "calza")
+    assert levels(source) > 4900  # one utterance: the name and what followed the pause
+    # After it, a pause ends an utterance again.
+    assert levels(source) < 3300 and levels(source) > 4900
 
 
 def test_a_microphone_that_stops_sending_sound_is_a_clear_error():

@@ -13,7 +13,7 @@ from companion.listen.audio import SAMPLE_RATE
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
-from companion.listen.sources import CHUNK, Listener, to_utterance
+from companion.listen.sources import CHUNK, NAME_PAUSE_S, Listener, to_utterance
 from companion.sources import Expect, Utterance
 
 
@@ -107,6 +107,7 @@ class MicSource:
             for heard in self.listener.feed(block):
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
+                    self.listener.allow_pause(None)  # a name's pause was for that utterance
                     return to_utterance(heard.result, "mic")
 
     def _name(self) -> str:
@@ -116,7 +117,9 @@ class MicSource:
         self.engine.expect(what, hand_sizes)
 
     def learn_name(self, player: str, phrase: str) -> bool:
-        return self.learn_names and self.engine.learn_name(player, phrase)
+        learning = self.learn_names and self.engine.learn_name(player, phrase)
+        self.listener.allow_pause(NAME_PAUSE_S if learning else None)
+        return learning
 
     def mute(self) -> None:
         self._muted = True

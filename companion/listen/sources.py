@@ -7,6 +7,7 @@ so recorded games replay exactly as they would have been heard live.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import deque
 from dataclasses import dataclass, replace
@@ -20,10 +21,14 @@ from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
 from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, spanning, utterances
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
+from companion.listen.voice_activity import CHUNK as VOICE_CHUNK
 from companion.listen.voice_activity import peak as voice_peak
 from companion.sources import Expect, Utterance
 
 CHUNK = 1600  # 0.1 s
+# Quiet that a name said before the game may hold without ending: as much as parts two
+# utterances in a short recording (endpoint.utterances).
+NAME_PAUSE_S = 0.5
 
 
 def make_engine(engine: str = "auto", model: str | Path | None = None,
@@ -100,6 +105,15 @@ class Listener:
         self._open = False
         self._looked_at = 0
         self._heard_so_far: list[str] = []
+
+    def allow_pause(self, seconds: float | None) -> None:
+        """From now on, end an utterance only after `seconds` of quiet (None: as the settings
+        say): a player saying their name may pause after it ("Ana ... calza")."""
+        if seconds is None:
+            self.endpointer.s = self.settings
+        else:
+            self.endpointer.s = replace(self.settings, hangover=seconds,
+                                        voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK))
 
     def reset(self) -> None:
         self.endpointer.reset()
