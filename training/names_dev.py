@@ -93,7 +93,8 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
 
         def hear(voice, text: str, expect: Expect, sizes: frozenset = frozenset()):
             feats = recogniser.features((synthesise(_take(voice, rng), text) * 32767).astype(np.int16))
-            return feats, recogniser.graph(expect, sizes).decode(recogniser.network.log_probs(feats))
+            log_probs = recogniser.network.log_probs(feats)
+            return feats, log_probs, recogniser.graph(expect, sizes).decode(log_probs)
 
         for voice in list_voices(family, voices, seed):
             matcher.templates = {p: list(t) for p, t in espeak_templates.items()}
@@ -101,17 +102,17 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
             for player in names:
                 for phrase, expect in NAME_PHRASES:
                     sizes = frozenset({3}) if expect is Expect.COUNT else frozenset()
-                    feats, decoded = hear(voice, f"{player} {phrase}", expect, sizes)
-                    said_margins.append(decoded.calls[0][1] - matcher.align(phrase, feats).calls[0][1])
-                    matcher.learn(player, phrase, feats)
+                    feats, log_probs, decoded = hear(voice, f"{player} {phrase}", expect, sizes)
+                    said_margins.append(decoded.calls[0][1] - matcher.align(phrase, log_probs).calls[0][1])
+                    matcher.learn(player, phrase, feats, log_probs)
             for other in rng.sample(OTHER_CALLS, 4):  # said when a name was asked for
-                feats, decoded = hear(voice, other, Expect.CALLS)
+                feats, log_probs, decoded = hear(voice, other, Expect.CALLS)
                 if decoded.calls:
-                    other_margins.append(decoded.calls[0][1] - matcher.align("calza", feats).calls[0][1])
+                    other_margins.append(decoded.calls[0][1] - matcher.align("calza", log_probs).calls[0][1])
             calls = [(p, f"{p} calza") for p in names] + [(None, t) for t in rng.sample(OTHER_CALLS, 5)]
             for player, text in calls:
-                feats, _ = hear(voice, text, Expect.CALLS)
-                costs = matcher.own_calza_costs(feats)
+                feats, log_probs, _ = hear(voice, text, Expect.CALLS)
+                costs = matcher.own_calza_costs(feats, log_probs)
                 if len(costs) < 2:
                     continue
                 spottings.append(Spotting(text, player, costs[0][1], costs[0][0], costs[1][0] - costs[0][0]))
@@ -119,10 +120,10 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
                 player = rng.choice(names)
                 if kind == "hand":
                     dice = [rng.choice(DICE_WORDS) for _ in range(rng.randint(2, 5))]
-                    feats, decoded = hear(voice, f"{player} {' '.join(dice)}", Expect.COUNT,
-                                          frozenset({len(dice)}))
+                    feats, _, decoded = hear(voice, f"{player} {' '.join(dice)}", Expect.COUNT,
+                                             frozenset({len(dice)}))
                 else:
-                    feats, decoded = hear(voice, f"{player} calza", Expect.CALLS)
+                    feats, _, decoded = hear(voice, f"{player} calza", Expect.CALLS)
                 if decoded.name_frames is None:
                     continue
                 own = matcher.templates

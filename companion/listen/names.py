@@ -51,50 +51,53 @@ class NameMatcher:
                 for voice in self.voices:
                     audio = _espeak(f"{player} {' '.join(carrier)}", voice)
                     if audio is not None:
-                        template = self._template(" ".join(carrier), self.embedding.embed(padded(audio)))
+                        feats = self.embedding.embed(padded(audio))
+                        template = self._template(" ".join(carrier), feats, self.network.log_probs(feats))
                         if template is not None:
                             self.templates[player].append(template)
 
-    def learn(self, player: str, phrase: str, feats: np.ndarray, least_score: float = -np.inf) -> bool:
-        """Keep the name in `feats`, the player saying "<player> <phrase>", as one of their
-        templates. False when the network finds no name there, or reads the utterance so
-        only with a log-likelihood under `least_score`."""
-        template = self._template(phrase, feats, least_score)
+    def learn(self, player: str, phrase: str, feats: np.ndarray, log_probs: np.ndarray,
+              least_score: float = -np.inf) -> bool:
+        """Keep the name in `feats` (the network's `log_probs` of it), the player saying
+        "<player> <phrase>", as one of their templates. False when the network finds no name
+        there, or reads the utterance so only with a log-likelihood under `least_score`."""
+        template = self._template(phrase, feats, log_probs, least_score)
         if template is None:
             return False
         self.templates[player].append(template)
         self.own.setdefault(phrase, {}).setdefault(player, []).append(template)
         return True
 
-    def spot(self, feats: np.ndarray) -> str | None:
+    def spot(self, feats: np.ndarray, log_probs: np.ndarray) -> str | None:
         """The player whose own "<name> calza" (`learn`) this utterance sounds just like, if
-        one does, whatever the network made of it."""
-        costs = self.own_calza_costs(feats)
+        one does, whatever the network made of it (`log_probs`)."""
+        costs = self.own_calza_costs(feats, log_probs)
         if len(costs) < 2:
             return None  # one recording, or none, has nothing to be told apart from
         (best, player), (second, _) = costs[0], costs[1]
         return player if best <= SPOT_COST and second - best >= NAME_GAP else None
 
-    def own_calza_costs(self, feats: np.ndarray) -> list[tuple[float, str]]:
+    def own_calza_costs(self, feats: np.ndarray, log_probs: np.ndarray) -> list[tuple[float, str]]:
         """How far the utterance, read as "<name> calza", is from each player's own "<name>
         calza" (mean cosine distance per step), nearest first."""
         own = self.own.get("calza", {})
-        segment = self._template("calza", feats) if own else None
+        segment = self._template("calza", feats, log_probs) if own else None
         if segment is None:
             return []
         return sorted((min(_dtw(segment, t) for t in ts), p) for p, ts in own.items())
 
-    def align(self, phrase: str, feats: np.ndarray) -> Decoded:
-        """`feats` read as "<name> <phrase>", whatever was said."""
+    def align(self, phrase: str, log_probs: np.ndarray) -> Decoded:
+        """The network's `log_probs` of an utterance read as "<name> <phrase>", whatever was said."""
         if phrase not in self._aligners:
             said = Graph()
             said.add_phrase([NAME, *phrase.split()], "{name} " + phrase)
             self._aligners[phrase] = CompiledGraph(said)
-        return self._aligners[phrase].decode(self.network.log_probs(feats))
+        return self._aligners[phrase].decode(log_probs)
 
-    def _template(self, phrase: str, feats: np.ndarray, least_score: float = -np.inf) -> np.ndarray | None:
+    def _template(self, phrase: str, feats: np.ndarray, log_probs: np.ndarray,
+                  least_score: float = -np.inf) -> np.ndarray | None:
         """The frames where the network puts the name in `feats`, read as "<name> <phrase>"."""
-        aligned = self.align(phrase, feats)
+        aligned = self.align(phrase, log_probs)
         if aligned.name_frames is None or not aligned.calls or aligned.calls[0][1] < least_score:
             return None
         return _unit(feats[_widen(aligned.name_frames, len(feats))])
@@ -125,6 +128,8 @@ NAME_GAP = 0.05
 # the same voice no nearer than 0.113; with NAME_GAP as well, 79 of 80 calzas were spotted,
 # none as the wrong player, and none of 120 other calls.
 SPOT_COST = 0.1
+
+
 def _widen(span: tuple[int, int], frames: int) -> slice:
     """The frames whose 775 ms windows hold the name: CTC marks a word in a frame or two
     as it begins, when a window still holds mostly what came before."""

@@ -236,7 +236,8 @@ class CallRecogniser:
         usual (the referee asks again); an utterance that holds no call leaves the learning
         on, as chatter is passed over."""
         player, phrase = self._learning
-        heard = self._heard(feats)
+        log_probs = self.network.log_probs(feats)
+        heard = self._heard(feats, log_probs)
         decoded = heard.details.get("decoded")
         if decoded is None or not decoded.calls:
             return heard
@@ -244,12 +245,13 @@ class CallRecogniser:
         # The player was asked for these words, so the name need not be the best reading
         # (a network that never heard this voice may miss the name, or hear "Ben" as
         # "one"), only a near one: within LEARN_REACH of the best.
-        if not self.names.learn(player, phrase, feats, decoded.calls[0][1] - LEARN_REACH):
+        if not self.names.learn(player, phrase, feats, log_probs, decoded.calls[0][1] - LEARN_REACH):
             return heard
         return Recognition(f"{player.lower()} {phrase}", confidence=1.0, details=heard.details)
 
-    def _heard(self, feats: np.ndarray) -> Recognition:
-        log_probs = self.network.log_probs(feats)
+    def _heard(self, feats: np.ndarray, log_probs: np.ndarray | None = None) -> Recognition:
+        if log_probs is None:
+            log_probs = self.network.log_probs(feats)
         decoded = self.graph(self._expect).decode(log_probs)
         if not decoded.calls:
             return Recognition("", confidence=0.0, details={"decoded": decoded})
@@ -270,7 +272,7 @@ class CallRecogniser:
         details = {"decoded": decoded, "measures": found}
         if (self.names is not None and self._expect is not Expect.COUNT
                 and not texts[0].startswith("{name} calza")):
-            spotted = details["spotted"] = self.names.spot(feats)
+            spotted = details["spotted"] = self.names.spot(feats, log_probs)
             if spotted is not None:
                 # A calza the network heard without its name, or not at all, in a voice
                 # whose own "<name> calza" it sounds just like: never applied unasked.
