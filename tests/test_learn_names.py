@@ -1,13 +1,13 @@
 """Before the game each player says their name ("Ana calza", "Ana one two three"): the
 referee asks for it, and the bundled recogniser learns the name by the player's own voice."""
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_listen_recogniser import say as said_by_espeak
+from test_referee import RecordingSpeaker
 
-from companion.listen.audio import read_wav
 from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
 from companion.listen.recogniser import SPOTTED_CONFIDENCE, CallRecogniser
 from companion.referee import NAME_TRIES, Referee
@@ -18,14 +18,6 @@ PLAYERS = ("Ana", "Ben", "Cleo")
 
 
 # --- the referee asks -------------------------------------------------------------------------
-
-class RecordingSpeaker:
-    def __init__(self):
-        self.said = []
-
-    def say(self, text):
-        self.said.append(text)
-
 
 class LearningSource(TextSource):
     """Heard lines from a list, as a speech source that can learn names would give them."""
@@ -124,10 +116,7 @@ VOICE = "en-gb-scotland"  # not one of the start-up template voices
 
 
 def say(text: str, tmp_path: Path, rate: int = 160) -> np.ndarray:
-    wav = tmp_path / "said.wav"
-    subprocess.run(["espeak-ng", "-v", VOICE, "-s", str(rate), "-w", str(wav), text], check=True)
-    room = np.zeros(4000, np.int16)
-    return np.concatenate([room, read_wav(wav), room])
+    return said_by_espeak(text, tmp_path, VOICE, rate)
 
 
 def learn(recogniser: CallRecogniser, player: str, phrase: str, audio: np.ndarray):
@@ -171,15 +160,19 @@ def test_other_words_said_when_asked_are_heard_as_usual_and_not_learnt(tmp_path)
 
 def test_a_players_own_calza_is_spotted_and_other_calls_are_not(learnt, tmp_path):
     names = learnt.names
+    def spotted(text):
+        feats = learnt.features(say(text, tmp_path, rate=175))
+        return names.spot(feats, learnt.network.log_probs(feats))
+
     for player in PLAYERS:  # said a little faster than when learnt
-        assert names.spot(learnt.features(say(f"{player} calza", tmp_path, rate=175))) == player
+        assert spotted(f"{player} calza") == player
     for other in ("three fives", "dudo", "two pacos", "take it back"):
-        assert names.spot(learnt.features(say(other, tmp_path, rate=175))) is None, other
+        assert spotted(other) is None, other
 
 
 def test_a_spotted_calza_is_asked_about_never_applied_at_once(learnt, tmp_path, monkeypatch):
     # A network that missed the name heard only the bid; the player's own recording says Ben.
-    monkeypatch.setattr(learnt.names, "spot", lambda feats: "Ben")
+    monkeypatch.setattr(learnt.names, "spot", lambda feats, log_probs: "Ben")
     learnt.expect(Expect.CALLS)
     result = learnt.decode(say("three fives", tmp_path))
     assert result.text == "ben calza" and "three fives" in result.alternatives
