@@ -248,13 +248,13 @@ class WavSource:
         """What was heard in one file, utterance by utterance (chatter included)."""
         samples = read_wav(path)
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
-            found = utterances(samples, self.endpoint)
             if self._learning:
                 # The recording of a player saying their name is all of it, a pause after
                 # the name ("Ana ... calza") or speech from its first sample included.
                 self._learning = False
                 yield decode_span(self.engine, samples, self.endpoint, [])
                 return
+            found = utterances(samples, self.endpoint)
             if len(found) <= 1:
                 yield decode_span(self.engine, samples, self.endpoint, found)
                 return
