@@ -139,16 +139,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("bench-out"), help="worst cases go here")
     ap.add_argument("--worst", type=int, default=4, help="worst images to save per data set")
     ap.add_argument("--model", type=pathlib.Path, help="face model to bench (default: the shipped one)")
+    ap.add_argument("--detector", type=pathlib.Path, help="dice detector to bench (default: the shipped one)")
     a = ap.parse_args(argv)
 
     cv2.setNumThreads(1)
+    from companion.vision.detect import load_detector
     from companion.vision.errors import VisionError
     from companion.vision.model import load_model
     from companion.vision.reader import DiceReader
     from companion.vision.scenes import DICE_STYLES, generate_scene
 
     try:
-        reader = DiceReader(model=load_model(a.model) if a.model is not None else None)
+        reader = DiceReader(model=load_model(a.model) if a.model is not None else None,
+                            detector=load_detector(a.detector) if a.detector is not None else None)
     except VisionError as exc:
         print(f"companion: {exc}", file=sys.stderr)
         return 2

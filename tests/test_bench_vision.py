@@ -28,3 +28,10 @@ def test_a_set_with_nothing_in_it_is_reported_as_nothing_measured(tmp_path, caps
     assert "synthetic per-die - " in line and "- ms/frame" in line
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["synthetic_per_die"] is None and summary["ms_per_frame"] is None
+
+
+def test_a_network_to_bench_that_is_missing_is_a_clear_message(tmp_path, capsys):
+    for option in ("--model", "--detector"):
+        assert vision.main(["--scenes", "1", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
+                            "--out", str(tmp_path), option, str(tmp_path / "none.npz")]) == 2
+        assert "none.npz is missing" in capsys.readouterr().err
