@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from companion.calls import CalzaCall, Call, Command, CommandCall, DudoCall, NumberCall, PalificoCall
+from companion.calls import CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall
 from companion.sources import Heard
 
 
@@ -45,6 +45,13 @@ class HearingPolicy:
     # dudo or calza gets "Did you say dudo?" instead of silence or "say again", and a
     # question that changes nothing (status, repeat, palifico) is simply answered.
     short_calls_from: float = 0.1
+    # A hand said at the reveal ("Ben four four four two six") is five words, each of which
+    # may be misheard, so its confidence is low even when every word is right, and says
+    # little about whether it is. It is read back anyway ("Did you say ...?") below
+    # `confirm_below`, so from this line it is asked about instead of "say again": a wrong
+    # one costs a "no", and a player asked to repeat a hand that is never sure enough
+    # stalls the reveal.
+    hands_from: float = 0.2
     # A person who is not understood says the call again, and a recogniser that is unsure of
     # a voice tends to be unsure in the same way each time. So the same call heard in two
     # utterances in a row, each from this line, is asked about ("Did you say ...?") instead
@@ -59,10 +66,10 @@ class HearingPolicy:
     def for_speech(cls) -> "HearingPolicy":
         """The lines for speech: they belong to the engines' confidence scale, so they are
         set where that scale is fitted (companion.listen.engine), and read here only."""
-        from companion.listen.engine import ENGINE_CONFIRM, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
+        from companion.listen.engine import ENGINE_CONFIRM, ENGINE_HANDS, ENGINE_SHORT_CALLS, ENGINE_THRESHOLD
 
         return cls(reject_below=ENGINE_THRESHOLD, confirm_below=ENGINE_CONFIRM,
-                   short_calls_from=ENGINE_SHORT_CALLS)
+                   short_calls_from=ENGINE_SHORT_CALLS, hands_from=ENGINE_HANDS)
 
 
 def _always(call: Call) -> bool:
@@ -181,6 +188,8 @@ def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: 
         # An answer to "Did you say ...?" is never itself asked about.
         return Verdict.APPLY if confidence >= policy.reject_below else (
             Verdict.IGNORE if confidence < policy.ignore_below else Verdict.SAY_AGAIN)
+    if isinstance(call, HandCall) and policy.hands_from <= confidence < policy.reject_below:
+        return Verdict.ASK
     short = over_short_line and isinstance(call, (DudoCall, CalzaCall))
     if confidence < policy.ignore_below and not short:
         return Verdict.IGNORE

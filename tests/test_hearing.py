@@ -28,6 +28,22 @@ def test_the_rule_for_a_heard_call_by_its_confidence():
         Verdict.IGNORE, Verdict.SAY_AGAIN, Verdict.ASK, Verdict.ASK]  # a count is always read back
 
 
+def test_a_hand_under_the_reject_line_is_read_back_rather_than_said_again():
+    speech = HearingPolicy(ignore_below=0.2, reject_below=0.7, confirm_below=0.9, short_calls_from=0.4,
+                           hands_from=0.3)
+
+    def hand(confidence, policy=speech):
+        return decide(spoken("Ben four four four two six", confidence), Moment(), policy).verdict
+
+    assert [hand(c) for c in (0.1, 0.25, 0.35, 0.6, 0.8, 0.95)] == [
+        Verdict.IGNORE, Verdict.SAY_AGAIN, Verdict.ASK, Verdict.ASK, Verdict.ASK, Verdict.APPLY]
+    # a bid at the same confidence is still said again: only a hand is read back so low
+    assert decide(spoken("four fours", 0.35), Moment(), speech).verdict is Verdict.SAY_AGAIN
+    # a hand that cannot stand now is refused, not asked about
+    assert decide(spoken("Ben four four", 0.35), Moment(allowed=lambda call: False), speech).verdict is Verdict.REFUSE
+    assert HearingPolicy.for_speech().hands_from < HearingPolicy.for_speech().reject_below
+
+
 def test_a_sound_with_no_voice_in_it_is_no_call_however_sure():
     beep = Heard.from_speech("four fours", (), 0.99, PLAYERS, voiced=False)
     asking = Moment(asking=True)

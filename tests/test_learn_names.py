@@ -192,3 +192,12 @@ def test_the_development_set_counts_calzas_spotted_by_player_and_other_calls_spo
     assert spotting_counts(rows, cost=0.1, gap=0.05) == {
         "calzas": 3, "others": 2, "right": 1, "wrong player": 1, "others spotted": 1}
     assert spotting_counts(rows, cost=0.3, gap=0.05)["right"] == 2
+
+
+def test_the_hands_development_set_counts_what_a_read_back_line_lets_through():
+    from training.hands_dev import at_line
+
+    hands = [(0.95, True), (0.5, True), (0.35, False), (0.25, True), (0.05, False)]
+    chatter = [0.0, 0.4, 0.1]
+    assert at_line(hands, chatter, 0.3) == {"read back": 3, "right": 2, "right said again": 1, "chatter": 1}
+    assert at_line(hands, chatter, 0.7) == {"read back": 1, "right": 1, "right said again": 2, "chatter": 0}

@@ -576,6 +576,17 @@ def test_the_hand_that_settles_a_challenge_is_asked_about_and_an_impossible_one_
     assert "Five counted" in say(referee, "yes", confidence=0.9)
 
 
+def test_a_faint_hand_is_read_back_and_taken_on_a_yes():
+    referee, _, _ = make()
+    say(referee, "three fives", "dudo")
+    assert say(referee, "Ben 4 4 4 2 6", confidence=0.35) == "Did you say Ben four four four two six?"
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "Ben 4 4 4 2 6", confidence=0.1) == ""  # too faint even for a hand: chatter
+    assert say(referee, "Ben 4 4 4 2 6", confidence=0.35) == "Did you say Ben four four four two six?"
+    assert say(referee, "yes", confidence=0.9).startswith("Got Ben's dice: four, four, four, two, six.")
+    assert referee.game.phase is Phase.REVEAL
+
+
 def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
     referee, _, _ = make("Ana Ben Cleo Dan")
     say(referee, "three fives")
