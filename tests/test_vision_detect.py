@@ -4,8 +4,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.detect import (INPUT, OUTPUTS, STRIDE, Candidate, Detector, crop, decode, load_detector,
-                                     same_die, scaled_input)
+from companion.vision.detect import (CLOSE_UP_SCALES, INPUT, OUTPUTS, STRIDE, Candidate, Detector, crop, decode,
+                                     load_detector, same_die, scaled_input)
 from companion.vision.reader import DiceReader
 from companion.vision.scenes import draw_face, generate_paco_closeup, generate_scene
 from training.dice_photos import match
@@ -156,6 +156,28 @@ def test_dice_held_close_are_found_in_close_up(looks, die_scale):
     assert held.total == held.counts[1] == len(gt)  # (a weaker second peak on a big die is the same die)
     if die_scale > 2:  # (the usual scale finds pips as dice there)
         assert DiceReader().read(sc.image).counts != held.counts
+
+
+def test_a_close_up_takes_the_coarsest_scale_the_next_one_agrees_with(monkeypatch):
+    """A scale at which one of two big dice is missed is not taken because it comes first."""
+    die = lambda x, side: Candidate(cx=x, cy=50.0, w=side, h=side, angle=0.0, score=0.9)  # noqa: E731
+    f = INPUT / 640
+    # input px a die's side measures at each scale: 18 reads well, 10 does not
+    by_scale = {CLOSE_UP_SCALES[0]: [die(100, 18 / (f * CLOSE_UP_SCALES[0]))],  # one missed
+                CLOSE_UP_SCALES[1]: [die(100, 10 / (f * CLOSE_UP_SCALES[1]))] * 2,  # measured badly
+                CLOSE_UP_SCALES[2]: [die(100, 18 / (f * CLOSE_UP_SCALES[2])), die(300, 18 / (f * CLOSE_UP_SCALES[2]))],
+                CLOSE_UP_SCALES[3]: [die(100, 20 / (f * CLOSE_UP_SCALES[3])), die(300, 20 / (f * CLOSE_UP_SCALES[3]))]}
+    looked = []
+
+    def find_at(self, img, scale, threshold):
+        k = min(by_scale, key=lambda k: abs(f * k - scale))
+        looked.append(k)
+        return by_scale.get(k, []) if abs(f * k - scale) < 1e-9 else []
+
+    monkeypatch.setattr(Detector, "_find_at", find_at)
+    found = load_detector().find(np.zeros((480, 640, 3), np.uint8), close_up=True)
+    assert [c.cx for c in found] == [100, 300] and found[0].w == by_scale[CLOSE_UP_SCALES[2]][0].w
+    assert looked == list(CLOSE_UP_SCALES[:4])
 
 
 def _far_frame(seed, width=3840):

@@ -157,13 +157,20 @@ class Detector:
     def _close_up(self, img: np.ndarray, f: float, threshold: float) -> list[Candidate]:
         """A die held to the camera may be several times the usual size, and then its pips look
         like dice of the usual size: the dice are those of the coarsest scale at which dice are
-        found at a size it reads well."""
+        found at a size it reads well, and found as many at the next scale too. (At the
+        coarsest scales the frame is a few cells across: one of two dice a third of the frame
+        wide can be missed there, and the other measured half again too big.)"""
+        looks: list[tuple[list[Candidate], bool]] = []
         for k in CLOSE_UP_SCALES:
             found = self._find_at(img, f * k, threshold)
             side = _measured(found, f * k)
-            if side is not None and _reads_well(side):
-                return found
-        return found
+            looks.append((found, side is not None and _reads_well(side)))
+            if len(looks) > 1:
+                (coarser, reads_well), (_, next_reads_well) = looks[-2:]
+                if reads_well and next_reads_well and _sure(coarser) == _sure(found):
+                    return coarser
+        # no two scales in a row agree: the coarsest that reads well
+        return next((found for found, reads_well in looks if reads_well), looks[-1][0])
 
     def _find_at(self, img: np.ndarray, f: float, threshold: float) -> list[Candidate]:
         x, scale = scaled_input(img, f)
