@@ -93,6 +93,10 @@ class Moment:
     asks_back: Callable[[Call], bool] = _never
     # The call the utterance before was heard as and not taken (see `unsure_call`).
     unsure_before: Call | None = None
+    # The call the players just answered "no" to. Heard again at once, it is most likely
+    # the same mishearing of the words said again: another reading is preferred, and
+    # without one it is not asked about again straight away.
+    declined: Call | None = None
 
 
 def changes_nothing(call: Call) -> bool:
@@ -114,6 +118,8 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if call is None:
         return Decision(Verdict.IGNORE)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
+    if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
+        verdict = Verdict.SAY_AGAIN
     if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and heard_twice(call, heard, moment, policy):
         verdict = Verdict.ASK
     if verdict is Verdict.ASK and not makes_sense(call, moment):
@@ -157,13 +163,14 @@ def is_answer(call: Call) -> bool:
 
 def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
     """Pick the call among the recogniser's guesses: the best one, unless it makes no sense
-    now and a close alternative does. A clearly heard illegal bid is kept, so it is reported
-    as illegal rather than swapped for a legal one."""
+    now, or was just declined, and a close alternative does not. A clearly heard illegal bid
+    is kept, so it is reported as illegal rather than swapped for a legal one."""
     best = heard.best
-    if best is not None and (makes_sense(best, moment) or (heard.confidence or 0) >= policy.confirm_below):
+    if best is not None and best != moment.declined and (
+            makes_sense(best, moment) or (heard.confidence or 0) >= policy.confirm_below):
         return best
     for guess in heard.guesses[1 if best is not None else 0:]:
-        if makes_sense(guess.call, moment):
+        if guess.call != moment.declined and makes_sense(guess.call, moment):
             return guess.call
     return best
 

@@ -85,6 +85,7 @@ class Referee:
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
+        self._declined: Call | None = None  # the call just answered "no", until the next call
         self._camera_due = False
         self._events: list[Event] = []  # journalled while answering the current utterance
         self._source: CallSource | None = None
@@ -178,9 +179,11 @@ class Referee:
         self._camera_due, self._events = False, []
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,
                         settles=self._settles, asks_back=self._asks_back,
-                        unsure_before=self._unsure)
+                        unsure_before=self._unsure, declined=self._declined)
         decision = decide(heard, moment, self.settings.hearing)
         self._unsure = unsure_call(heard, decision, self.settings.hearing)
+        if decision.verdict is not Verdict.IGNORE:
+            self._declined = None  # once: the next call heard, taken or not, ends it
         asked = self._pending
         announcements = self._act_on(heard, decision)
         self._let_question_lapse(asked, heard, decision)
@@ -404,6 +407,7 @@ class Referee:
             return self._handle(pending) if pending is not None else [announce.NothingToConfirm()]
         if name is Command.NO:
             had, self._pending = self._pending, None
+            self._declined = had
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
         return self._undo()
 

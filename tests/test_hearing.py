@@ -75,6 +75,16 @@ def test_the_same_call_again_after_it_was_dropped_is_asked_about():
     assert verdict("yes", 0.1, Moment(unsure_before=parse_call("yes", PLAYERS))) is Verdict.IGNORE
 
 
+def test_a_call_just_declined_gives_way_to_another_reading_or_is_said_again():
+    five_fives = BidCall(Bid(5, 5))
+    after_no = Moment(declined=five_fives)
+    assert decide(spoken("five fives", 0.6, "two fives"), after_no) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
+    assert decide(spoken("five fives", 0.6), after_no) == Decision(Verdict.SAY_AGAIN, five_fives)
+    assert decide(spoken("five fives", 0.95), after_no).verdict is Verdict.SAY_AGAIN  # not applied unasked either
+    assert decide(spoken("five fives", 0.6)).verdict is Verdict.ASK  # nothing declined: asked as ever
+    assert decide(spoken("two fives", 0.6), after_no) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
+
+
 def test_what_is_remembered_for_the_next_utterance():
     def remembered(heard):
         return unsure_call(heard, decide(heard), HearingPolicy())

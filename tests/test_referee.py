@@ -587,6 +587,18 @@ def test_a_faint_hand_is_read_back_and_taken_on_a_yes():
     assert referee.game.phase is Phase.REVEAL
 
 
+def test_after_a_no_the_same_mishearing_is_not_asked_about_again_at_once():
+    referee, _, _ = make()
+    assert say(referee, "five fives", confidence=0.6, alternatives=("two fives",)) == "Did you say five fives?"
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    # said again and heard the same way: the other reading is asked about instead
+    assert say(referee, "five fives", confidence=0.6, alternatives=("two fives",)) == "Did you say two fives?"
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "two fives", confidence=0.6) == "Sorry, say again?"  # no other reading: not asked again
+    assert say(referee, "two fives", confidence=0.6) == "Did you say two fives?"  # but only once
+    assert "Ana: two fives" in say(referee, "yes", confidence=0.9)
+
+
 def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
     referee, _, _ = make("Ana Ben Cleo Dan")
     say(referee, "three fives")
