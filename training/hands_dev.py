@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from training.names_dev import DICE_WORDS, NAME_SETS, _take
+from training.names_dev import DICE_WORDS, NAME_SETS, say_once
 
 LINES = (0.02, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9)
 
@@ -33,14 +33,11 @@ def run(family: str, model: Path, voices: int, hands: int, seed: int) -> tuple[l
     from companion.listen.recogniser import CallRecogniser, RecogniserSettings
     from companion.sources import NAME_PHRASES, Expect
     from training.corpus import CHATTER_SENTENCES
-    from training.voices import list_voices, synthesise
+    from training.voices import list_voices
 
     rng = random.Random(seed)
     heard: list[tuple[float, bool]] = []
     chatter: list[float] = []
-
-    def say(voice, text: str) -> np.ndarray:
-        return (synthesise(_take(voice, rng), text) * 32767).astype(np.int16)
 
     for names in NAME_SETS:
         for voice in list_voices(family, voices, seed):
@@ -48,17 +45,17 @@ def run(family: str, model: Path, voices: int, hands: int, seed: int) -> tuple[l
             for player in names:
                 for phrase, _ in NAME_PHRASES:
                     recogniser.learn_name(player, phrase)
-                    recogniser.hear(say(voice, f"{player} {phrase}"))
+                    recogniser.hear(say_once(voice, f"{player} {phrase}", rng))
             for _ in range(hands):
                 player = rng.choice(names)
                 size = rng.randint(1, 5)
                 dice = " ".join(rng.choice(DICE_WORDS) for _ in range(size))
                 recogniser.expect(Expect.COUNT, frozenset({size}))
-                result = recogniser.hear(say(voice, f"{player} {dice}"))
+                result = recogniser.hear(say_once(voice, f"{player} {dice}", rng))
                 heard.append((result.confidence, result.text == f"{player.lower()} {dice}"))
             recogniser.expect(Expect.COUNT, frozenset(range(1, 6)))
             for line in rng.sample(CHATTER_SENTENCES, 3):
-                result = recogniser.hear(say(voice, line))
+                result = recogniser.hear(say_once(voice, line, rng))
                 chatter.append(result.confidence if result.text else 0.0)
         print(f"{family}: {names} done", flush=True)
     return heard, chatter

@@ -78,10 +78,17 @@ def _take(voice, rng: random.Random):
                    f0_mean=voice.f0_mean + rng.randint(-10, 10), name=voice.name + tag)
 
 
+def say_once(voice, text: str, rng: random.Random) -> np.ndarray:
+    """`text` said by the voice in a fresh take (`_take`), as 16-bit samples."""
+    from training.voices import synthesise
+
+    return (synthesise(_take(voice, rng), text) * 32767).astype(np.int16)
+
+
 def run(family: str, model: Path, voices: int, seed: int) -> None:
     from companion.listen.recogniser import CallRecogniser, RecogniserSettings
     from companion.sources import NAME_PHRASES, Expect
-    from training.voices import list_voices, synthesise
+    from training.voices import list_voices
 
     rng = random.Random(seed)
     said_margins, other_margins, spottings = [], [], []
@@ -92,7 +99,7 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
         espeak_templates = {p: list(t) for p, t in matcher.templates.items()}
 
         def hear(voice, text: str, expect: Expect, sizes: frozenset = frozenset()):
-            feats = recogniser.features((synthesise(_take(voice, rng), text) * 32767).astype(np.int16))
+            feats = recogniser.features(say_once(voice, text, rng))
             log_probs = recogniser.network.log_probs(feats)
             return feats, log_probs, recogniser.graph(expect, sizes).decode(log_probs)
 
