@@ -151,13 +151,16 @@ def test_near_misses_are_mined_where_the_model_is_unsure_and_the_same_in_any_num
     from training.vision_faces import MINED_BELOW, mined_negatives
 
     detector, quiet = load_detector(), (lambda *a, **k: None)
-    unsure = _Judges(MINED_BELOW - 0.1)
-    one, labels = mined_negatives(8, 1, detector, unsure, jitter=2, processes=1, log=quiet)
-    two, _ = mined_negatives(8, 1, detector, unsure, jitter=2, processes=2, log=quiet)
+    unsure, sure = _Judges(MINED_BELOW - 0.1), _Judges(MINED_BELOW + 0.1)
+    one, labels = mined_negatives(8, 1, detector, [unsure], jitter=2, processes=1, log=quiet)
+    two, _ = mined_negatives(8, 1, detector, [unsure], jitter=2, processes=2, log=quiet)
     assert one and len(one) % 3 == 0 and set(labels) == {NOT_DIE}
     assert all(p.shape == (32, 32, 3) for p in one)
     assert np.array_equal(np.stack(one), np.stack(two))
-    assert mined_negatives(8, 1, detector, _Judges(MINED_BELOW + 0.1), processes=1, log=quiet) == ([], [])
+    assert mined_negatives(8, 1, detector, [sure], processes=1, log=quiet) == ([], [])
+    # with several models, a crop any one of them is unsure of is mined (the older model's misses stay)
+    either, _ = mined_negatives(8, 1, detector, [sure, unsure], jitter=2, processes=1, log=quiet)
+    assert np.array_equal(np.stack(either), np.stack(one))
 
 
 def test_finish_scenes_take_the_dice_finishes_in_turn_and_label_every_die(monkeypatch):

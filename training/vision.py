@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-jitter", type=int, default=vision_faces.REAL_JITTER, help="jittered, camera-augmented copies per real die crop")
     ap.add_argument("--mine-scenes", type=int, default=vision_faces.MINED_SCENES,
                     help="scenes full of things that are not dice, searched for the reader's near misses")
-    ap.add_argument("--mine-with", type=pathlib.Path, default=MODEL_PATH,
-                    help="the face model whose near misses are mined (default: the shipped one, before it is replaced)")
+    ap.add_argument("--mine-with", type=pathlib.Path, action="append",
+                    help="a face model whose near misses are mined; repeat it to mine with each of several "
+                         "(default: the shipped one, before it is replaced)")
     ap.add_argument("--val-every", type=int, default=0,
                     help="set every N-th training photo aside to compare settings (0: train on all of them)")
     ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the face model's extracted patches here (.npz)")
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"faces: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
                   f"validation, {len(held)} held out; both unused)", flush=True)
         if a.mine_scenes:
-            p, yy = vision_faces.mined_negatives(a.mine_scenes, a.seed, detector, load_model(a.mine_with),
+            p, yy = vision_faces.mined_negatives(a.mine_scenes, a.seed, detector,
+                                                 [load_model(m) for m in a.mine_with or [MODEL_PATH]],
                                                  processes=a.threads)
             P += p
             Y += yy

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pathlib
 import time
+from collections.abc import Sequence
 
 import cv2
 import numpy as np
@@ -162,12 +163,14 @@ MINED_BELOW = 0.5
 MINED_JITTER = 8
 
 
-def mined_negatives(n_scenes: int, seed: int, detector: Detector, model: FaceModel, *,
+def mined_negatives(n_scenes: int, seed: int, detector: Detector, models: Sequence[FaceModel], *,
                     jitter: int = MINED_JITTER, processes: int = 2, log=print):
     """Hard "not a die" patches from `n_scenes` object-laden scenes (seeds of their own): every
-    detector peak on no die that `model` takes for a die or cannot tell, and jittered copies."""
+    detector peak on no die that any of `models` takes for a die or cannot tell, and jittered
+    copies. Mining with the earlier models too keeps the near misses they were trained away from,
+    which the newest model no longer makes and so would not hand on."""
     global _MINING
-    _MINING = (seed, detector, model, jitter)
+    _MINING = (seed, detector, tuple(models), jitter)
     scenes = range(MINED_SCENES_FROM * seed, MINED_SCENES_FROM * seed + n_scenes)
     P = [p for patches in vision_detector.per_scene(_mine_scene, scenes, processes) for p in patches]
     log(f"mined {len(P) // (jitter + 1)} near misses in {n_scenes} scenes with things beside the dice", flush=True)
@@ -178,14 +181,15 @@ _MINING: tuple = ()  # what the mining processes share (set before they fork)
 
 
 def _mine_scene(scene_seed: int) -> list[np.ndarray]:
-    seed, detector, model, jitter = _MINING
+    seed, detector, models, jitter = _MINING
     rng = np.random.default_rng([seed, scene_seed])  # per scene, so the processes cannot change it
     sc, gts = _labelled_scene(scene_seed, objects=1.0)
     cands = detector.find(sc.image, threshold=CANDIDATE_HEAT)
     misses = [c for c, y in zip(cands, label_candidates(cands, gts)) if y == NOT_DIE]
     if not misses:
         return []
-    p_not = model.predict(np.stack([crop(sc.image, c) for c in misses]))[:, NOT_DIE]
+    patches = np.stack([crop(sc.image, c) for c in misses])
+    p_not = np.min([m.predict(patches)[:, NOT_DIE] for m in models], axis=0)
     return [crop(sc.image, cj) for c, p in zip(misses, p_not) if p < MINED_BELOW
             for cj in [c, *_jittered(rng, c, jitter)]]
 
