@@ -158,7 +158,7 @@ def _labelled_scene(scene_seed: int, **options):
 # chip spots): crops of no die that the face model being replaced gives less than this chance of
 # being no die, added back with jittered copies so the next model learns them.
 MINED_SCENES_FROM = 6_000_000
-MINED_SCENES = 3000
+MINED_SCENES = 6000
 MINED_BELOW = 0.5
 MINED_JITTER = 8
 
