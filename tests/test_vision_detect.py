@@ -116,6 +116,11 @@ def test_same_die_is_about_overlapping_tops():
     a = Candidate(cx=100, cy=100, w=40, h=40, angle=0)
     assert same_die(a, Candidate(cx=115, cy=100, w=40, h=40, angle=0))
     assert not same_die(a, Candidate(cx=140, cy=100, w=40, h=40, angle=0))  # touching dice
+    # a small spot inside a big die's top is that die (a swirl read as a die), either way round
+    spot = Candidate(cx=118, cy=100, w=20, h=20, angle=0)
+    assert same_die(a, spot) and same_die(spot, a)
+    # a smaller die touching a big one is not (seen further from the camera)
+    assert not same_die(a, Candidate(cx=131, cy=100, w=22, h=22, angle=0))
 
 
 def test_finds_the_dice_of_a_scene_with_their_size_and_turn():
