@@ -2,7 +2,8 @@
 # Rebuilds the bundled call recogniser from nothing: the corpus, the shipped network, one
 # network per voice family left out, the confidence fitted on those, and the network the
 # benchmark hears festival with. About three hours on 2 cores (run one training at a time:
-# two torch trainings side by side on 2 cores each run several times slower). Needs: pip install -e '.[train]', and Debian's espeak-ng festival festvox-kdlpc16k.
+# two torch trainings side by side on 2 cores each run several times slower).
+# Needs: pip install -e '.[train]', and Debian's espeak-ng festival festvox-kdlpc16k.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 augment=(--feature-noise 0.3 --time-masks 2)

@@ -2,7 +2,8 @@
 
 First the dice detector (detector_model.npz, see training/vision_detector.py), then the face
 model (face_model.npz) on the crops that detector gives, and on the near misses of the face model
-it replaces (--mine-with) on scenes full of things that are not dice. Reproducible: fixed seeds for the synthetic
+it replaces, and of any earlier ones (--mine-with, repeatable), on scenes full of things that are
+not dice. Reproducible: fixed seeds for the synthetic
 scenes, the jitter and the weight start, OpenCV on one thread and torch's deterministic algorithms
 (the same --threads gives the same networks). Real photos are optional; when present, only the
 training split (see training.dice_photos.real_split) is used, never the held-out part. Needs

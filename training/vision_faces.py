@@ -155,8 +155,9 @@ def _labelled_scene(scene_seed: int, **options):
 
 
 # The reader's own near misses on scenes full of things that are not dice (cards' clubs, buttons,
-# chip spots): crops of no die that the face model being replaced gives less than this chance of
-# being no die, added back with jittered copies so the next model learns them.
+# chip spots): crops of no die that the face model being replaced (or an earlier one mined with
+# it) gives less than this chance of being no die, added back with jittered copies so the next
+# model learns them.
 MINED_SCENES_FROM = 6_000_000
 MINED_SCENES = 6000
 MINED_BELOW = 0.5
