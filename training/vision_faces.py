@@ -191,8 +191,8 @@ def _mine_scene(scene_seed: int) -> list[np.ndarray]:
         return []
     patches = np.stack([crop(sc.image, c) for c in misses])
     p_not = np.min([m.predict(patches)[:, NOT_DIE] for m in models], axis=0)
-    return [crop(sc.image, cj) for c, p in zip(misses, p_not) if p < MINED_BELOW
-            for cj in [c, *_jittered(rng, c, jitter)]]
+    return [patch for c, p, crop_c in zip(misses, p_not, patches) if p < MINED_BELOW
+            for patch in [crop_c, *(crop(sc.image, cj) for cj in _jittered(rng, c, jitter))]]
 
 
 def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Detector, jitter: int = REAL_JITTER):
