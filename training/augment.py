@@ -123,10 +123,9 @@ def noise_of_kind(kind: str, n: int, rng: np.random.Generator,
 
 
 def table(x: np.ndarray, rng: np.random.Generator, babble_clips: list[np.ndarray],
-          noisy: bool, snr_db: tuple[float, float] = (0.0, 30.0)) -> tuple[np.ndarray, str]:
-    """One random table condition for a clip (already padded with its pre-roll and tail),
-    noise (if `noisy`) at an SNR drawn from `snr_db`. Returns the audio and a short
-    description for the training log."""
+          noisy: bool) -> tuple[np.ndarray, str]:
+    """One random table condition for a clip (already padded with its pre-roll and tail).
+    Returns the audio and a short description for the training log."""
     notes = []
     if rng.random() < 0.5:
         x = speed(x, rng.uniform(0.88, 1.12))
@@ -139,7 +138,7 @@ def table(x: np.ndarray, rng: np.random.Generator, babble_clips: list[np.ndarray
         notes.append("phone")
     if noisy:
         kind = rng.choice(["babble", "babble", "babble", "pink", "white", "brown", "clatter"])
-        snr = float(rng.uniform(*snr_db))
+        snr = float(rng.uniform(0, 30))
         x = mix(x, noise_of_kind(kind, len(x), rng, babble_clips), snr)
         notes.append(f"{kind}{snr:.0f}")
     gain = 10 ** (rng.uniform(-30, 0) / 20) / (np.max(np.abs(x)) + 1e-9)

@@ -47,11 +47,11 @@ def features(audio: np.ndarray, warp: float | None = None, tempo: float | None =
 
 
 def at_the_table(speech: np.ndarray, rng: np.random.Generator, babble: list[np.ndarray],
-                 noisy: bool, snr_db: tuple[float, float] = (0.0, 30.0)) -> tuple[np.ndarray, str]:
+                 noisy: bool) -> tuple[np.ndarray, str]:
     """Pre-roll and tail of room sound around the speech, then the table's conditions."""
     before = np.zeros(int(rng.uniform(0.05, 0.6) * RATE), np.float32)
     after = np.zeros(int(rng.uniform(0.1, 0.5) * RATE), np.float32)
-    return augment.table(np.concatenate([before, speech, after]), rng, babble, noisy, snr_db)
+    return augment.table(np.concatenate([before, speech, after]), rng, babble, noisy)
 
 
 @dataclass
@@ -64,7 +64,6 @@ class Job:
     warp: tuple[float, float] | None = None  # vocal tract length factors drawn from this range
     tempo: tuple[float, float] | None = None  # tempo factors drawn from this range
     respell: bool = False  # the Spanish words said in other ways half the time
-    loud_table: tuple[float, float] | None = None  # every copy noisy, at an SNR in this range
 
 
 _BABBLE: list[np.ndarray] = []
@@ -92,10 +91,7 @@ def _run(job: Job) -> list[tuple[np.ndarray, tuple[int, ...], str, str, str, str
         labels = tuple(INDEX[t] for t in item.tokens)
         for copy in range(job.copies):
             # The first copy is mostly clean, later ones noisy: noise is the hard part.
-            if job.loud_table is None:
-                audio, note = at_the_table(speech, rng, _BABBLE, noisy=copy > 0 or rng.random() < 0.3)
-            else:
-                audio, note = at_the_table(speech, rng, _BABBLE, True, job.loud_table)
+            audio, note = at_the_table(speech, rng, _BABBLE, noisy=copy > 0 or rng.random() < 0.3)
             warp = None if job.warp is None else float(rng.uniform(*job.warp))
             if warp is not None:
                 note += f"+warp{warp:.2f}"
@@ -164,11 +160,9 @@ def babble_clips(seed: int, count: int = 160) -> list[np.ndarray]:
 def build_family(family: str, out: Path, items: int, copies: int, seed: int,
                  babble: list[np.ndarray], workers: int,
                  warp: tuple[float, float] | None = None,
-                 tempo: tuple[float, float] | None = None, respell: bool = False,
-                 loud_table: tuple[float, float] | None = None) -> None:
+                 tempo: tuple[float, float] | None = None, respell: bool = False) -> None:
     # Other items and other voices' draws than the plain shard's (and each other's).
-    seed += (3 if loud_table is not None else 2 if tempo is not None
-             else 1 if warp is not None else 0)
+    seed += 2 if tempo is not None else 1 if warp is not None else 0
     said = corpus.items(items, seed + zlib.crc32(family.encode()) % 1000)
     n_voices = VOICES_PER_FAMILY[family]
     jobs = []
@@ -176,7 +170,7 @@ def build_family(family: str, out: Path, items: int, copies: int, seed: int,
     for start in range(0, len(said), per_job):
         index = (start // per_job) % n_voices
         jobs.append(Job(family, index, said[start:start + per_job], seed * 7919 + start, copies,
-                        warp, tempo, respell, loud_table))
+                        warp, tempo, respell))
     rows: list = []
     begun = time.time()
     # spawn, not fork: the parent may already run TFLite and BLAS threads, and a forked
@@ -255,9 +249,6 @@ def main() -> None:
     parser.add_argument("--tempo", type=float, nargs=2, metavar=("LOW", "HIGH"),
                         help="build <family>-stretched.npz shards instead (a third of the items): "
                              "each clip said at a tempo factor in LOW-HIGH, and warped if --warp")
-    parser.add_argument("--loud-table", type=float, nargs=2, metavar=("LOW", "HIGH"),
-                        help="build <family>-loud.npz shards instead (a third of the items): "
-                             "every copy in noise at an SNR in LOW-HIGH dB")
     parser.add_argument("--respell", action="store_true",
                         help="say the Spanish words (calza, dudo, pacos, palifico) in other "
                              "ways half the time, as people do (training.corpus.SAID_AS)")
@@ -271,15 +262,13 @@ def main() -> None:
         babble = babble_clips(args.seed)
         save_clips(babble_path, babble)
     for family in wanted:
-        if (args.warp or args.tempo or args.loud_table) and family in FAMILIES:
-            kind = "loud" if args.loud_table else "stretched" if args.tempo else "warped"
-            path = args.out / f"{family}-{kind}.npz"
+        if (args.warp or args.tempo) and family in FAMILIES:
+            path = args.out / f"{family}-{'stretched' if args.tempo else 'warped'}.npz"
             if not path.exists():
                 items, copies = FAMILIES[family]
                 build_family(family, path, (args.items or items) // 3, copies, args.seed, babble,
                              args.workers, args.warp and tuple(args.warp),
-                             args.tempo and tuple(args.tempo), args.respell,
-                             args.loud_table and tuple(args.loud_table))
+                             args.tempo and tuple(args.tempo), args.respell)
             continue
         path = args.out / f"{family}.npz"
         if path.exists():
