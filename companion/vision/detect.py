@@ -234,6 +234,7 @@ def load_detector(path: pathlib.Path | None = None) -> Detector:
 
 
 SAME_DIE = 0.6  # centres closer than this many sides of the smaller top: one die, found twice
+INSIDE_TOP = 0.5  # ... or closer than this many sides of the bigger top: a spot inside that die
 
 
 def same_die(a: Candidate, b: Candidate) -> bool:
@@ -243,7 +244,7 @@ def same_die(a: Candidate, b: Candidate) -> bool:
     marbled scenes of the development seeds that took false dice from 12 to 4, for one die read
     wrong that was read right (of its two reads, the detector's surer one was wrong)."""
     small, big = sorted((max(a.w, a.h), max(b.w, b.h)))
-    return bool(np.hypot(a.cx - b.cx, a.cy - b.cy) < max(SAME_DIE * small, 0.5 * big))
+    return bool(np.hypot(a.cx - b.cx, a.cy - b.cy) < max(SAME_DIE * small, INSIDE_TOP * big))
 
 
 def crop(img: np.ndarray, c: Candidate, out: int = PATCH, margin: float = MARGIN) -> np.ndarray:
