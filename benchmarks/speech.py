@@ -86,7 +86,7 @@ def _engine(model: str | None):
             from companion.listen.recogniser import CallRecogniser, RecogniserSettings
 
             _ENGINES[model] = CallRecogniser(
-                PLAYERS, RecogniserSettings(max_count=MAX_COUNT, model=Path(model)),
+                PLAYERS, RecogniserSettings.for_network(Path(model), MAX_COUNT),
                 names=shipped.names)  # the same name templates: only the network differs
     return _ENGINES[model]
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -122,6 +123,23 @@ def test_a_missing_or_broken_model_is_a_clear_error(tmp_path):
     calibration.write_text("{")
     with pytest.raises(ModelError, match="calibration"):
         CallRecogniser((), RecogniserSettings(calibration=calibration))
+
+
+def test_a_network_is_heard_with_the_confidence_fitted_for_it(tmp_path):
+    from companion.listen.recogniser import CONFIDENCE_PATH, MODEL_PATH, Calibration
+    from companion.listen.sources import make_engine
+
+    network = tmp_path / "festival.npz"
+    shutil.copy(MODEL_PATH, network)
+    assert RecogniserSettings.for_network(network).calibration == CONFIDENCE_PATH
+    own = json.loads(CONFIDENCE_PATH.read_text())
+    own["bias"] += 5.0
+    (tmp_path / "festival.confidence.json").write_text(json.dumps(own))
+    settings = RecogniserSettings.for_network(network, max_count=12)
+    assert (settings.model, settings.max_count) == (network, 12)
+    assert settings.calibration == tmp_path / "festival.confidence.json"
+    engine = make_engine("bundled", str(network))
+    assert engine.calibration.bias == pytest.approx(Calibration.load().bias + 5.0)
 
 
 def test_the_numpy_network_is_the_trained_network(recogniser):

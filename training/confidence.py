@@ -2,12 +2,18 @@
 
     python -m training.confidence --data build/speech --models build/lofo \
         --out companion/listen/call_confidence.json
+    python -m training.confidence --data build/speech --models build/lofo \
+        --leave-out festival --out build/lofo-shipped/festival.confidence.json
 
 For each voice family, a network trained without that family (`training.train
 --leave-out FAMILY --out build/lofo/FAMILY.npz`) decodes that family's clips. The decoder's measures on all those clips,
 and whether the best call was right, fit a logistic calibration. Fitting it on voices the
 networks did know would make it trust every voice like its training voices. The held-out
 real speaker only checks it.
+
+The second command is for the network the benchmark hears festival with, trained without
+festival: its confidence is fitted without festival's clips too, and saved beside it
+(`NAME.confidence.json` beside `NAME.npz`), where the recogniser looks for it.
 """
 
 from __future__ import annotations
@@ -116,11 +122,17 @@ def main() -> None:
     parser.add_argument("--models", type=Path, default=Path("build/lofo"))
     parser.add_argument("--shipped", type=Path, default=Path("companion/listen/call_model.npz"))
     parser.add_argument("--out", type=Path, default=Path("companion/listen/call_confidence.json"))
+    parser.add_argument("--leave-out", metavar="FAMILY", action="append", default=[],
+                        help="fit without this family's clips: the confidence for a network "
+                             "trained without it, so a benchmark on that family measures "
+                             "hearing, not memory")
     args = parser.parse_args()
     rows: list[dict] = []
     shards = {p.stem: load(p) for p in sorted(args.data.glob("*.npz")) if p.stem != "babble"}
     for model_path in sorted(args.models.glob("*.npz")):
         family = model_path.stem
+        if family in args.leave_out:
+            continue
         network = CallNetwork.load(model_path)
         rows += decode_shard(network, shards[family], lambda v, i, f=family: v.startswith(f + ":"))
         print(f"decoded {family} with the network that never heard it", flush=True)
@@ -147,6 +159,7 @@ def main() -> None:
               f"{len(loud) / max(len(other), 1):6.2%} chatter")
     args.out.write_text(json.dumps({"features": list(names), "weights": list(cal.weights),
                                     "bias": cal.bias, "fitted_on": len(rows),
+                                    "left_out": args.leave_out,
                                     "command": "python -m training.confidence"}, indent=1) + "\n")
     print(f"wrote {args.out}")
 

@@ -41,7 +41,7 @@ def run(family: str, model: Path, voices: int, hands: int, seed: int) -> tuple[l
 
     for names in NAME_SETS:
         for voice in list_voices(family, voices, seed):
-            recogniser = CallRecogniser(names, RecogniserSettings(model=model))
+            recogniser = CallRecogniser(names, RecogniserSettings.for_network(model))
             for player in names:
                 for phrase, _ in NAME_PHRASES:
                     recogniser.learn_name(player, phrase)

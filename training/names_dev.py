@@ -94,7 +94,7 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
     said_margins, other_margins, spottings = [], [], []
     named = {"espeak": {"hand": [0, 0], "calza": [0, 0]}, "espeak + own": {"hand": [0, 0], "calza": [0, 0]}}
     for names in NAME_SETS:
-        recogniser = CallRecogniser(names, RecogniserSettings(model=model))
+        recogniser = CallRecogniser(names, RecogniserSettings.for_network(model))
         matcher = recogniser.names
         espeak_templates = {p: list(t) for p, t in matcher.templates.items()}
 

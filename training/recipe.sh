@@ -21,6 +21,9 @@ for family in espeak piper kokoro festival; do
 done
 python -m training.confidence --data build/speech --models build/lofo \
     --out companion/listen/call_confidence.json
-# The network the speech benchmark hears festival with: trained as the shipped one, without festival.
+# The network the speech benchmark hears festival with: trained as the shipped one, without
+# festival, and its confidence fitted without festival too.
 python -m training.train --data build/speech --leave-out festival --epochs 40 --seed 22 \
     "${augment[@]}" --out build/lofo-shipped/festival.npz
+python -m training.confidence --data build/speech --models build/lofo --leave-out festival \
+    --out build/lofo-shipped/festival.confidence.json

@@ -138,6 +138,14 @@ class RecogniserSettings:
     model: Path = MODEL_PATH
     calibration: Path = CONFIDENCE_PATH
 
+    @classmethod
+    def for_network(cls, model: Path, max_count: int = 30) -> "RecogniserSettings":
+        """Settings for another network: with the confidence fitted for it when there is one
+        (`NAME.confidence.json` beside `NAME.npz`), else the shipped one. A network trained
+        without a voice family is heard with a confidence fitted without that family too."""
+        own = Path(model).with_suffix(".confidence.json")
+        return cls(max_count, Path(model), own if own.exists() else CONFIDENCE_PATH)
+
 
 class CallRecogniser:
     """The Engine the game listens with by default (see engine.Engine)."""
