@@ -144,7 +144,8 @@ class RecogniserSettings:
         (`NAME.confidence.json` beside `NAME.npz`), else the shipped one. A network trained
         without a voice family is heard with a confidence fitted without that family too."""
         own = Path(model).with_suffix(".confidence.json")
-        return cls(max_count, Path(model), own if own.exists() else CONFIDENCE_PATH)
+        return cls(max_count=max_count, model=Path(model),
+                   calibration=own if own.exists() else CONFIDENCE_PATH)
 
 
 class CallRecogniser:
