@@ -423,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--model", type=Path, metavar="NETWORK.npz",
                         help="the bundled recogniser's network to hear with; needed when the "
-                             "shipped one trained on festival (e.g. build/lofo/festival.npz)")
+                             "shipped one trained on festival (e.g. build/lofo-shipped/festival.npz)")
     parser.add_argument("--no-learn-names", action="store_true",
                         help="the players do not say their names before the game")
     args = parser.parse_args(argv)
@@ -432,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The festival voice must be one the network never heard, as in benchmarks/speech.py.
     if args.model is None and "festival" not in card.get("left_out", []):
         log("games: the shipped network trained on festival: give --model NETWORK.npz, one "
-            "trained without it (python -m benchmarks.games --model build/lofo/festival.npz)")
+            "trained without it (python -m benchmarks.games --model build/lofo-shipped/festival.npz)")
         return 2
     if args.model is not None:
         if not args.model.exists():
@@ -441,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         left_out = CallNetwork.load(args.model).card.get("left_out", [])
         if "festival" not in left_out:
             log(f"games: warning: {args.model} says it left out {left_out}, not festival")
+        speech_corpus.confidence_for(args.model, log)
     speaker = card.get("held_out_speaker") or ""
     _, spare = speech_corpus.real_items(speaker, False) if speaker else ([], [])
     noises = speech_audio.noise_tracks(args.out, False, speaker, spare, args.workers, log)

@@ -66,7 +66,7 @@ import numpy as np  # noqa: E402
 from benchmarks.speech_audio import Corpus, build_set, noise_tracks  # noqa: E402
 from benchmarks.speech_corpus import (  # noqa: E402
     FLOOR, LOFO_FAMILIES, MAX_COUNT, NOISES, PLAYERS, QUICK_SNRS, RATE, REAL_DIR, ROOT, SEED,
-    SNRS, SetSpec, call_json, conditions, real_items, voices_for)
+    SNRS, SetSpec, call_json, conditions, confidence_for, real_items, voices_for)
 
 
 # --- decoding --------------------------------------------------------------------------------
@@ -451,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # when it left festival out, else --lofo DIR/festival.npz.
     festival_net = None
     specs = []
+    confidences = {}  # set -> the confidence its network is heard with, where not the shipped one
     if not args.real_only:
         if "festival" not in card.get("left_out", []):
             festival_net = args.lofo / "festival.npz" if args.lofo else None
@@ -460,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "--real-only")
                 return 2
             festival_net = festival_net.resolve()
+            confidences["festival"] = confidence_for(festival_net, log)
         specs.append(SetSpec("festival", "festival", str(festival_net) if festival_net else None,
                              args.quick))
     _, spare = real_items(speaker, args.quick, args.real) if speaker else ([], [])
@@ -478,6 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             left_out = CallNetwork.load(path).card.get("left_out", [])
             if family not in left_out:
                 log(f"lofo: warning: {path} says it left out {left_out}, not {family}")
+            confidences[f"lofo:{family}"] = confidence_for(path, log)
             specs.append(SetSpec(f"lofo:{family}", family, str(path.resolve()), args.quick))
 
     noises = noise_tracks(out, args.quick, speaker or "", spare, args.workers, log)
@@ -509,7 +512,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = {"settings": {"quick": args.quick, "seed": SEED, "sets": [asdict(s) for s in specs],
                            "conditions": [c[0] for c in conditions(args.quick)],
                            "reject_below": settings.reject_below,
-                           "confirm_below": settings.confirm_below, "network": card},
+                           "confirm_below": settings.confirm_below, "network": card,
+                           "confidences": confidences},
               "sets": summary, "overall": top, "cpu_on_silence": cpu, "model_mb": model_mb,
               "games": games, "summary": line, "seconds": time.time() - began}
     (out / "speech.json").write_text(json.dumps(report, indent=1))

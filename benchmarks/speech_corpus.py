@@ -175,6 +175,21 @@ class SetSpec:
         return self.name.replace(":", "-")
 
 
+def confidence_for(network: Path, log) -> str:
+    """The confidence file a network is heard with (see RecogniserSettings.for_network),
+    logged, with a warning when it was fitted on a family the network never heard."""
+    from companion.listen.recogniser import RecogniserSettings
+
+    settings = RecogniserSettings.for_network(network)
+    log(f"{network.name}: heard with the confidence {settings.calibration}")
+    saw = settings.families_the_confidence_saw()
+    if saw:
+        log(f"warning: that confidence was fitted on {', '.join(saw)}, which {network.name} never "
+            f"heard, so its figures there are flattered: fit one without (python -m "
+            f"training.confidence --leave-out {saw[0]} --out {network.with_suffix('.confidence.json')})")
+    return str(settings.calibration)
+
+
 def call_json(call) -> dict | None:
     """What is compared between the call said and the call heard: the call and, when one
     was named, who called it ("Ben calza")."""

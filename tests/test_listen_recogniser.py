@@ -155,3 +155,19 @@ def test_the_numpy_network_is_the_trained_network(recogniser):
         x = torch.from_numpy(((feats - w["mean"]) / w["std"]).T[None].astype(np.float32))
         want = net(x)[0].T.log_softmax(-1).numpy()
     assert np.allclose(recogniser.network.log_probs(feats), want, atol=1e-4)
+
+
+def test_a_confidence_fitted_on_a_family_the_network_never_heard_is_named(tmp_path):
+    from companion.listen.recogniser import CONFIDENCE_PATH, MODEL_PATH
+
+    with np.load(MODEL_PATH) as data:
+        arrays = {k: data[k] for k in data.files}
+    card = json.loads(str(arrays["card"]))
+    arrays["card"] = np.array(json.dumps({**card, "left_out": ["festival"]}))
+    network = tmp_path / "festival.npz"
+    np.savez(network, **arrays)
+    assert RecogniserSettings.for_network(network).families_the_confidence_saw() == ["festival"]
+    own = {**json.loads(CONFIDENCE_PATH.read_text()), "left_out": ["festival"]}
+    network.with_suffix(".confidence.json").write_text(json.dumps(own))
+    assert RecogniserSettings.for_network(network).families_the_confidence_saw() == []
+    assert RecogniserSettings().families_the_confidence_saw() == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -116,6 +117,17 @@ def report(rows: list[dict], cal: Calibration, line: float = 0.5) -> None:
               f"{sum(bool(r['measures']) and cal.confidence(r['measures']) >= line for r in chat) / max(len(chat), 1):13.2%}")
 
 
+def networks_to_fit(models: Path, leave_out: list[str]) -> list[Path]:
+    """The networks in `models` (one a family, each trained without it) whose families the
+    confidence is fitted on: all but those left out, each of which must be there."""
+    networks = sorted(models.glob("*.npz"))
+    unknown = sorted(set(leave_out) - {p.stem for p in networks})
+    if unknown:
+        raise SystemExit(f"--leave-out {', '.join(unknown)}: no such family in {models} "
+                         f"({', '.join(p.stem for p in networks) or 'no networks'})")
+    return [p for p in networks if p.stem not in leave_out]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("build/speech"))
@@ -127,12 +139,13 @@ def main() -> None:
                              "trained without it, so a benchmark on that family measures "
                              "hearing, not memory")
     args = parser.parse_args()
+    networks = networks_to_fit(args.models, args.leave_out)
+    if args.leave_out and args.out == Path(parser.get_default("out")):
+        parser.error("--leave-out needs --out: the shipped confidence is fitted on every family")
     rows: list[dict] = []
     shards = {p.stem: load(p) for p in sorted(args.data.glob("*.npz")) if p.stem != "babble"}
-    for model_path in sorted(args.models.glob("*.npz")):
+    for model_path in networks:
         family = model_path.stem
-        if family in args.leave_out:
-            continue
         network = CallNetwork.load(model_path)
         rows += decode_shard(network, shards[family], lambda v, i, f=family: v.startswith(f + ":"))
         print(f"decoded {family} with the network that never heard it", flush=True)
@@ -144,9 +157,11 @@ def main() -> None:
     checks = decode_shard(shipped, shards["real"], lambda v, i: v == f"real:{speaker}")
     names = Calibration.__dataclass_fields__["names"].default
     cal = fit(rows, names)
-    print("fitted on (each family decoded by the network that never heard it):")
+    print(f"fitted on (each family decoded by the network that never heard it; left out: "
+          f"{', '.join(args.leave_out) or 'none'}):")
     report(rows, cal)
-    print("checked on (the shipped network; never fitted or trained on):")
+    print("checked on (the shipped network, whatever network this confidence is for; never "
+          "fitted or trained on):")
     report(checks, cal)
     print("lines on the fitted set: calls acted on right / wrong, chatter and noise acted on")
     calls = [r for r in rows if r["want"] is not None]
@@ -160,7 +175,8 @@ def main() -> None:
     args.out.write_text(json.dumps({"features": list(names), "weights": list(cal.weights),
                                     "bias": cal.bias, "fitted_on": len(rows),
                                     "left_out": args.leave_out,
-                                    "command": "python -m training.confidence"}, indent=1) + "\n")
+                                    "command": " ".join(["python -m training.confidence", *sys.argv[1:]])},
+                                   indent=1) + "\n")
     print(f"wrote {args.out}")
 
 

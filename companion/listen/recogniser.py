@@ -99,12 +99,14 @@ class Calibration:
     names: tuple[str, ...] = ("margin_free", "margin_free_per_frame", "margin_second",
                               "posterior", "unknown_peak", "frames", "weakest_word",
                               "unknown_mass")
+    left_out: tuple[str, ...] = ()  # voice families whose clips it was not fitted on
 
     @classmethod
     def load(cls, path: Path = CONFIDENCE_PATH) -> "Calibration":
         try:
             data = json.loads(path.read_text())
-            return cls(tuple(data["weights"]), float(data["bias"]), tuple(data["features"]))
+            return cls(tuple(data["weights"]), float(data["bias"]), tuple(data["features"]),
+                       tuple(data.get("left_out", ())))
         except FileNotFoundError:
             raise ModelError(f"the call recogniser's calibration is missing: {path}") from None
         except (ValueError, KeyError, TypeError) as err:
@@ -146,6 +148,12 @@ class RecogniserSettings:
         own = Path(model).with_suffix(".confidence.json")
         return cls(max_count=max_count, model=Path(model),
                    calibration=own if own.exists() else CONFIDENCE_PATH)
+
+    def families_the_confidence_saw(self) -> list[str]:
+        """The voice families the network never trained on whose clips its confidence was
+        fitted on: figures on them measure the confidence's memory, not hearing."""
+        left_out = CallNetwork.load(self.model).card.get("left_out", [])
+        return [f for f in left_out if f not in Calibration.load(self.calibration).left_out]
 
 
 class CallRecogniser:
