@@ -163,27 +163,6 @@ def test_near_misses_are_mined_where_the_model_is_unsure_and_the_same_in_any_num
     assert np.array_equal(np.stack(either), np.stack(one))
 
 
-def test_misreadings_of_hard_finishes_are_mined_with_what_they_truly_are():
-    from companion.vision.detect import load_detector
-    from training.vision_faces import mined_finish
-
-    detector, quiet = load_detector(), (lambda *a, **k: None)
-    # Sure every crop is no die: right about the detector's empty peaks, wrong about every die.
-    blind = _Judges(0.9)
-    dice, labels = mined_finish(6, 1, detector, [blind], jitter=2, processes=1, log=quiet)
-    assert dice and len(dice) % 3 == 0 and NOT_DIE not in labels and SEVERAL not in labels
-    assert set(labels) <= set(range(1, 8))
-    again, _ = mined_finish(6, 1, detector, [blind], jitter=2, processes=2, log=quiet)
-    assert np.array_equal(np.stack(dice), np.stack(again))
-    # Unsure of everything: every crop is mined, the dice among them labelled as before.
-    everything, all_labels = mined_finish(6, 1, detector, [_Judges(0.1)], jitter=2, processes=1, log=quiet)
-    assert len(everything) > len(dice)
-    assert [y for y in all_labels if y != NOT_DIE] == labels
-    # A model that is right (sure of no die where there is none) adds nothing beside one that is wrong.
-    assert np.array_equal(np.stack(mined_finish(6, 1, detector, [_Judges(0.1), blind], jitter=2,
-                                                processes=1, log=quiet)[0]), np.stack(everything))
-
-
 def test_finish_scenes_take_the_dice_finishes_in_turn_and_label_every_die(monkeypatch):
     from companion.vision import scenes
     from companion.vision.model import PATCH

@@ -65,9 +65,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real-jitter", type=int, default=vision_faces.REAL_JITTER, help="jittered, camera-augmented copies per real die crop")
     ap.add_argument("--mine-scenes", type=int, default=vision_faces.MINED_SCENES,
                     help="scenes full of things that are not dice, searched for the reader's near misses")
-    ap.add_argument("--mine-finish-scenes", type=int, default=0,
-                    help="scenes of the hardest dice finishes (dark marbled, marbled) whose crops the face "
-                         "models read wrong are added, with what they are")
     ap.add_argument("--mine-with", type=pathlib.Path, action="append",
                     help="a face model whose near misses are mined; repeat it to mine with each of several "
                          "(default: the shipped one, before it is replaced)")
@@ -126,12 +123,6 @@ def main(argv: list[str] | None = None) -> int:
             p, yy = vision_faces.mined_negatives(a.mine_scenes, a.seed, detector,
                                                  [load_model(m) for m in a.mine_with or [MODEL_PATH]],
                                                  processes=a.threads)
-            P += p
-            Y += yy
-        if a.mine_finish_scenes:
-            p, yy = vision_faces.mined_finish(a.mine_finish_scenes, a.seed, detector,
-                                              [load_model(m) for m in a.mine_with or [MODEL_PATH]],
-                                              processes=a.threads)
             P += p
             Y += yy
         X = np.stack(P).astype(np.uint8)

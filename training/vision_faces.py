@@ -195,43 +195,6 @@ def _mine_scene(scene_seed: int) -> list[np.ndarray]:
             for patch in [crop_c, *(crop(sc.image, cj) for cj in _jittered(rng, c, jitter))]]
 
 
-# The same on scenes all of the hardest finishes (seeds of their own): every detector peak on one
-# die or on none that any of the models reads wrong (less than MINED_BELOW on its true class), with jittered
-# copies. On dark marbled dice the swirls both hide pips and pass for small dice.
-HARD_FINISHES = ("dark_marbled", "marbled")
-FINISH_MINED_FROM = 8_000_000
-
-
-def mined_finish(n_scenes: int, seed: int, detector: Detector, models: Sequence[FaceModel], *,
-                 jitter: int = MINED_JITTER, processes: int = 2, log=print):
-    """Crops of `n_scenes` scenes of the HARD_FINISHES (in turn) that any of `models` reads wrong,
-    labelled with what they are."""
-    global _MINING
-    _MINING = (seed, detector, tuple(models), jitter)
-    scenes = range(FINISH_MINED_FROM * seed, FINISH_MINED_FROM * seed + n_scenes)
-    rows = [r for found in vision_detector.per_scene(_mine_finish_scene, scenes, processes) for r in found]
-    log(f"mined {len(rows) // (jitter + 1)} misreadings in {n_scenes} scenes of "
-        f"{' and '.join(HARD_FINISHES)} dice", flush=True)
-    return [p for p, _ in rows], [y for _, y in rows]
-
-
-def _mine_finish_scene(scene_seed: int) -> list[tuple[np.ndarray, int]]:
-    seed, detector, models, jitter = _MINING
-    rng = np.random.default_rng([seed, scene_seed])
-    sc, gts = _labelled_scene(scene_seed, dice_style=HARD_FINISHES[scene_seed % len(HARD_FINISHES)])
-    cands = detector.find(sc.image, threshold=CANDIDATE_HEAT)
-    # Crops of several dice are left out: taught as such, they cost real dark dice (98.10% against
-    # 99.05% per die on the held-out photos) for rendered ones.
-    known = [(c, y) for c, y in zip(cands, label_candidates(cands, gts)) if y not in (None, SEVERAL)]
-    if not known:
-        return []
-    patches = np.stack([crop(sc.image, c) for c, _ in known])
-    labels = np.array([y for _, y in known])
-    p_true = np.min([m.predict(patches)[np.arange(len(known)), labels] for m in models], axis=0)
-    return [(patch, int(y)) for (c, y), p, crop_c in zip(known, p_true, patches) if p < MINED_BELOW
-            for patch in [crop_c, *(crop(sc.image, cj) for cj in _jittered(rng, c, jitter))]]
-
-
 def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Detector, jitter: int = REAL_JITTER):
     """Patches of the real photos given (the training split only), with camera-like augmentation."""
     rng = np.random.default_rng(seed)
