@@ -86,7 +86,7 @@ def _engine(model: str | None):
             from companion.listen.recogniser import CallRecogniser, RecogniserSettings
 
             _ENGINES[model] = CallRecogniser(
-                PLAYERS, RecogniserSettings.for_network(Path(model), MAX_COUNT),
+                PLAYERS, RecogniserSettings.for_network(Path(model), max_count=MAX_COUNT),
                 names=shipped.names)  # the same name templates: only the network differs
     return _ENGINES[model]
 
@@ -461,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "--real-only")
                 return 2
             festival_net = festival_net.resolve()
-            confidences["festival"] = confidence_for(festival_net, log)
+            confidences["festival"] = confidence_for(festival_net, "festival", log)
         specs.append(SetSpec("festival", "festival", str(festival_net) if festival_net else None,
                              args.quick))
     _, spare = real_items(speaker, args.quick, args.real) if speaker else ([], [])
@@ -477,10 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not path.exists():
                 log(f"lofo: no {path}, {family} skipped")
                 continue
-            left_out = CallNetwork.load(path).card.get("left_out", [])
-            if family not in left_out:
-                log(f"lofo: warning: {path} says it left out {left_out}, not {family}")
-            confidences[f"lofo:{family}"] = confidence_for(path, log)
+            confidences[f"lofo:{family}"] = confidence_for(path, family, log)
             specs.append(SetSpec(f"lofo:{family}", family, str(path.resolve()), args.quick))
 
     noises = noise_tracks(out, args.quick, speaker or "", spare, args.workers, log)

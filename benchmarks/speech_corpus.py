@@ -175,11 +175,16 @@ class SetSpec:
         return self.name.replace(":", "-")
 
 
-def confidence_for(network: Path, log) -> str:
-    """The confidence file a network is heard with (see RecogniserSettings.for_network),
-    logged, with a warning when it was fitted on a family the network never heard."""
+def confidence_for(network: Path, family: str, log) -> str:
+    """The confidence file a network that should never have heard `family` is heard with
+    (see RecogniserSettings.for_network), logged, with a warning when the network did train
+    on the family, or its confidence was fitted on a family the network never heard."""
+    from companion.listen.network import CallNetwork
     from companion.listen.recogniser import RecogniserSettings
 
+    left_out = CallNetwork.load(network).card.get("left_out", [])
+    if family not in left_out:
+        log(f"warning: {network} says it left out {left_out}, not {family}")
     settings = RecogniserSettings.for_network(network)
     log(f"{network.name}: heard with the confidence {settings.calibration}")
     saw = settings.families_the_confidence_saw()

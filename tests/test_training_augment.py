@@ -70,22 +70,3 @@ def test_clips_of_different_lengths_come_back_as_saved_with_their_columns(tmp_pa
     assert [c.tolist() for c in back] == [c.tolist() for c in clips]
     assert columns["snr"].tolist() == [24, 18, 6] and set(columns) == {"snr"}
 
-
-def test_a_confidence_is_fitted_without_the_families_left_out_and_never_over_the_shipped_one(tmp_path, monkeypatch):
-    import sys
-
-    import pytest
-
-    from training import confidence
-
-    for family in ("espeak", "festival", "kokoro"):
-        (tmp_path / f"{family}.npz").write_bytes(b"")
-    assert [p.stem for p in confidence.networks_to_fit(tmp_path, ["festival"])] == ["espeak", "kokoro"]
-    assert len(confidence.networks_to_fit(tmp_path, [])) == 3
-    with pytest.raises(SystemExit, match="Festival: no such family"):
-        confidence.networks_to_fit(tmp_path, ["Festival"])
-    # Left out, it must be written somewhere other than the shipped confidence.
-    monkeypatch.setattr(sys, "argv", ["confidence", "--models", str(tmp_path), "--leave-out", "festival"])
-    with pytest.raises(SystemExit) as stopped:
-        confidence.main()
-    assert stopped.value.code == 2

@@ -28,6 +28,7 @@ from companion.listen.names import NameMatcher
 from companion.listen.network import MODEL_PATH, CallNetwork
 from companion.listen.tokens import number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
+from companion.listen.vocabulary import MAX_COUNT
 from companion.listen.vocabulary import normalise_name
 from companion.sources import Expect
 
@@ -136,12 +137,12 @@ def measures(decoded: Decoded) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class RecogniserSettings:
-    max_count: int = 30
+    max_count: int = MAX_COUNT
     model: Path = MODEL_PATH
     calibration: Path = CONFIDENCE_PATH
 
     @classmethod
-    def for_network(cls, model: Path, max_count: int = 30) -> "RecogniserSettings":
+    def for_network(cls, model: Path, max_count: int = MAX_COUNT) -> "RecogniserSettings":
         """Settings for another network: with the confidence fitted for it when there is one
         (`NAME.confidence.json` beside `NAME.npz`), else the shipped one. A network trained
         without a voice family is heard with a confidence fitted without that family too."""

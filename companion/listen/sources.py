@@ -62,7 +62,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     else:
         from companion.listen.recogniser import CallRecogniser, RecogniserSettings
 
-        settings = (RecogniserSettings.for_network(network, max_count) if network is not None
+        settings = (RecogniserSettings.for_network(network, max_count=max_count) if network is not None
                     else RecogniserSettings(max_count=max_count))
         chosen = CallRecogniser(players, settings)
         what = "bundled call recogniser (speech embedding + call network" + (
