@@ -128,6 +128,24 @@ def networks_to_fit(models: Path, leave_out: list[str]) -> list[Path]:
     return [p for p in networks if p.stem not in leave_out]
 
 
+def decode_unheard(data: Path, networks: list[Path], shipped: Path) -> tuple[list[dict], list[dict]]:
+    """Rows to fit on: each network's family (`NAME.npz` is the network trained without
+    family NAME) decoded by it, and the noise clips no network trained on (see
+    training.train.split). Rows to check on: the held-out real speaker, by the shipped
+    network."""
+    rows: list[dict] = []
+    for model_path in networks:
+        family = model_path.stem
+        rows += decode_shard(CallNetwork.load(model_path), load(data / f"{family}.npz"),
+                             lambda v, i, f=family: v.startswith(f + ":"))
+        print(f"decoded {family} with the network that never heard it", flush=True)
+    network = CallNetwork.load(shipped)
+    rows += decode_shard(network, load(data / "noise.npz"), lambda v, i: i % 5 == 0)
+    speaker = network.card["held_out_speaker"]
+    checks = decode_shard(network, load(data / "real.npz"), lambda v, i: v == f"real:{speaker}")
+    return rows, checks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("build/speech"))
@@ -142,19 +160,7 @@ def main() -> None:
     networks = networks_to_fit(args.models, args.leave_out)
     if args.leave_out and args.out == Path(parser.get_default("out")):
         parser.error("--leave-out needs --out: the shipped confidence is fitted on every family")
-    rows: list[dict] = []
-    shards = {p.stem: load(p) for p in sorted(args.data.glob("*.npz")) if p.stem != "babble"}
-    for model_path in networks:
-        family = model_path.stem
-        network = CallNetwork.load(model_path)
-        rows += decode_shard(network, shards[family], lambda v, i, f=family: v.startswith(f + ":"))
-        print(f"decoded {family} with the network that never heard it", flush=True)
-    # The noise clips no network trained on (see training.train.split) are fitted on too;
-    # the held-out real speaker is only checked.
-    shipped = CallNetwork.load(args.shipped)
-    speaker = shipped.card["held_out_speaker"]
-    rows += decode_shard(shipped, shards["noise"], lambda v, i: i % 5 == 0)
-    checks = decode_shard(shipped, shards["real"], lambda v, i: v == f"real:{speaker}")
+    rows, checks = decode_unheard(args.data, networks, args.shipped)
     names = Calibration.__dataclass_fields__["names"].default
     cal = fit(rows, names)
     print(f"fitted on (each family decoded by the network that never heard it; left out: "
