@@ -28,7 +28,7 @@ import numpy as np
 
 from companion.listen.network import CallNetwork
 from companion.listen.recogniser import Calibration, call_graph, measures
-from companion.listen.decoder import WORD_BONUS, CompiledGraph
+from companion.listen.decoder import CompiledGraph
 from companion.listen.tokens import FILLERS, INDEX, NAME, TOKENS
 from companion.sources import Expect
 from training.build import load
@@ -63,9 +63,8 @@ def expect_for(kind: str, index: int) -> Expect:
     return (Expect.CALLS, Expect.COUNT)[index % 2]  # commands and chatter: both moments
 
 
-def decode_shard(network: CallNetwork, shard: dict, keep, max_count: int = 40,
-                 word_bonus: float = WORD_BONUS) -> list[dict]:
-    graphs = {e: CompiledGraph(call_graph(e, max_count, True), word_bonus) for e in (Expect.CALLS, Expect.COUNT)}
+def decode_shard(network: CallNetwork, shard: dict, keep, max_count: int = 40) -> list[dict]:
+    graphs = {e: CompiledGraph(call_graph(e, max_count, True)) for e in (Expect.CALLS, Expect.COUNT)}
     rows = []
     for i, (f, labels, kind, voice, note) in enumerate(zip(
             shard["features"], shard["labels"], shard["kinds"], shard["voices"], shard["notes"])):
@@ -129,8 +128,7 @@ def networks_to_fit(models: Path, leave_out: list[str]) -> list[Path]:
     return [p for p in networks if p.stem not in leave_out]
 
 
-def decode_unheard(data: Path, networks: list[Path], shipped: Path,
-                   word_bonus: float = WORD_BONUS) -> tuple[list[dict], list[dict]]:
+def decode_unheard(data: Path, networks: list[Path], shipped: Path) -> tuple[list[dict], list[dict]]:
     """Rows to fit on: each network's family (`NAME.npz` is the network trained without
     family NAME) decoded by it, and the noise clips no network trained on (see
     training.train.split). Rows to check on: the held-out real speaker, by the shipped
@@ -139,13 +137,12 @@ def decode_unheard(data: Path, networks: list[Path], shipped: Path,
     for model_path in networks:
         family = model_path.stem
         rows += decode_shard(CallNetwork.load(model_path), load(data / f"{family}.npz"),
-                             lambda v, i, f=family: v.startswith(f + ":"), word_bonus=word_bonus)
+                             lambda v, i, f=family: v.startswith(f + ":"))
         print(f"decoded {family} with the network that never heard it", flush=True)
     network = CallNetwork.load(shipped)
-    rows += decode_shard(network, load(data / "noise.npz"), lambda v, i: i % 5 == 0, word_bonus=word_bonus)
+    rows += decode_shard(network, load(data / "noise.npz"), lambda v, i: i % 5 == 0)
     speaker = network.card["held_out_speaker"]
-    checks = decode_shard(network, load(data / "real.npz"), lambda v, i: v == f"real:{speaker}",
-                          word_bonus=word_bonus)
+    checks = decode_shard(network, load(data / "real.npz"), lambda v, i: v == f"real:{speaker}")
     return rows, checks
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.listen.decoder import WORD_BONUS
 from training.confidence import decode_unheard, fit
 
 BASE = ("margin_free", "margin_free_per_frame", "margin_second", "posterior", "unknown_peak",
@@ -141,12 +140,12 @@ FORMS = {"base": lambda: Logistic(BASE), "base+kind": lambda: Logistic(EXTRA),
          "mlp8": lambda: MLP(BASE, hidden=8), "mlp32": lambda: MLP(BASE, hidden=32, l2=1e-2)}
 
 
-def rows_of(models: Path, data: Path, shipped: Path, word_bonus: float) -> list[dict]:
-    """Every row decoded with the networks in `models`, cached under build/."""
-    cache = Path("build") / f"confidence-rows-{models.name}-bonus{word_bonus:g}.pkl"
+def rows_of(models: Path, data: Path, shipped: Path) -> list[dict]:
+    """Every row decoded with the networks in `models`, cached beside them."""
+    cache = Path("build") / f"confidence-rows-{models.name}.pkl"
     if not cache.exists():
         networks = [p for p in sorted(models.glob("*.npz")) if p.stem != "festival"]
-        rows, checks = decode_unheard(data, networks, shipped, word_bonus)
+        rows, checks = decode_unheard(data, networks, shipped)
         cache.write_bytes(pickle.dumps(rows + checks))
     return [r for r in pickle.loads(cache.read_bytes()) if r["measures"]]
 
@@ -161,15 +160,13 @@ def main() -> None:
                              "(default: --models)")
     parser.add_argument("--shipped", type=Path, default=Path("companion/listen/call_model.npz"))
     parser.add_argument("--form", action="append", choices=list(FORMS))
-    parser.add_argument("--word-bonus", type=float, default=WORD_BONUS,
-                        help="the decoder's bonus a word (companion.listen.decoder.WORD_BONUS)")
     args = parser.parse_args()
-    rows = rows_of(args.models, args.data, args.shipped, args.word_bonus)
-    fit_rows = rows_of(args.fit_models, args.data, args.shipped, args.word_bonus) if args.fit_models else rows
+    rows = rows_of(args.models, args.data, args.shipped)
+    fit_rows = rows_of(args.fit_models, args.data, args.shipped) if args.fit_models else rows
     families = sorted({family(r) for r in rows if ":" in r["voice"] and family(r) != "noise"
                        and not family(r).startswith("real:")})
     forms = args.form or ["base", "base+kind", "mlp", "mlp+kind"]
-    print(f"fitted on {args.fit_models or args.models}, scored on {args.models}, word bonus {args.word_bonus:g}")
+    print(f"fitted on {args.fit_models or args.models}, scored on {args.models}")
     print(f"{'held out':10} {'form':10} {'right':>7} {'wrong':>7} {'chatter':>8}   at wrong <= first form's: right")
     for held in families + ["real"]:
         train_rows = [r for r in fit_rows if family(r) != held and not family(r).startswith("real:")]

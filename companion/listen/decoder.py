@@ -21,9 +21,6 @@ import numpy as np
 from companion.listen.tokens import BLANK, FILLERS, INDEX, NAME, UNKNOWN
 
 NEG = -1e30
-# Added to a path's log score for each word it spells (a word insertion bonus): the
-# network drops more words than it invents ("twenty six sixes" heard as "six sixes").
-WORD_BONUS = 0.0
 
 
 @dataclass
@@ -94,9 +91,8 @@ class Decoded:
 class CompiledGraph:
     """A graph turned into CTC states with padded predecessor lists, ready for Viterbi."""
 
-    def __init__(self, graph: Graph, word_bonus: float = WORD_BONUS) -> None:
+    def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self.word_bonus = word_bonus
         arcs = graph.arcs
         n_nodes = graph.nodes
         # State s < n_nodes: the blank state of node s; n_nodes + i: arc i's token state.
@@ -117,8 +113,6 @@ class CompiledGraph:
             self.preds[s, :len(p)] = p
         self.valid = self.preds >= 0
         self.preds[~self.valid] = 0
-        # Moving into a word's token state from any other state begins a word.
-        self.begins_word = (np.arange(len(preds))[:, None] >= n_nodes) & (self.preds != np.arange(len(preds))[:, None]) & self.valid
         self.initial = np.full(len(preds), False)
         self.initial[0] = True
         self.initial[[n_nodes + i for i, (a, _, _) in enumerate(arcs) if a == 0]] = True
@@ -131,12 +125,11 @@ class CompiledGraph:
     def viterbi(self, log_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         T = len(log_probs)
         emit = log_probs[:, self.tokens]  # (T, S)
-        rows = np.arange(len(self.tokens))
-        bonus = self.word_bonus * self.begins_word
-        score = np.where(self.initial, emit[0] + self.word_bonus * (rows >= self.n_nodes), NEG)
+        score = np.where(self.initial, emit[0], NEG)
         back = np.zeros((T, len(self.tokens)), dtype=np.int32)
+        rows = np.arange(len(self.tokens))
         for t in range(1, T):
-            cand = np.where(self.valid, score[self.preds] + bonus, NEG)
+            cand = np.where(self.valid, score[self.preds], NEG)
             best = cand.argmax(axis=1)
             back[t] = self.preds[rows, best]
             score = cand[rows, best] + emit[t]
