@@ -272,3 +272,33 @@ def test_a_reveal_short_of_dice_says_what_it_left_out():
     assert _reveal(DiceReading(dice), 5).reason == "I see four dice but five are in play"
     assert _reveal(DiceReading(dice, refused=(chip,)), 3).reason == "I see four dice but three are in play"
     assert _reveal(DiceReading(dice, refused=(chip,)), 4).reading is not None
+
+
+def _spot(cx, cy, side=10.0):
+    return Candidate(cx=cx, cy=cy, w=side, h=side, angle=0.0), 0.9
+
+
+def test_turned_down_spots_join_into_things_through_neighbours_and_growing_boxes():
+    from companion.vision.reader import _things
+
+    # a chain of near spots is one thing; a spot far from every other is its own
+    row = [_spot(20.0 + 15 * i, 20.0) for i in range(6)]
+    lone = _spot(400.0, 400.0)
+    # two far apart spots, then one spot whose box overlaps neither, but overlaps the box around
+    # both once they join through a fourth spot near each of them
+    a, b, bridge = _spot(200.0, 200.0), _spot(255.0, 200.0, 40.0), _spot(218.0, 200.0, 14.0)
+    inside_their_box = _spot(200.0, 216.0, 6.0)
+    groups = _things(row + [lone, a, b, bridge, inside_their_box])
+    assert sorted(map(sorted, groups)) == [[0, 1, 2, 3, 4, 5], [6], [7, 8, 9, 10]]
+    assert _things([]) == []
+
+
+def test_a_picture_full_of_turned_down_spots_is_grouped_in_one_pass():
+    # a page of text gives the detector a thousand spots; grouping them pair by pair, again
+    # after every join, took ten minutes for one frame
+    from companion.vision.reader import _things
+
+    rng = np.random.default_rng(3)
+    spots = [_spot(float(x), float(y), 8.0) for x, y in rng.uniform(0, 1280, (1500, 2))]
+    groups = _things(spots)
+    assert sorted(i for g in groups for i in g) == list(range(1500))

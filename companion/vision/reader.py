@@ -1,7 +1,6 @@
 """DiceReader: one BGR frame in, a DiceReading out. Pure: never opens a camera or a file."""
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 import cv2
@@ -222,33 +221,54 @@ def _refused(turned_down: list[tuple[Candidate, float]], kept: list[Candidate], 
     side apart, or in one another's box, are one thing (the detector takes each white mark on a
     poker chip's rim for a small die), its box around them all, as sure of being no die as the
     least sure of them."""
-    things = [[spot] for spot in turned_down if not any(same_die(spot[0], k) for k in kept)]
-    joined = True
-    while joined:
-        joined = False
-        for i, j in itertools.combinations(range(len(things)), 2):
-            if _one_thing(things[i], things[j]):
-                things[i] += things.pop(j)
-                joined = True
-                break
-    return [Refused(box=_around([c.box for c, _ in t]), not_die=min(p for _, p in t), reason=reason)
-            for t in things]
+    spots = [spot for spot in turned_down if not any(same_die(spot[0], k) for k in kept)]
+    groups = _things(spots)
+    return [Refused(box=_around([spots[i][0].box for i in g]), not_die=min(spots[i][1] for i in g), reason=reason)
+            for g in groups]
 
 
-def _one_thing(a: list[tuple[Candidate, float]], b: list[tuple[Candidate, float]]) -> bool:
-    """Are two groups of turned-down spots parts of one thing?"""
-    return _overlap(_around([c.box for c, _ in a]), _around([c.box for c, _ in b])) or \
-        any(_near(c, d) for c, _ in a for d, _ in b)
+def _things(spots: list[tuple[Candidate, float]]) -> list[list[int]]:
+    """The spots (indices) grouped into things: two groups are one thing while any of their spots
+    are near (_near) or the boxes around the groups overlap, until no two groups are. Merging only
+    ever adds reasons to merge, so the grouping does not depend on the order; done on arrays, as a
+    page of text gives a thousand spots."""
+    n = len(spots)
+    if n == 0:
+        return []
+    boxes = np.array([c.box for c, _ in spots], np.float64)
+    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 0] + boxes[:, 2], boxes[:, 1] + boxes[:, 3]
+    cx, cy = np.array([c.cx for c, _ in spots]), np.array([c.cy for c, _ in spots])
+    side = np.array([max(c.w, c.h) for c, _ in spots])
+    dist = np.hypot(cx[:, None] - cx[None], cy[:, None] - cy[None])
+    near = dist < (side[:, None] + side[None]) / 2 + np.minimum(side[:, None], side[None])
+    label = _components(near | _overlaps(x0, y0, x1, y1))
+    while True:  # the boxes around the groups grow as they join, and may then overlap others
+        ids = np.unique(label)
+        gx0, gy0 = np.array([x0[label == g].min() for g in ids]), np.array([y0[label == g].min() for g in ids])
+        gx1, gy1 = np.array([x1[label == g].max() for g in ids]), np.array([y1[label == g].max() for g in ids])
+        joined = _components(_overlaps(gx0, gy0, gx1, gy1))
+        if len(np.unique(joined)) == len(ids):
+            break
+        label = joined[np.searchsorted(ids, label)]
+    return [np.nonzero(label == g)[0].tolist() for g in np.unique(label)]
 
 
-def _near(a: Candidate, b: Candidate) -> bool:
-    """Less than the smaller's side between two spots."""
-    sa, sb = max(a.w, a.h), max(b.w, b.h)
-    return bool(np.hypot(a.cx - b.cx, a.cy - b.cy) < (sa + sb) / 2 + min(sa, sb))
+def _overlaps(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray) -> np.ndarray:
+    """Which boxes (as corners) overlap which, strictly."""
+    return (x0[:, None] < x1[None]) & (x0[None] < x1[:, None]) & (y0[:, None] < y1[None]) & (y0[None] < y1[:, None])
 
 
-def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
-    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+def _components(linked: np.ndarray) -> np.ndarray:
+    """The connected component of each node of a symmetric boolean adjacency matrix, as a label
+    (the smallest index in it)."""
+    label = np.arange(len(linked))
+    while True:  # each node takes the smallest label among its links until none changes
+        smaller = np.where(linked, label[None, :], len(label)).min(1)
+        new = np.minimum(label, smaller)
+        new = new[new]  # jump along chains: far fewer rounds on long ones
+        if np.array_equal(new, label):
+            return label
+        label = new
 
 
 def _around(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
