@@ -13,7 +13,9 @@ Metrics, per data set:
   ms/frame          median reader time per 1280x720 frame on one core (synthetic scenes)
 Synthetic scenes come in sets: dice alone; with cups, chips, coins, cards, buttons, a phone or
 hands in view (objects that are not dice: their false dice are the FP/image column); and dice
-of each finish (dark, transparent, marbled, metallic, coloured pips). Real photos: the fixed
+of each finish (dark, transparent, marbled, metallic, coloured pips); and pictures of something
+else entirely, no die in them (pages, screens, charts, diagrams, circuit boards: every die read
+there is false; --no-dice DIR adds a folder of your own such photos). Real photos: the fixed
 held-out split (never trained on) and all 200 (the rest were trained on). Every die is also
 tallied by its body colour, measured from its pixels, for the per-colour table.
 """
@@ -38,7 +40,7 @@ import numpy as np  # noqa: E402
 from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, match, real_split, score  # noqa: E402
 
 # Synthetic sets: name, generate_scene options, and which --*-scenes option sets how many.
-OBJECT_SEED_OFFSET, STYLE_SEED_OFFSET = 500, 700  # other scenes than the dice-alone set
+OBJECT_SEED_OFFSET, STYLE_SEED_OFFSET, PICTURE_SEED_OFFSET = 500, 700, 900  # other scenes than the dice-alone set
 TARGETS = {"synthetic per-die": 0.995, "synthetic exact counts": 0.95, "real per-die": 0.99, "ms/frame": 100.0}
 
 
@@ -123,6 +125,34 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _no_dice_pictures(reader, count: int, seed: int, worst: list) -> Tally:
+    """Synthetic pictures of something else (training.vision_pictures, seeds training never uses)."""
+    from training.vision_pictures import generate_picture
+
+    tally = Tally("pictures, no dice")
+    for k in range(count):
+        _score_no_dice(reader, tally, generate_picture(seed * 1000 + k), f"synthetic-picture-{seed * 1000 + k}", worst)
+    return tally
+
+
+def _no_dice_photos(reader, folder: pathlib.Path, worst: list) -> Tally:
+    """Every image OpenCV can read in `folder`: photos known to hold no dice."""
+    tally = Tally(f"no dice: {folder.name}")
+    for path in sorted(folder.iterdir()):
+        img = cv2.imread(str(path)) if path.is_file() else None
+        if img is not None and min(img.shape[:2]) >= 32:
+            _score_no_dice(reader, tally, img, f"real-no-dice-{path.stem}", worst)
+    return tally
+
+
+def _score_no_dice(reader, tally: Tally, img: np.ndarray, name: str, worst: list) -> None:
+    t0 = time.perf_counter()
+    r = reader.read(img)
+    tally.ms.append((time.perf_counter() - t0) * 1000)
+    if score(tally, r, []):
+        worst.append((len(r.dice), name, _draw_errors(img, r, [], name)))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="companion bench vision", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -133,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--style-scenes", type=int, default=100,
                     help="synthetic scenes of each dice finish (default 100 each: with 30, the "
                          "marbled dice read 99.6%% where 100 other scenes read 98.9%%)")
+    ap.add_argument("--pictures", type=int, default=100,
+                    help="synthetic pictures with no dice in them (pages, screens, charts, diagrams, boards)")
+    ap.add_argument("--no-dice", type=pathlib.Path, action="append", default=[],
+                    help="a folder of photos with no dice in them (repeatable): each die read there is false")
     ap.add_argument("--seed", type=int, default=2024, help="first scene seed (training uses other seeds)")
     ap.add_argument("--real", type=pathlib.Path, default=PHOTOS, help="labelled photos folder")
     ap.add_argument("--no-real", action="store_true")
@@ -179,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                 worst.append((errs, f"synthetic-{seed}", _draw_errors(sc.image, r, gt, f"{name}, seed {seed}")))
         tallies.append(tally)
     syn = tallies[0]
+    no_dice = [_no_dice_pictures(reader, a.pictures, a.seed + PICTURE_SEED_OFFSET, worst)] if a.pictures else []
+    no_dice += [_no_dice_photos(reader, folder, worst) for folder in a.no_dice]
+    tallies += no_dice
 
     real_rows = []
     if not a.no_real and (a.real / "labels.jsonl").exists():
@@ -227,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         "synthetic_wrong_accepted": _share(syn.wrong_accepted, syn.accepted),
         "ms_per_frame": syn.ms_median if syn.ms else None,
     }
+    for t in no_dice:
+        summary.setdefault("no_dice_false_dice_per_image", {})[t.name] = _share(t.fp, t.images)
     if real_rows:
         summary["real_heldout_per_die"] = _share(real_rows[0].right, real_rows[0].gt)
         summary["real_all_per_die"] = _share(real_rows[1].right, real_rows[1].gt)
@@ -236,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             f"exact counts {_pct(summary['synthetic_exact_counts'])}; with objects in view "
             f"{_figure(summary['objects_false_dice_per_image'], '.3f')} false dice/image, exact counts "
             f"{_pct(summary['objects_exact_counts'])}")
+    if no_dice:
+        line += f", {_figure(_share(no_dice[0].fp, no_dice[0].images), '.3f')} in pictures of no dice"
     if real_rows:
         line += (f", real per-die {_pct(summary['real_heldout_per_die'], 2)} held-out / "
                  f"{_pct(summary['real_all_per_die'], 2)} all")

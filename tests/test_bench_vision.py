@@ -12,17 +12,44 @@ from benchmarks import vision  # noqa: E402
 
 def test_a_small_run_reports_each_set_and_a_summary(tmp_path, capsys):
     assert vision.main(["--scenes", "2", "--object-scenes", "1", "--style-scenes", "0", "--no-real",
-                        "--out", str(tmp_path)]) == 0
+                        "--pictures", "1", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "synthetic with objects" in out and "vision: synthetic per-die" in out
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert 0.0 <= summary["synthetic_per_die"] <= 1.0 and summary["ms_per_frame"] > 0
     assert summary["styles_per_die"] and set(summary["styles_per_die"].values()) == {None}  # none drawn
+    assert "pictures, no dice" in out and "in pictures of no dice" in out
+    assert summary["no_dice_false_dice_per_image"]["pictures, no dice"] >= 0.0
+
+
+def test_a_folder_of_photos_with_no_dice_counts_every_die_read_there_as_false(tmp_path, capsys):
+    import cv2
+    import numpy as np
+
+    from companion.vision.scenes import generate_scene
+
+    folder = tmp_path / "kitchen"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "wall.png"), np.full((480, 640, 3), 200, np.uint8))
+    (folder / "notes.txt").write_text("not an image")  # skipped, not a crash
+    # a photo that does hold dice, put there by mistake: every die read in it counts as false
+    scene = generate_scene(5, n_dice=3)
+    cv2.imwrite(str(folder / "dice.png"), scene.image)
+    assert vision.main(["--scenes", "0", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
+                        "--pictures", "0", "--no-dice", str(folder), "--out", str(tmp_path / "out")]) == 0
+    row = [l for l in capsys.readouterr().out.splitlines() if l.startswith("no dice: kitchen")][0].split()
+    assert row[3:5] == ["2", "0"]  # two images, no true dice
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    from companion.vision.reader import DiceReader
+
+    read_there = len(DiceReader().read(scene.image).dice)
+    assert read_there >= 1  # the dice photo's dice are read, and each counts against the reader
+    assert summary["no_dice_false_dice_per_image"]["no dice: kitchen"] == read_there / 2
 
 
 def test_a_set_with_nothing_in_it_is_reported_as_nothing_measured(tmp_path, capsys):
     assert vision.main(["--scenes", "0", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
-                        "--out", str(tmp_path)]) == 0
+                        "--pictures", "0", "--out", str(tmp_path)]) == 0
     line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("vision:")][0]
     assert "nan" not in line and "0.00%" not in line
     assert "synthetic per-die - " in line and "- ms/frame" in line
@@ -33,5 +60,5 @@ def test_a_set_with_nothing_in_it_is_reported_as_nothing_measured(tmp_path, caps
 def test_a_network_to_bench_that_is_missing_is_a_clear_message(tmp_path, capsys):
     for option in ("--model", "--detector"):
         assert vision.main(["--scenes", "1", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
-                            "--out", str(tmp_path), option, str(tmp_path / "none.npz")]) == 2
+                            "--pictures", "0", "--out", str(tmp_path), option, str(tmp_path / "none.npz")]) == 2
         assert "none.npz is missing" in capsys.readouterr().err
