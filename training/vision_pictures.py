@@ -1,11 +1,12 @@
-"""Pictures of something else entirely, for the face model to learn what a die is not.
+"""Pictures of something else entirely: what a reader pointed away from the dice must not count.
 
 A reader pointed at a page of text, a chart, a screen or a circuit board should see no dice. The
 detector fires on letters, plotted dots and a board's small parts (their two metal pads read as
-a confident 6); these pictures hold none of a reveal's things, so every detector peak on them is
-"not a die" and the face model's near misses there go back into training
-(vision_faces.picture_negatives). Drawn with OpenCV only: pages, terminals, charts, diagrams and
-boards, photographed at a slant under uneven light through a cheap camera.
+a confident 6); these pictures hold none of a reveal's things, so every die read on them is
+false. `companion bench vision` reads them at seeds of their own (the face model is not trained
+on them: taught to refuse them, it read only one of two Paco faces held close to the camera; see
+README). Drawn with OpenCV only: pages, terminals, charts, diagrams and boards, photographed at
+a slant under uneven light through a cheap camera.
 
 Long: kept apart from companion/vision/scene_objects.py, which draws the things of a real
 reveal beside dice; nothing here ever holds a die.
