@@ -125,6 +125,14 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _read_scored(reader, tally: Tally, img: np.ndarray, gt: list):
+    """Read one image on the clock and score it into `tally`: the reading and its errors."""
+    t0 = time.perf_counter()
+    r = reader.read(img)
+    tally.ms.append((time.perf_counter() - t0) * 1000)
+    return r, score(tally, r, gt)
+
+
 def _no_dice_pictures(reader, count: int, seed: int, worst: list) -> Tally:
     """Synthetic pictures of something else (training.vision_pictures, seeds training never uses)."""
     from training.vision_pictures import generate_picture
@@ -136,21 +144,24 @@ def _no_dice_pictures(reader, count: int, seed: int, worst: list) -> Tally:
 
 
 def _no_dice_photos(reader, folder: pathlib.Path, worst: list) -> Tally:
-    """Every image OpenCV can read in `folder`: photos known to hold no dice."""
+    """Every file in `folder` that `companion see` would read: photos known to hold no dice."""
+    from companion.vision.errors import ImageUnreadable
+    from companion.vision.frames import read_frame
+
     tally = Tally(f"no dice: {folder.name}")
-    for path in sorted(folder.iterdir()):
-        img = cv2.imread(str(path)) if path.is_file() else None
-        if img is not None and min(img.shape[:2]) >= 32:
-            _score_no_dice(reader, tally, img, f"real-no-dice-{path.stem}", worst)
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        try:
+            img = read_frame(path)
+        except ImageUnreadable:  # not an image, or too small to show dice: nothing to score
+            continue
+        _score_no_dice(reader, tally, img, f"real-no-dice-{path.stem}", worst)
     return tally
 
 
 def _score_no_dice(reader, tally: Tally, img: np.ndarray, name: str, worst: list) -> None:
-    t0 = time.perf_counter()
-    r = reader.read(img)
-    tally.ms.append((time.perf_counter() - t0) * 1000)
-    if score(tally, r, []):
-        worst.append((len(r.dice), name, _draw_errors(img, r, [], name)))
+    r, errs = _read_scored(reader, tally, img, [])
+    if errs:
+        worst.append((errs, name, _draw_errors(img, r, [], name)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,11 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(count):
             seed = (a.seed + offset) * 1000 + k
             sc = generate_scene(seed, **options)
-            t0 = time.perf_counter()
-            r = reader.read(sc.image)
-            tally.ms.append((time.perf_counter() - t0) * 1000)
             gt = [(d.face, d.box, d.paco) for d in sc.dice]
-            errs = score(tally, r, gt)
+            r, errs = _read_scored(reader, tally, sc.image, gt)
             colours["synthetic"].add(sc.image, r, gt)
             if errs:
                 worst.append((errs, f"synthetic-{seed}", _draw_errors(sc.image, r, gt, f"{name}, seed {seed}")))
@@ -276,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{_figure(summary['objects_false_dice_per_image'], '.3f')} false dice/image, exact counts "
             f"{_pct(summary['objects_exact_counts'])}")
     if no_dice:
-        line += f", {_figure(_share(no_dice[0].fp, no_dice[0].images), '.3f')} in pictures of no dice"
+        line += f", {_figure(summary['no_dice_false_dice_per_image'][no_dice[0].name], '.3f')} in pictures of no dice"
     if real_rows:
         line += (f", real per-die {_pct(summary['real_heldout_per_die'], 2)} held-out / "
                  f"{_pct(summary['real_all_per_die'], 2)} all")

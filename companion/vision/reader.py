@@ -229,11 +229,10 @@ def _refused(turned_down: list[tuple[Candidate, float]], kept: list[Candidate], 
 
 def _things(spots: list[tuple[Candidate, float]]) -> list[list[int]]:
     """The spots (indices) grouped into things: two groups are one thing while any of their spots
-    are near (_near) or the boxes around the groups overlap, until no two groups are. Merging only
-    ever adds reasons to merge, so the grouping does not depend on the order; done on arrays, as a
-    page of text gives a thousand spots."""
-    n = len(spots)
-    if n == 0:
+    are less than the smaller's side apart or the boxes around the groups overlap, until no two
+    groups are. Merging only ever adds reasons to merge, so the grouping does not depend on the
+    order; done on arrays, as a page of text gives a thousand spots."""
+    if not spots:
         return []
     boxes = np.array([c.box for c, _ in spots], np.float64)
     x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 0] + boxes[:, 2], boxes[:, 1] + boxes[:, 3]
@@ -243,14 +242,15 @@ def _things(spots: list[tuple[Candidate, float]]) -> list[list[int]]:
     near = dist < (side[:, None] + side[None]) / 2 + np.minimum(side[:, None], side[None])
     label = _components(near | _overlaps(x0, y0, x1, y1))
     while True:  # the boxes around the groups grow as they join, and may then overlap others
-        ids = np.unique(label)
-        gx0, gy0 = np.array([x0[label == g].min() for g in ids]), np.array([y0[label == g].min() for g in ids])
-        gx1, gy1 = np.array([x1[label == g].max() for g in ids]), np.array([y1[label == g].max() for g in ids])
-        joined = _components(_overlaps(gx0, gy0, gx1, gy1))
+        ids, group = np.unique(label, return_inverse=True)
+        around = [np.full(len(ids), np.inf), np.full(len(ids), np.inf), np.full(len(ids), -np.inf),
+                  np.full(len(ids), -np.inf)]
+        for edge, values, pick in zip(around, (x0, y0, x1, y1), (np.minimum, np.minimum, np.maximum, np.maximum)):
+            pick.at(edge, group, values)
+        joined = _components(_overlaps(*around))
         if len(np.unique(joined)) == len(ids):
-            break
-        label = joined[np.searchsorted(ids, label)]
-    return [np.nonzero(label == g)[0].tolist() for g in np.unique(label)]
+            return [np.nonzero(group == g)[0].tolist() for g in range(len(ids))]
+        label = joined[group]
 
 
 def _overlaps(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray) -> np.ndarray:
