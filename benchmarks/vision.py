@@ -48,9 +48,9 @@ def row(t: Tally) -> list[str]:
     """A tally as a line of the table under HEAD."""
     pct = lambda a, b: f"{100 * a / b:.2f}%" if b else "-"  # noqa: E731
     return [t.name, str(t.images), str(t.gt), pct(t.right, t.gt), pct(t.right, t.found),
-            pct(t.found, t.gt), f"{t.fp / max(1, t.images):.3f}", pct(t.exact, t.images),
+            pct(t.found, t.gt), f"{t.fp / t.images:.3f}" if t.images else "-", pct(t.exact, t.images),
             pct(t.accepted - t.wrong_accepted, t.images), pct(t.wrong_accepted, t.accepted),
-            pct(t.paco_right, t.paco_gt), f"{t.ms_median:.1f}"]
+            pct(t.paco_right, t.paco_gt), f"{t.ms_median:.1f}" if t.ms else "-"]  # "-": a set of no images
 
 
 HEAD = ["data", "images", "dice", "per-die", "face acc", "recall", "FP/image", "exact counts", "reveal ok",

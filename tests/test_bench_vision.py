@@ -50,8 +50,12 @@ def test_a_folder_of_photos_with_no_dice_counts_every_die_read_there_as_false(tm
 def test_a_set_with_nothing_in_it_is_reported_as_nothing_measured(tmp_path, capsys):
     assert vision.main(["--scenes", "0", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
                         "--pictures", "0", "--out", str(tmp_path)]) == 0
-    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("vision:")][0]
-    assert "nan" not in line and "0.00%" not in line
+    out = capsys.readouterr().out
+    assert "nan" not in out  # in the table's rows too, not only the summary line
+    synthetic = next(l.split() for l in out.splitlines() if l.startswith("synthetic "))
+    assert synthetic[1:3] == ["0", "0"] and set(synthetic[3:]) == {"-"}
+    line = [l for l in out.splitlines() if l.startswith("vision:")][0]
+    assert "0.00%" not in line
     assert "synthetic per-die - " in line and "- ms/frame" in line
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["synthetic_per_die"] is None and summary["ms_per_frame"] is None

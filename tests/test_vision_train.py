@@ -184,3 +184,21 @@ def test_finish_scenes_take_the_dice_finishes_in_turn_and_label_every_die(monkey
     assert patches and len(patches) == len(labels)
     assert all(p.shape[:2] == (PATCH, PATCH) for p in patches)
     assert set(labels) - {NOT_DIE, SEVERAL} <= set(range(1, 8))
+
+
+def test_pictures_of_no_dice_are_seeded_sized_and_mined_as_not_a_die():
+    from companion.vision.detect import load_detector
+    from companion.vision.model import PATCH, load_model
+    from training import vision_faces
+    from training.vision_pictures import KINDS, generate_picture
+
+    a, b = generate_picture(3, size=(240, 320)), generate_picture(3, size=(240, 320))
+    assert a.shape == (240, 320, 3) and np.array_equal(a, b)
+    assert not np.array_equal(a, generate_picture(4, size=(240, 320)))
+    assert len({generate_picture(k, size=(120, 160)).tobytes() for k in range(len(KINDS))}) == len(KINDS)
+    # a page of text: the shipped reader's near misses there come back as "not a die" patches,
+    # at most PICTURE_MOST a picture with their jittered copies
+    patches, labels = vision_faces.picture_negatives(2, 1, load_detector(), [load_model()], processes=1,
+                                                     log=lambda *a, **k: None)
+    assert len(patches) == len(labels) <= 2 * vision_faces.PICTURE_MOST * (1 + vision_faces.PICTURE_JITTER)
+    assert set(labels) <= {NOT_DIE} and all(p.shape[:2] == (PATCH, PATCH) for p in patches)

@@ -3,7 +3,8 @@
 First the dice detector (detector_model.npz, see training/vision_detector.py), then the face
 model (face_model.npz) on the crops that detector gives, and on the near misses of the face model
 it replaces, and of any earlier ones (--mine-with, repeatable), on scenes full of things that are
-not dice. Reproducible: fixed seeds for the synthetic
+not dice and on pictures of something else entirely (pages, screens, charts, diagrams, circuit
+boards: training/vision_pictures.py). Reproducible: fixed seeds for the synthetic
 scenes, the jitter and the weight start, OpenCV on one thread and torch's deterministic algorithms
 (the same --threads gives the same networks). Real photos are optional; when present, only the
 training split (see training.dice_photos.real_split) is used, never the held-out part. Needs
@@ -68,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mine-with", type=pathlib.Path, action="append",
                     help="a face model whose near misses are mined; repeat it to mine with each of several "
                          "(default: the shipped one, before it is replaced)")
+    ap.add_argument("--pictures", type=int, default=vision_faces.PICTURES,
+                    help="pictures of no dice (pages, screens, charts, diagrams, circuit boards) searched for the "
+                         "reader's near misses")
     ap.add_argument("--val-every", type=int, default=0,
                     help="set every N-th training photo aside to compare settings (0: train on all of them)")
     ap.add_argument("--cache", type=pathlib.Path, help="reuse/save the face model's extracted patches here (.npz)")
@@ -119,12 +123,13 @@ def main(argv: list[str] | None = None) -> int:
             Y += yy
             print(f"faces: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
                   f"validation, {len(held)} held out; both unused)", flush=True)
-        if a.mine_scenes:
-            p, yy = vision_faces.mined_negatives(a.mine_scenes, a.seed, detector,
-                                                 [load_model(m) for m in a.mine_with or [MODEL_PATH]],
-                                                 processes=a.threads)
-            P += p
-            Y += yy
+        miners = [load_model(m) for m in a.mine_with or [MODEL_PATH]]
+        for count, mine in ((a.mine_scenes, vision_faces.mined_negatives),
+                            (a.pictures, vision_faces.picture_negatives)):
+            if count:
+                p, yy = mine(count, a.seed, detector, miners, processes=a.threads)
+                P += p
+                Y += yy
         X = np.stack(P).astype(np.uint8)
         y = np.array(Y, np.int64)
         if a.cache is not None:

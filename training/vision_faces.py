@@ -170,12 +170,17 @@ def mined_negatives(n_scenes: int, seed: int, detector: Detector, models: Sequen
     detector peak on no die that any of `models` takes for a die or cannot tell, and jittered
     copies. Mining with the earlier models too keeps the near misses they were trained away from,
     which the newest model no longer makes and so would not hand on."""
-    global _MINING
-    _MINING = (seed, detector, tuple(models), jitter)
     scenes = range(MINED_SCENES_FROM * seed, MINED_SCENES_FROM * seed + n_scenes)
-    P = [p for patches in vision_detector.per_scene(_mine_scene, scenes, processes) for p in patches]
+    P = _mined(_mine_scene, scenes, (seed, detector, tuple(models), jitter), processes)
     log(f"mined {len(P) // (jitter + 1)} near misses in {n_scenes} scenes with things beside the dice", flush=True)
     return P, [NOT_DIE] * len(P)
+
+
+def _mined(mine, seeds, shared: tuple, processes: int) -> list[np.ndarray]:
+    """`mine` of every seed, in forked processes that share `shared` (seed, detector, models, jitter)."""
+    global _MINING
+    _MINING = shared
+    return [p for patches in vision_detector.per_scene(mine, seeds, processes) for p in patches]
 
 
 _MINING: tuple = ()  # what the mining processes share (set before they fork)
@@ -294,3 +299,38 @@ def fit(X_patches: np.ndarray, y: np.ndarray, *, seed: int = 1, epochs: int = 30
             flush=True)
     f0 = feats[: min(n, 5000)]
     return FaceModel(weights=export(net), mean=f0.mean(0), std=f0.std(0) + 0.1)
+
+
+# Pictures of something else entirely (training/vision_pictures.py: pages, screens, charts,
+# diagrams, circuit boards), where every detector peak is no die: the face model's near misses
+# there, at most PICTURE_MOST a picture (the surest first, so one page of text cannot crowd out
+# the rest), go back into training as "not a die" with jittered copies.
+PICTURES_FROM = 11_000_000
+PICTURES = 800
+PICTURE_MOST = 6
+PICTURE_JITTER = 4
+
+
+def picture_negatives(n_pictures: int, seed: int, detector: Detector, models: Sequence[FaceModel], *,
+                      processes: int = 2, log=print):
+    """Hard "not a die" patches from `n_pictures` pictures with no dice in them (seeds of their own)."""
+    pictures = range(PICTURES_FROM * seed, PICTURES_FROM * seed + n_pictures)
+    P = _mined(_mine_picture, pictures, (seed, detector, tuple(models), PICTURE_JITTER), processes)
+    log(f"mined {len(P) // (PICTURE_JITTER + 1)} near misses in {n_pictures} pictures of no dice", flush=True)
+    return P, [NOT_DIE] * len(P)
+
+
+def _mine_picture(picture_seed: int) -> list[np.ndarray]:
+    from training.vision_pictures import generate_picture
+
+    seed, detector, models, jitter = _MINING
+    rng = np.random.default_rng([seed, picture_seed])
+    image = generate_picture(picture_seed, size=SCENE_SIZES[picture_seed % len(SCENE_SIZES)])
+    cands = detector.find(image, threshold=CANDIDATE_HEAT)
+    if not cands:
+        return []
+    patches = np.stack([crop(image, c) for c in cands])
+    p_not = np.min([m.predict(patches)[:, NOT_DIE] for m in models], axis=0)
+    near = [i for i in np.argsort(p_not, kind="stable") if p_not[i] < MINED_BELOW][:PICTURE_MOST]
+    return [patch for i in near
+            for patch in [patches[i], *(crop(image, cj) for cj in _jittered(rng, cands[i], jitter))]]
