@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from companion.vision.detect import Candidate
-from companion.vision.model import NOT_DIE, SEVERAL
+from companion.vision.model import NOT_DIE, PACO, SEVERAL
 from training.dice_photos import real_split, validation_split
 from training.vision_detector import photometric
 from training.vision_faces import label_candidates
@@ -175,7 +175,7 @@ def test_finish_scenes_take_the_dice_finishes_in_turn_and_label_every_die(monkey
         return scenes.generate_scene(seed, **options)
 
     class NoPeaks:  # the detector's own peaks are not what this checks
-        def find(self, image, threshold):
+        def find(self, image, *, threshold, close_up=False):
             return []
 
     monkeypatch.setattr(vision_faces, "generate_scene", recording)
@@ -202,3 +202,24 @@ def test_pictures_of_no_dice_are_seeded_sized_and_mined_as_not_a_die():
                                                      log=lambda *a, **k: None)
     assert len(patches) == len(labels) <= 2 * vision_faces.PICTURE_MOST * (1 + vision_faces.PICTURE_JITTER)
     assert set(labels) <= {NOT_DIE} and all(p.shape[:2] == (PATCH, PATCH) for p in patches)
+
+
+def test_close_ups_of_big_dice_are_found_as_calibration_finds_them_and_labelled(monkeypatch):
+    from companion.vision.detect import Detector, load_detector
+    from companion.vision.model import PATCH
+    from training import vision_faces
+
+    looked_close = []
+    find = Detector.find
+
+    def spy(self, img, **kw):
+        looked_close.append(kw.get("close_up", False))
+        return find(self, img, **kw)
+
+    monkeypatch.setattr(Detector, "find", spy)
+    patches, labels = vision_faces.close_up_data(4, 1, load_detector(), jitter=1)
+    assert looked_close == [True] * 4
+    assert patches and len(patches) == len(labels) and all(p.shape[:2] == (PATCH, PATCH) for p in patches)
+    assert labels.count(PACO) > len(labels) / 3  # toucans held to the camera are taught as dice
+    again, _ = vision_faces.close_up_data(4, 1, load_detector(), jitter=1)
+    assert all(np.array_equal(a, b) for a, b in zip(patches, again))

@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rough", type=float, default=vision_faces.ROUGH,
                     help="share of the face model's synthetic dice drawn with real dice's rougher looks (marbled, "
                          "pips of little contrast, glare streaks)")
+    ap.add_argument("--close-up-scenes", type=int, default=vision_faces.CLOSE_UP_SCENES,
+                    help="synthetic close-ups of big dice held to the camera, read as calibration reads them")
     ap.add_argument("--real", type=pathlib.Path, default=PHOTOS, help="labelled photos (training split only)")
     ap.add_argument("--no-real", action="store_true", help="synthetic data only")
     ap.add_argument("--epochs", type=int, default=30, help="face model epochs")
@@ -116,6 +118,12 @@ def main(argv: list[str] | None = None) -> int:
             P += p
             Y += yy
             print(f"faces: {len(yy)} patches from {a.finish_scenes} scenes of one dice finish each "
+                  f"({time.time() - t0:.0f}s)", flush=True)
+        if a.close_up_scenes:
+            p, yy = vision_faces.close_up_data(a.close_up_scenes, a.seed, detector)
+            P += p
+            Y += yy
+            print(f"faces: {len(yy)} patches from {a.close_up_scenes} close-ups of big dice "
                   f"({time.time() - t0:.0f}s)", flush=True)
         if use_real:
             p, yy = vision_faces.real_data(train, a.real, a.seed, detector, a.real_jitter)

@@ -78,13 +78,14 @@ CANDIDATE_HEAT = 0.1
 
 
 def collect(image: np.ndarray, gts: list[tuple[int, tuple]], gt_cands: list[Candidate], rng, jitter: int,
-            detector: Detector, augment: bool = False, side_jit: float = 0.1):
+            detector: Detector, augment: bool = False, side_jit: float = 0.1, close_up: bool = False):
     """Labelled patches of one image: the detector's own crops (and jittered copies) matched to the
-    ground truth, jittered crops of every true die, and off-centre crops that are no die."""
+    ground truth, jittered crops of every true die, and off-centre crops that are no die.
+    `close_up`: the detector looks as calibration does at dice held to the camera."""
     patches, labels = [], []
     aug = (lambda p: vision_detector.photometric(rng, p)) if augment else (lambda p: p)
     # every peak the detector offers, weak ones too, so the model learns to judge them
-    cands = detector.find(image, threshold=CANDIDATE_HEAT)
+    cands = detector.find(image, threshold=CANDIDATE_HEAT, close_up=close_up)
     for c, y in zip(cands, label_candidates(cands, gts)):
         if y is None:
             continue
@@ -134,23 +135,44 @@ def finish_data(n_scenes: int, seed: int, detector: Detector, jitter: int = 2):
     return _scene_patches(scenes, np.random.default_rng([seed, 7]), jitter, detector)
 
 
-def _scene_patches(scenes, rng, jitter: int, detector: Detector):
+def _scene_patches(scenes, rng, jitter: int, detector: Detector, close_up: bool = False):
     """`collect`'s patches and labels of labelled scenes, each die's crop taken from its true top."""
     P, Y = [], []
     for sc, gts in scenes:
         gcs = [Candidate(cx=cx, cy=cy, w=side, h=side, angle=a)
                for cx, cy, side, a in (vision_detector.top_face(d.corners) for d in sc.dice)]
-        p, y = collect(sc.image, gts, gcs, rng, jitter, detector)
+        p, y = collect(sc.image, gts, gcs, rng, jitter, detector, close_up=close_up)
         P += p
         Y += y
     return P, Y
 
 
+# Dice held to the camera, as calibration reads a player's Paco face (companion.vision.calibrate):
+# one to four dice at 1.2 to 3.2 times the usual size, every other scene all toucans, found at the
+# detector's close-up scales. Pictures of no dice (below) teach "not a die" from big, detailed
+# shapes; these keep a big toucan a die (without them a toucan at 1.6 times was refused).
+CLOSE_UP_SCENES = 400
+CLOSE_UP_JITTER = 4
+CLOSE_UP_SCENES_FROM = 12_000_000
+
+
+def close_up_data(n_scenes: int, seed: int, detector: Detector, jitter: int = CLOSE_UP_JITTER):
+    """Patches of `n_scenes` close-ups of big dice (seeds of their own), found as calibration finds them."""
+    def scene(scene_seed: int):
+        rng = np.random.default_rng([scene_seed, 12])
+        return _labelled_scene(scene_seed, n_dice=int(rng.integers(1, 5)), faces=(1,) if scene_seed % 2 else None,
+                               paco_fraction=1.0, touching=0.0, die_scale=float(rng.uniform(1.2, 3.2)), angle=0.3,
+                               hard=0.5, objects=0.0)
+
+    scenes = (scene(CLOSE_UP_SCENES_FROM * seed + i) for i in range(n_scenes))
+    return _scene_patches(scenes, np.random.default_rng([seed, 12]), jitter, detector, close_up=True)
+
+
 def _labelled_scene(scene_seed: int, **options):
     """Training scene `scene_seed` (its options from the seed, changed by `options`) and its
     dice as (class, box)."""
-    sc = generate_scene(scene_seed, size=SCENE_SIZES[scene_seed % len(SCENE_SIZES)], paco_fraction=0.5,
-                        **(vision_detector.scene_options(scene_seed) | options))
+    sc = generate_scene(scene_seed, size=SCENE_SIZES[scene_seed % len(SCENE_SIZES)],
+                        **({"paco_fraction": 0.5} | vision_detector.scene_options(scene_seed) | options))
     return sc, [(PACO if d.paco else d.face, d.box) for d in sc.dice]
 
 
