@@ -113,18 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         P, Y = vision_faces.synthetic_data(a.scenes, a.seed, detector, rough=a.rough)
         print(f"faces: {len(Y)} patches from {a.scenes} scenes ({time.time() - t0:.0f}s)", flush=True)
-        if a.finish_scenes:
-            p, yy = vision_faces.finish_data(a.finish_scenes, a.seed, detector)
-            P += p
-            Y += yy
-            print(f"faces: {len(yy)} patches from {a.finish_scenes} scenes of one dice finish each "
-                  f"({time.time() - t0:.0f}s)", flush=True)
-        if a.close_up_scenes:
-            p, yy = vision_faces.close_up_data(a.close_up_scenes, a.seed, detector)
-            P += p
-            Y += yy
-            print(f"faces: {len(yy)} patches from {a.close_up_scenes} close-ups of big dice "
-                  f"({time.time() - t0:.0f}s)", flush=True)
+        for count, make, what in ((a.finish_scenes, vision_faces.finish_data, "scenes of one dice finish each"),
+                                  (a.close_up_scenes, vision_faces.close_up_data, "close-ups of big dice")):
+            if count:
+                p, yy = make(count, a.seed, detector)
+                P += p
+                Y += yy
+                print(f"faces: {len(yy)} patches from {count} {what} ({time.time() - t0:.0f}s)", flush=True)
         if use_real:
             p, yy = vision_faces.real_data(train, a.real, a.seed, detector, a.real_jitter)
             P += p
