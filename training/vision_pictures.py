@@ -3,10 +3,10 @@
 A reader pointed at a page of text, a chart, a screen or a circuit board should see no dice. The
 detector fires on letters, plotted dots and a board's small parts (their two metal pads read as
 a confident 6); these pictures hold none of a reveal's things, so every die read on them is
-false. `companion bench vision` reads them at seeds of their own (the face model is not trained
-on them: taught to refuse them, it read only one of two Paco faces held close to the camera; see
-README). Drawn with OpenCV only: pages, terminals, charts, diagrams and boards, photographed at
-a slant under uneven light through a cheap camera.
+false. The face model learns "not a die" from its near misses on them
+(training.vision_faces.picture_negatives), and `companion bench vision` reads them at seeds of
+their own. Drawn with OpenCV only: pages, terminals, charts, diagrams and boards, photographed
+at a slant under uneven light through a cheap camera.
 
 Long: kept apart from companion/vision/scene_objects.py, which draws the things of a real
 reveal beside dice; nothing here ever holds a die.
