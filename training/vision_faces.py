@@ -214,12 +214,23 @@ def _mine_scene(scene_seed: int) -> list[np.ndarray]:
     sc, gts = _labelled_scene(scene_seed, objects=1.0)
     cands = detector.find(sc.image, threshold=CANDIDATE_HEAT)
     misses = [c for c, y in zip(cands, label_candidates(cands, gts)) if y == NOT_DIE]
+    return _near_misses(sc.image, misses, models, rng, jitter)
+
+
+def _near_misses(image: np.ndarray, misses: list[Candidate], models, rng, jitter: int,
+                 most: int | None = None) -> list[np.ndarray]:
+    """The crops of `misses` (detector peaks on no die) that any of `models` gives less than
+    MINED_BELOW of being no die, each followed by `jitter` jittered copies; with `most`, only that
+    many, the surest taken for dice first."""
     if not misses:
         return []
-    patches = np.stack([crop(sc.image, c) for c in misses])
+    patches = np.stack([crop(image, c) for c in misses])
     p_not = np.min([m.predict(patches)[:, NOT_DIE] for m in models], axis=0)
-    return [patch for c, p, crop_c in zip(misses, p_not, patches) if p < MINED_BELOW
-            for patch in [crop_c, *(crop(sc.image, cj) for cj in _jittered(rng, c, jitter))]]
+    near = [i for i in range(len(misses)) if p_not[i] < MINED_BELOW]
+    if most is not None:
+        near = sorted(near, key=lambda i: p_not[i])[:most]
+    return [patch for i in near
+            for patch in [patches[i], *(crop(image, cj) for cj in _jittered(rng, misses[i], jitter))]]
 
 
 def real_data(records: list[dict], root: pathlib.Path, seed: int, detector: Detector, jitter: int = REAL_JITTER):
@@ -348,11 +359,5 @@ def _mine_picture(picture_seed: int) -> list[np.ndarray]:
     seed, detector, models, jitter = _MINING
     rng = np.random.default_rng([seed, picture_seed])
     image = generate_picture(picture_seed, size=SCENE_SIZES[picture_seed % len(SCENE_SIZES)])
-    cands = detector.find(image, threshold=CANDIDATE_HEAT)
-    if not cands:
-        return []
-    patches = np.stack([crop(image, c) for c in cands])
-    p_not = np.min([m.predict(patches)[:, NOT_DIE] for m in models], axis=0)
-    near = [i for i in np.argsort(p_not, kind="stable") if p_not[i] < MINED_BELOW][:PICTURE_MOST]
-    return [patch for i in near
-            for patch in [patches[i], *(crop(image, cj) for cj in _jittered(rng, cands[i], jitter))]]
+    # every peak on a picture of no dice is a miss
+    return _near_misses(image, detector.find(image, threshold=CANDIDATE_HEAT), models, rng, jitter, PICTURE_MOST)
