@@ -302,3 +302,34 @@ def test_a_picture_full_of_turned_down_spots_is_grouped_in_one_pass():
     spots = [_spot(float(x), float(y), 8.0) for x, y in rng.uniform(0, 1280, (1500, 2))]
     groups = _things(spots)
     assert sorted(i for g in groups for i in g) == list(range(1500))
+
+
+class _CountingModel:
+    """The real face model, counting the crops of each call to predict_checked."""
+
+    def __init__(self, model):
+        self._model = model
+        self.crops: list[int] = []
+
+    def predict_checked(self, patches):
+        self.crops.append(len(patches))
+        return self._model.predict_checked(patches)
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+
+def test_a_frame_with_more_candidates_than_it_reads_leaves_the_rest_out_as_maybe_dice(reader):
+    """The face model reads only the detector's max_read surest candidates (a page of text gives
+    hundreds); the rest are left out as maybe dice, so the count falls short and a reveal asks."""
+    sc = generate_scene(9400007)  # 29 dice
+    everything = reader.read(sc.image)
+    assert everything.total == len(sc.dice) == 29 and not everything.refused
+    model = _CountingModel(reader.model)
+    reading = DiceReader(model=model, detector=reader.detector, max_read=10).read(sc.image)
+    assert model.crops[0] == 10  # the first look; unsure dice may be looked at again (four crops each)
+    assert reading.total == 10 and set(reading.dice) <= set(everything.dice)
+    left_out = [d for d in everything.dice if d not in reading.dice]
+    assert all(r.reason == MAYBE_A_DIE for r in reading.refused) and reading.maybe_dice >= 1
+    assert all(any(_inside(_centre(d.box), r.box) for r in reading.refused) for d in left_out)
+    assert not CameraSettings().accepts(reading, len(sc.dice))

@@ -65,6 +65,14 @@ MAYBE_NOT_DIE = 0.2
 # with things beside the dice, that took a frame from 87 to 109 ms for no die more read right.
 SECOND_LOOK_SHIFT = 0.08
 
+# The face model reads at most this many of a frame's candidates, the detector's surest first;
+# the rest are left out as "maybe a die", so a count that falls short says why. A reveal shows a
+# few dice more than are in play at most (30 dice and 31 candidates at the most in 400 scenes
+# with chips, coins and cards beside them), but a page of text or a circuit board gives 200 to
+# 550, about 5 ms each to read: 3 s a frame where a live view needs well under one.
+MAX_READ = 100
+UNREAD_NOT_DIE = 0.5  # a candidate never read: as likely no die as a die
+
 
 class DiceReader:
     """Reads every die in a frame. Works uncalibrated for plain dice and for toucan Paco faces the
@@ -73,13 +81,14 @@ class DiceReader:
 
     def __init__(self, profile: Profile | None = None, model: FaceModel | None = None, *,
                  detector: Detector | None = None, close_up: bool = False, die_threshold: float = 0.5,
-                 paco_similarity: float = 0.8) -> None:
+                 paco_similarity: float = 0.8, max_read: int = MAX_READ) -> None:
         self.profile = profile
         self.close_up = close_up  # frames of a die held to the camera (calibration's Paco photo)
         self.model = model or default_model()
         self.detector = detector or default_detector()
         self.die_threshold = die_threshold
         self.paco_similarity = paco_similarity
+        self.max_read = max_read
         self._table: dict[tuple, tuple] = {}  # per frame shape: the empty table, its look-alikes, its lightness
         self._paco_templates: np.ndarray | None = None
 
@@ -89,13 +98,15 @@ class DiceReader:
         found = self._not_table(img, self.detector.find(img, die_size=size, close_up=self.close_up), size)
         if not found:
             return DiceReading(dice=())
+        found, unread = found[:self.max_read], found[self.max_read:]  # surest first
         patches = np.stack([crop(img, c) for c in found])
         probs, agreement = self._second_look(img, found, *self.model.predict_checked(patches))
         sims = self._paco_similarity(patches)
         decided = [(c, self._decide(c, probs[i], None if sims is None else sims[i], agreement[i]))
                    for i, c in enumerate(found)]
         kept = _one_per_die([(c, d) for c, d in decided if d is not None])
-        left_out: dict[str, list[tuple[Candidate, float]]] = {NOT_A_DIE: [], MAYBE_A_DIE: []}
+        left_out: dict[str, list[tuple[Candidate, float]]] = {NOT_A_DIE: [],
+                                                              MAYBE_A_DIE: [(c, UNREAD_NOT_DIE) for c in unread]}
         for (c, d), p in zip(decided, probs):
             if d is not None:
                 continue
