@@ -1,5 +1,6 @@
 """The training script: splits, augmentation and labelling of crops; with torch, the export to the
 shipped format and a tiny training."""
+import cv2
 import numpy as np
 import pytest
 
@@ -132,6 +133,30 @@ def test_detector_training_is_reproducible():
     assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(examples, again))
     runs = [fit_detector(examples * 4, epochs=1, batch=8, threads=1, log=lambda *a, **k: None).weights for _ in range(2)]
     assert all(np.array_equal(a, b) for a, b in zip(*runs))
+
+
+def test_the_detectors_finish_scenes_are_its_scenes_with_every_die_dark_marbled():
+    """The extra scenes keep each seed's layout and draw every die in FINISH_STYLE (dark bodies:
+    the tops are darker than the same dice drawn plain), whatever the number of processes."""
+    from training.vision_detector import FINISH_STYLE, finish_examples, scene_example
+
+    assert FINISH_STYLE == "dark_marbled"
+    examples = finish_examples(9300000, 4, processes=2)
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+               for a, b in zip(examples, finish_examples(9300000, 4, processes=1)))
+
+    def tops_lightness(img, dice):
+        grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+        return [np.median(grey[int(cy - s / 4):int(cy + s / 4) + 1, int(cx - s / 4):int(cx + s / 4) + 1])
+                for cx, cy, s, _, _ in dice]
+
+    dark, plain = [], []
+    for k, (img, dice) in enumerate(examples):
+        plain_img, plain_dice = scene_example(9300000 + k, dice_style="plain")
+        assert len(dice) and np.allclose(dice, plain_dice, atol=0.5)  # the same dice where they were
+        dark += tops_lightness(img, dice)
+        plain += tops_lightness(plain_img, plain_dice)
+    assert np.median(dark) < 70 < 90 < np.median(plain)
 
 
 class _Judges:

@@ -30,6 +30,7 @@ from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, real_spl
 # The detector's synthetic scenes start at this seed (times --seed): apart from the face model's
 # (100000+), the benchmark's (2024000+) and the development sets (3000000+, 7000000+, 9000000+).
 DETECTOR_SCENES_FROM = 5_000_000
+DETECTOR_FINISH_SCENES_FROM = 8_000_000
 
 
 def evaluate(model: FaceModel, detector: Detector, records: list[dict], root: pathlib.Path) -> dict:
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m training.vision", description=__doc__)
     ap.add_argument("--only", choices=("detector", "faces"), help="train one network (faces: on the shipped detector)")
     ap.add_argument("--detector-scenes", type=int, default=3000, help="synthetic scenes the detector learns from")
+    ap.add_argument("--detector-finish-scenes", type=int, default=vision_detector.FINISH_SCENES,
+                    help=f"more scenes the detector learns from, every die {vision_detector.FINISH_STYLE}")
     ap.add_argument("--detector-epochs", type=int, default=30)
     ap.add_argument("--photo-repeat", type=int, default=6, help="times each training photo is seen per detector epoch")
     ap.add_argument("--scenes", type=int, default=vision_faces.FACE_SCENES, help="synthetic scenes the face model learns from")
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         detector = load_detector(a.detector_out)
     else:
         examples = vision_detector.synthetic_examples(DETECTOR_SCENES_FROM * a.seed, a.detector_scenes, a.threads)
+        examples += vision_detector.finish_examples(DETECTOR_FINISH_SCENES_FROM * a.seed, a.detector_finish_scenes,
+                                                    a.threads)
         photos = vision_detector.photo_examples(train, a.real) if use_real else []
         print(f"detector: {len(examples)} scenes and {len(photos)} photos x {a.photo_repeat} "
               f"({time.time() - t0:.0f}s)", flush=True)
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             Y += yy
             print(f"faces: {len(yy)} patches from {len(train)} training photos ({len(val)} set aside for "
                   f"validation, {len(held)} held out; both unused)", flush=True)
-        miners = [load_model(m) for m in a.mine_with or [MODEL_PATH]]
+        miners = [load_model(m) for m in a.mine_with or [MODEL_PATH]] if a.mine_scenes or a.pictures else []
         for count, mine in ((a.mine_scenes, vision_faces.mined_negatives),
                             (a.pictures, vision_faces.picture_negatives)):
             if count:
