@@ -30,7 +30,7 @@ from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, real_spl
 # The detector's synthetic scenes start at this seed (times --seed): apart from the face model's
 # (100000+), the benchmark's (2024000+) and the development sets (3000000+, 7000000+, 9000000+).
 DETECTOR_SCENES_FROM = 5_000_000
-DETECTOR_FINISH_SCENES_FROM = 8_000_000
+DETECTOR_FINISH_SCENES_FROM = 8_000_000  # its scenes of one finish (--detector-finish-scenes): apart again
 
 
 def evaluate(model: FaceModel, detector: Detector, records: list[dict], root: pathlib.Path) -> dict:
