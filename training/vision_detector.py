@@ -87,8 +87,8 @@ def finish_examples(first_seed: int, n: int, processes: int = 2) -> list[tuple[n
 
 def per_scene(make, seeds, processes: int) -> list:
     """`make` of each scene seed, in order, in `processes` forked processes (what `make` needs
-    beyond the seed is shared by the fork)."""
-    if processes <= 1:
+    beyond the seed is shared by the fork); no processes are forked for no seeds (a set of 0 scenes)."""
+    if processes <= 1 or not seeds:
         return [make(s) for s in seeds]
     with multiprocessing.get_context("fork").Pool(processes) as pool:
         return pool.map(make, seeds, chunksize=16)
