@@ -2,12 +2,14 @@
 
     python -m training.endpoint_dev [--set stop_below_peak_db=20 ...]
 
-Calls said by training voices (piper and espeak-ng), in babble of the training talkers
+Calls said by training voices (piper and espeak-ng) and digits said by the real speakers
+training hears (never the held-out one), in babble of the training talkers
 (build/speech/babble.npz, from `python -m training.build`) at 24, 18, 12 and 6 dB, with the
 benchmark's room before and after. Each file goes through the endpointer alone (no
-recogniser), and per level it prints how often the end of the call was found before the
-recording ran out, how often an utterance ended inside the call (the call cut short), and
-the delay from the end of speech to the known end. `--set` changes EndpointSettings.
+recogniser), and per level it prints how often no utterance held any of the call (the call
+missed), how often the end of the call was found before the recording ran out, how often an
+utterance ended inside the call (the call cut short), and the delay from the end of speech
+to the known end. `--set` changes EndpointSettings.
 The recordings are kept (`--cache`) so that settings are compared on the same audio: piper
 draws its own noise, so each new set says the calls a little differently.
 """
@@ -22,38 +24,57 @@ import numpy as np
 
 from benchmarks.speech_audio import mix, speech_end
 from benchmarks.speech_corpus import LEAD_S, PEAK, RATE
+from companion.listen.audio import read_wav
 from companion.listen.endpoint import FRAME, EndpointSettings, split
 from training import augment, build, corpus, voices
 
 SNRS = (24, 18, 12, 6)
 SEED = 5
+HELD_OUT_SPEAKER = "lucas"  # training.train's default: the benchmark's real speaker
 
 
-def recordings(babble_path: Path, calls: int = 120) -> list[tuple[int, int, np.ndarray]]:
-    """(SNR, sample where the call ends, int16 audio) for each call at each level."""
+def real_digits(count: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """`count` recordings of digits by the real speakers training hears (float, -1..1)."""
+    files = sorted(p for p in (build.REAL_DIR / "recordings").glob("*.wav")
+                   if p.stem.split("_")[1] != HELD_OUT_SPEAKER)
+    if not files:
+        return []
+    chosen = rng.choice(len(files), min(count, len(files)), replace=False)
+    return [read_wav(files[i]).astype(np.float32) / 32768 for i in sorted(chosen)]
+
+
+def recordings(babble_path: Path, calls: int = 120, digits: int = 60
+               ) -> list[tuple[int, int, int, np.ndarray]]:
+    """(SNR, samples where the call starts and ends, int16 audio) for each call at each level."""
     rng = np.random.default_rng(SEED)
     talkers, _ = build.load_clips(babble_path)
     said_by = voices.list_voices("piper", 6, 77) + voices.list_voices("espeak", 6, 77)
+    said = [voices.synthesise(said_by[k % len(said_by)], item.text)
+            for k, item in enumerate(corpus.items(calls, 4242))]
     out = []
-    for k, item in enumerate(corpus.items(calls, 4242)):
-        speech = voices.synthesise(said_by[k % len(said_by)], item.text)
-        speech *= PEAK / (float(np.max(np.abs(speech))) + 1e-9)  # the benchmark's level
+    for speech in said + real_digits(digits, rng):
+        speech = speech * (PEAK / (float(np.max(np.abs(speech))) + 1e-9))  # the benchmark's level
+        loud = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
+        start = int(LEAD_S * RATE) + (int(loud[0]) if len(loud) else 0)
         end = int(LEAD_S * RATE) + speech_end(speech)
         babble = augment.babble_track(talkers, 6 * RATE, int(rng.integers(5, 7)), rng)
-        out += [(snr, end, mix(speech, babble, snr, rng)) for snr in SNRS]
+        out += [(snr, start, end, mix(speech, babble, snr, rng)) for snr in SNRS]
     return out
 
 
-def judge(files: list[tuple[int, int, np.ndarray]], settings: EndpointSettings) -> dict[int, dict]:
-    """Per level: calls, ends found before the recording ran out, calls cut short, delays (s)."""
+def judge(files: list[tuple[int, int, int, np.ndarray]], settings: EndpointSettings) -> dict[int, dict]:
+    """Per level: calls, calls no utterance held any of, ends found before the recording ran
+    out, calls cut short, delays (s)."""
     by_level: dict[int, dict] = {}
-    for snr, end, audio in files:
+    for snr, start, end, audio in files:
         segments = split(audio, settings)
         found = [s for s in segments if end <= s.detected_at < len(audio) - FRAME]
         # an utterance that ended before the call did, after the room before it
         cut = any(s.detected_at < end - 0.1 * RATE and s.end > LEAD_S * RATE for s in segments)
-        row = by_level.setdefault(snr, {"calls": 0, "found": 0, "cut": 0, "delays": []})
+        missed = not any(s.start < end and s.end > start for s in segments)
+        row = by_level.setdefault(snr, {"calls": 0, "missed": 0, "found": 0, "cut": 0, "delays": []})
         row["calls"] += 1
+        row["missed"] += missed
         row["cut"] += cut
         if found:
             row["found"] += 1
@@ -82,22 +103,24 @@ def main(argv: list[str] | None = None) -> int:
         else:
             changes[name] = type(default if default is not None else 0.0)(value)
     settings = dataclasses.replace(EndpointSettings(), **changes)
-    if args.cache.exists():
-        audio, columns = build.load_clips(args.cache)
-        files = list(zip(columns["snr"].tolist(), columns["end"].tolist(), audio))
+    cached = build.load_clips(args.cache) if args.cache.exists() else None
+    if cached and "start" in cached[1]:  # a cache from before calls' starts were kept is made again
+        audio, columns = cached
+        files = list(zip(columns["snr"].tolist(), columns["start"].tolist(), columns["end"].tolist(), audio))
     elif not args.babble.exists():
         parser.error(f"{args.babble} not found: build it with python -m training.build")
     else:
         files = recordings(args.babble)
         args.cache.parent.mkdir(parents=True, exist_ok=True)
-        build.save_clips(args.cache, [f[2] for f in files], snr=[f[0] for f in files],
-                         end=[f[1] for f in files])
+        build.save_clips(args.cache, [f[3] for f in files], snr=[f[0] for f in files],
+                         start=[f[1] for f in files], end=[f[2] for f in files])
     print(f"{len(files)} recordings; settings changed: {changes or 'none'}")
-    print("babble dB | end found | cut short | delay p50 / p90 ms")
+    print("babble dB | missed | end found | cut short | delay p50 / p90 ms")
     for snr, row in sorted(judge(files, settings).items(), reverse=True):
         d = np.array(row["delays"]) * 1000
         delay = f"{np.median(d):.0f} / {np.percentile(d, 90):.0f}" if len(d) else "-"
-        print(f"{snr:9} | {100 * row['found'] / row['calls']:8.0f}% | {100 * row['cut'] / row['calls']:8.0f}% | {delay}")
+        print(f"{snr:9} | {100 * row['missed'] / row['calls']:5.1f}% | {100 * row['found'] / row['calls']:8.0f}% "
+              f"| {100 * row['cut'] / row['calls']:8.0f}% | {delay}")
     return 0
 
 
