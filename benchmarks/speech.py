@@ -37,8 +37,10 @@ does not pass over:
   EoC      calls whose utterance was ended by the call heard in it, while the room talked
            (--no-call-end: never)
 
-Also: CPU while listening to a quiet room, the shipped model's size, and whole scripted games
-(benchmarks/games.py) typed and then spoken through `companion play`.
+Also: a minute of the babble's talkers alone (nobody calling) heard as the game listens
+between calls, and the calls the referee would act on in it; CPU while listening to a quiet
+room; the shipped model's size; and whole scripted games (benchmarks/games.py) typed and
+then spoken through `companion play`.
 
     python -m companion bench speech --quick --workers 1
 """
@@ -318,7 +320,10 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             + f" ({o['silent_errors_max_where'] + '; ' if o['silent_errors_max_where'] else ''}"
             + f"moves made unasked max {pct(o.get('wrong_moves_max'))})"
             + f", chatter accepted {pct(o['chatter_accepted'])} "
-            + f"(moves made unasked {pct(o.get('chatter_moves'))}), latency p90 "
+            + f"(moves made unasked {pct(o.get('chatter_moves'))})"
+            + ("" if o.get("talk_acted_per_minute") is None
+               else f", background talk acted on {o['talk_acted_per_minute']:.1f}/min")
+            + ", latency p90 "
             + ("n/a" if o["latency_p90"] != o["latency_p90"] else f"{1000 * o['latency_p90']:.0f} ms")
             + f" (end of speech not found for {pct(o.get('endpoint_missed'))})"
             + ", CPU on silence " + ("n/a" if cpu is None else f"{100 * cpu:.2f}%")
@@ -384,6 +389,28 @@ def silence_cpu(seconds: float = 60.0) -> dict:
     spent = time.process_time() - began
     return {"cpu_fraction": spent / seconds, "audio_seconds": seconds, "cpu_seconds": spent,
             "utterances_heard": heard}
+
+
+TALK_DBFS = -25.0  # the talking table's level (the endpointer judges loudness against the room)
+
+
+def background_talk(track: np.ndarray, model: str | None) -> dict:
+    """A table talking with nobody calling (`noise_tracks`' talk: held-out voices, 5-6 at
+    once), heard as the game listens between calls: the utterances the endpointer opens in
+    it and the calls the referee would act on (apply, or ask about)."""
+    from companion.listen.endpoint import EndpointSettings
+    from companion.listen.sources import Listener
+    from companion.sources import Expect
+
+    engine = _engine(model)
+    engine.expect(Expect.CALLS, frozenset())
+    level = 10 ** (TALK_DBFS / 20) / (float(np.sqrt(np.mean(track ** 2))) + 1e-9)
+    pcm = np.clip(track * level * 32768, -32768, 32767).astype(np.int16)
+    spans = list(Listener(engine, EndpointSettings()).recording(pcm))
+    acted = [s.result.text for s in spans if _not_passed_over(s.result)]
+    minutes = len(track) / RATE / 60
+    return {"minutes": minutes, "utterances": len(spans), "acted": acted,
+            "acted_per_minute": len(acted) / minutes}
 
 
 def measure_silence_cpu(seconds: float, log: Callable[[str], None]) -> dict | None:
@@ -487,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = hearing_policy()
     summary = summarise(rows, settings)
     top = overall(rows, summary, "festival", real_set, settings)
+    talk = background_talk(noises["talk"], str(festival_net) if festival_net else None)
+    top["talk_acted_per_minute"] = talk["acted_per_minute"]
 
     cpu = measure_silence_cpu(20.0 if args.quick else 60.0, log)
     games = None
@@ -498,6 +527,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     model_mb = model_megabytes()
 
     print_table(summary)
+    print(f"background talk, nobody calling: {talk['utterances']} utterances in "
+          f"{60 * talk['minutes']:.0f} s, {len(talk['acted'])} acted on {talk['acted']}")
     if games:
         for g in games["games"]:
             print(f"game {g['game']:10} {g['condition']:9} "
@@ -511,7 +542,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "reject_below": settings.reject_below,
                            "confirm_below": settings.confirm_below, "network": card,
                            "confidences": confidences},
-              "sets": summary, "overall": top, "cpu_on_silence": cpu, "model_mb": model_mb,
+              "sets": summary, "overall": top, "background_talk": talk, "cpu_on_silence": cpu,
+              "model_mb": model_mb,
               "games": games, "summary": line, "seconds": time.time() - began}
     (out / "speech.json").write_text(json.dumps(report, indent=1))
     (out / "speech-rows.json").write_text(json.dumps(rows))

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.speech_corpus import (BABBLE_LINES, BABBLE_VOICE_SEED, CORPUS_VERSION, FLOOR, Item, LEAD_S, PEAK, RATE, REAL_DIR, SEED, SetSpec, TAIL_S, _digest, build_items, conditions, real_items, voices_for)
+from benchmarks.speech_corpus import (BABBLE_LINES, BABBLE_VOICE_SEED, CORPUS_VERSION, FLOOR, Item, LEAD_S, NOISES, PEAK, RATE, REAL_DIR, SEED, SetSpec, TAIL_S, _digest, build_items, conditions, real_items, voices_for)
 
 # --- audio -----------------------------------------------------------------------------------
 
@@ -55,7 +55,8 @@ def mix(speech: np.ndarray, noise: np.ndarray | None, snr_db: float | None,
 def noise_tracks(out: Path, quick: bool, speaker: str, spare_takes: list[Path], workers: int,
                  log: Callable[[str], None]) -> dict[str, np.ndarray]:
     """Babble (5-6 talkers: held-out festival voices reading BABBLE_LINES and the held-out
-    speaker's unused digits) and pink noise, cached."""
+    speaker's unused digits), talk (the same talkers' lines alone: a table talking with
+    nobody calling) and pink noise, cached."""
     from training import augment, voices
 
     seconds = 30 if quick else 60
@@ -66,23 +67,26 @@ def noise_tracks(out: Path, quick: bool, speaker: str, spare_takes: list[Path], 
     key = _digest([CORPUS_VERSION, seconds, [v.name for v in talkers], lines,
                    [p.name for p in digits]])
     folder = out / "speech-corpus" / f"noise-{'quick' if quick else 'full'}-{key}"
-    babble_path = folder / "babble.npy"
-    if not babble_path.exists():
+    babble_path, talk_path = folder / "babble.npy", folder / "talk.npy"
+    if not babble_path.exists() or not talk_path.exists():
         folder.mkdir(parents=True, exist_ok=True)
         t = time.time()
         jobs = [(talkers[i % len(talkers)], line) for i, line in enumerate(lines)]
         clips = _map(_say, jobs, workers)
         from companion.listen.audio import read_wav
 
+        n = seconds * RATE
+        talk_rng = np.random.default_rng(SEED + 2)
+        talk = augment.babble_track(clips, n, int(talk_rng.integers(5, 7)), talk_rng)
+        np.save(talk_path, talk.astype(np.float32))
         clips += [read_wav(p).astype(np.float32) / 32768 for p in digits]
         track_rng = np.random.default_rng(SEED)
-        n = seconds * RATE
         babble = augment.babble_track(clips, n, int(track_rng.integers(5, 7)), track_rng)
         np.save(babble_path, babble.astype(np.float32))
         log(f"babble: {len(jobs)} lines and {len(digits)} digits of held-out voices "
-            f"({time.time() - t:.0f} s) -> {babble_path}")
+            f"({time.time() - t:.0f} s) -> {babble_path}, {talk_path}")
     pink = augment.coloured_noise(seconds * RATE, np.random.default_rng(SEED + 1), 1.0)
-    return {"babble": np.load(babble_path), "pink": pink}
+    return {"babble": np.load(babble_path), "talk": np.load(talk_path), "pink": pink}
 
 
 def _say(job) -> np.ndarray:
@@ -152,7 +156,7 @@ def build_set(spec: SetSpec, out: Path, noises: dict[str, np.ndarray], workers: 
         voices, sources = {v.name: v for v in voice_list}, {}
     key = _digest([CORPUS_VERSION, spec.name, spec.quick, [asdict(i) for i in items],
                    [asdict(v) for v in voices.values()], conds, LEAD_S, TAIL_S, PEAK, FLOOR,
-                   {k: [len(v), float(np.sum(v[:1000] ** 2))] for k, v in noises.items()}])
+                   {k: [len(v), float(np.sum(v[:1000] ** 2))] for k, v in noises.items() if k in NOISES}])
     folder = out / "speech-corpus" / f"{spec.slug}-{'quick' if spec.quick else 'full'}-{key}"
     manifest_path = folder / "manifest.json"
     if manifest_path.exists():
