@@ -25,9 +25,19 @@ def _level(audio: np.ndarray) -> np.ndarray:
     return audio * (PEAK / (float(np.max(np.abs(audio))) + 1e-9))
 
 
+def _loud(speech: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.abs(speech) > 0.02 * (np.max(np.abs(speech)) + 1e-9))
+
+
+def speech_start(speech: np.ndarray) -> int:
+    """Where the voice really starts in a clip (recordings begin with a little quiet)."""
+    loud = _loud(speech)
+    return int(loud[0]) if len(loud) else 0
+
+
 def speech_end(speech: np.ndarray) -> int:
     """Where the voice really stops in a clip (synthesisers leave a little quiet)."""
-    loud = np.flatnonzero(np.abs(speech) > 0.02 * (np.max(np.abs(speech)) + 1e-9))
+    loud = _loud(speech)
     return int(loud[-1]) + 1 if len(loud) else len(speech)
 
 

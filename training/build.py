@@ -27,6 +27,7 @@ from training import augment, corpus
 
 RATE = 16000
 REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "speech-real-dev"
+HELD_OUT_SPEAKER = "lucas"  # the real speaker training leaves out by default, for the benchmark
 
 # Items said per family and noisy copies of each.
 FAMILIES = {"espeak": (6000, 2), "piper": (2500, 2), "kokoro": (1500, 2), "festival": (2000, 2)}

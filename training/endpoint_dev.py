@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.speech_audio import mix, speech_end
+from benchmarks.speech_audio import mix, speech_end, speech_start
 from benchmarks.speech_corpus import LEAD_S, PEAK, RATE
 from companion.listen.audio import read_wav
 from companion.listen.endpoint import FRAME, EndpointSettings, split
@@ -30,13 +30,12 @@ from training import augment, build, corpus, voices
 
 SNRS = (24, 18, 12, 6)
 SEED = 5
-HELD_OUT_SPEAKER = "lucas"  # training.train's default: the benchmark's real speaker
 
 
 def real_digits(count: int, rng: np.random.Generator) -> list[np.ndarray]:
     """`count` recordings of digits by the real speakers training hears (float, -1..1)."""
     files = sorted(p for p in (build.REAL_DIR / "recordings").glob("*.wav")
-                   if p.stem.split("_")[1] != HELD_OUT_SPEAKER)
+                   if p.stem.split("_")[1] != build.HELD_OUT_SPEAKER)
     if not files:
         return []
     chosen = rng.choice(len(files), min(count, len(files)), replace=False)
@@ -54,8 +53,7 @@ def recordings(babble_path: Path, calls: int = 120, digits: int = 60
     out = []
     for speech in said + real_digits(digits, rng):
         speech = speech * (PEAK / (float(np.max(np.abs(speech))) + 1e-9))  # the benchmark's level
-        loud = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
-        start = int(LEAD_S * RATE) + (int(loud[0]) if len(loud) else 0)
+        start = int(LEAD_S * RATE) + speech_start(speech)
         end = int(LEAD_S * RATE) + speech_end(speech)
         babble = augment.babble_track(talkers, 6 * RATE, int(rng.integers(5, 7)), rng)
         out += [(snr, start, end, mix(speech, babble, snr, rng)) for snr in SNRS]

@@ -22,7 +22,7 @@ import numpy as np
 
 from companion.listen.network import DILATIONS, KERNEL
 from companion.listen.tokens import TOKENS
-from training.build import load
+from training.build import HELD_OUT_SPEAKER, load
 
 try:
     import torch
@@ -147,7 +147,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("companion/listen/call_model.npz"))
     parser.add_argument("--leave-out", action="append", default=[],
                         help="a voice family to leave out of training (repeatable)")
-    parser.add_argument("--hold-out-speaker", default="lucas")
+    parser.add_argument("--hold-out-speaker", default=HELD_OUT_SPEAKER)
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--width", type=int, default=192)
     parser.add_argument("--seed", type=int, default=22)
