@@ -9,7 +9,7 @@ across when the die size is known, and on a grid of 4 px cells gives, in the man
 - how likely the cell holds the centre of a die's top face (a heatmap; a die is its local peak),
 - where in the cell that centre is, the top's side, and its turn (as cos 4a and sin 4a: a square
   looks the same every 90 degrees).
-It costs about 8 ms a 1280x720 frame on one core in OpenCV's DNN module. Trained by
+It costs about 8 ms a 1280x720 frame on one core (companion.vision.dnn runs it). Trained by
 `python -m training.vision`; the weights ship as detector_model.npz.
 """
 from __future__ import annotations
@@ -38,7 +38,6 @@ SIZES_SEEN = (14.0, 32.0)  # measured die sides at the input it reads best (reca
 LOOKS = 2  # ... at most this many times
 CLOSE_UP_SCALES = (0.15, 0.2, 0.25, 0.35, 0.5, 0.7, 1.0)  # a close-up is looked at this much smaller, coarsest first
 LARGEST_INPUT = 800  # another look never scales the frame's longest side beyond this
-NETS_KEPT = len(CLOSE_UP_SCALES) + 1  # OpenCV networks kept built, one per input shape (a close-up's scales and a frame's)
 
 
 @dataclass(frozen=True)
@@ -92,33 +91,29 @@ class Detector:
 
     weights: tuple[np.ndarray, ...]  # w0 b0 w1 b1 ... one pair per LAYERS entry
     use_dnn: bool = True
-    # OpenCV's network for the last few input shapes (a camera sends one; building one takes ~2 ms)
-    _nets: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # the network's forward pass by a runtime, built on first use (None where none loads it)
+    _forward: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def maps(self, x: np.ndarray) -> np.ndarray:
         """(OUTPUTS, h / STRIDE, w / STRIDE) output maps for one NCHW input."""
         if self.use_dnn:
-            net = self._net(x.shape)
-            if net is not None:
-                net.setInput(x)
-                return net.forward()[0]
+            if not self._forward:
+                channels = self.weights[0].shape[0] // 9  # a 3x3 first layer's im2col rows
+                self._forward.append(load_onnx(detector_onnx(self.weights, LAYERS, channels), "dice detector",
+                                               (1, channels, 4 * STRIDE, 4 * STRIDE)))
+            forward = self._forward[0]
+            if forward is not None:
+                return forward(x)[0]
         return self.maps_numpy(x)
 
     def maps_numpy(self, x: np.ndarray) -> np.ndarray:
-        """The reference forward pass in numpy (slow; OpenCV's must agree with it)."""
+        """The reference forward pass in numpy (slow; the runtimes' must agree with it)."""
         h = x[0].transpose(1, 2, 0)[None]
         for i, (_, _, stride, dilation) in enumerate(LAYERS):
             h = conv(h, self.weights[2 * i], self.weights[2 * i + 1], stride, dilation)
             if i < len(LAYERS) - 1:
                 h = np.maximum(h, 0)
         return h[0].transpose(2, 0, 1)
-
-    def _net(self, shape):
-        if shape not in self._nets:
-            if len(self._nets) >= NETS_KEPT:
-                del self._nets[next(iter(self._nets))]  # the oldest
-            self._nets[shape] = load_onnx(detector_onnx(self.weights, LAYERS, shape), "dice detector")
-        return self._nets[shape]
 
     def find(self, img: np.ndarray, *, die_size: float | None = None, close_up: bool = False,
              threshold: float = THRESHOLD) -> list[Candidate]:

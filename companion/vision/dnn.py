@@ -1,14 +1,17 @@
-"""The vision networks (the face model and the dice detector) run by OpenCV's DNN module, built in
-memory from their numpy weights.
+"""The vision networks (the face model and the dice detector) run from ONNX built in memory from
+their numpy weights, by onnxruntime, or by OpenCV's DNN module where onnxruntime is missing.
 
-Why: OpenCV's convolutions are several times faster than the numpy im2col ones. OpenCV reads
-networks as ONNX, so each network is written as ONNX bytes here with a minimal protobuf writer (no
-onnx package needed); the weights stay in face_model.npz and detector_model.npz, and each
-network's numpy forward pass remains the reference (and the fallback).
+Why: both runtimes' convolutions are several times faster than the numpy im2col ones, and
+onnxruntime's about twice OpenCV's on these small networks (one thread, a reveal's batch of
+patches and a frame's detector input alike). Each network is written as ONNX bytes here with a
+minimal protobuf writer (no onnx package needed); the weights stay in face_model.npz and
+detector_model.npz, and each network's numpy forward pass remains the reference (and the last
+fallback).
 """
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -139,41 +142,74 @@ def onnx_bytes(weights: tuple[np.ndarray, ...], channels: int, patch: int) -> by
     return g.model(["n", channels, patch, patch], logits, ["n", weights[8].shape[1]])
 
 
-def detector_onnx(weights: tuple[np.ndarray, ...], layers, shape) -> bytes:
+def detector_onnx(weights: tuple[np.ndarray, ...], layers, channels: int) -> bytes:
     """The dice detector (companion.vision.detect: convolutions with `layers`' strides and
-    dilations, ReLU after all but the last) as an ONNX model for one NCHW input `shape`."""
+    dilations, ReLU after all but the last) as an ONNX model for one NCHW image of `channels`
+    and any height and width (both runtimes take symbolic sizes, so one network serves every
+    scale a frame is looked at)."""
     g = Graph("detector")
-    x, cin = "x", shape[1]
+    x, cin = "x", channels
     for i, (out, _, stride, dilation) in enumerate(layers):
         x = g.conv(x, oihw(weights[2 * i], cin), weights[2 * i + 1], stride=stride, dilation=dilation)
         if i < len(layers) - 1:
             x = g.relu(x)
         cin = out
-    stride = int(np.prod([s for _, _, s, _ in layers]))
-    cells = [shape[0], cin] + [-(-side // stride) for side in shape[2:]]
-    return g.model(list(shape), x, cells)
+    return g.model([1, channels, "h", "w"], x, [1, cin, "cells_h", "cells_w"])
 
 
-def load_onnx(data: bytes, what: str):
-    """cv2.dnn's network from ONNX bytes, or None (with a warning) where OpenCV cannot load it."""
-    try:
-        return cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
-    except cv2.error as err:  # an OpenCV without this importer: same answers, just slower
-        warnings.warn(f"the {what} runs in numpy: OpenCV cannot load it ({err})", RuntimeWarning)
-        return None
+RUNTIMES = ("onnxruntime", "opencv")  # tried in this order
+
+
+def load_onnx(data: bytes, what: str, input_shape, runtimes=RUNTIMES) -> Callable[[np.ndarray], np.ndarray] | None:
+    """A network's forward pass (float32 NCHW in, its output out) from ONNX bytes, by the first of
+    `runtimes` that loads it and runs it on a blank input of `input_shape`; or None (with a
+    warning) where none does."""
+    probe = np.zeros(input_shape, np.float32)
+    for runtime in runtimes:
+        try:
+            forward = _OPENERS[runtime](data)
+            forward(probe)  # some refusals (a layer's shapes that disagree) come only at the first run
+            return forward
+        except Exception:  # not installed, or its own error on these bytes: the next runtime
+            continue
+    warnings.warn(f"the {what} runs in numpy: neither onnxruntime nor OpenCV can load it", RuntimeWarning)
+    return None
+
+
+def _onnxruntime(data: bytes) -> Callable[[np.ndarray], np.ndarray]:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    # as many threads as OpenCV is allowed, so cv2.setNumThreads(1) makes both networks one core's
+    options.intra_op_num_threads = options.inter_op_num_threads = max(1, cv2.getNumThreads())
+    session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    output = session.get_outputs()[0].name
+    return lambda x: session.run([output], {"x": x})[0]
+
+
+def _opencv(data: bytes) -> Callable[[np.ndarray], np.ndarray]:
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        net.setInput(x)
+        return net.forward()
+    return forward
+
+
+_OPENERS = {"onnxruntime": _onnxruntime, "opencv": _opencv}
 
 
 class DnnForward:
-    """Logits from features with cv2.dnn; build() gives None where OpenCV cannot load it."""
+    """The face model's logits from features by a runtime; build() gives None where none loads it."""
 
-    def __init__(self, net, channels: int, patch: int) -> None:
-        self._net, self._shape = net, (channels, patch, patch)
+    def __init__(self, forward: Callable[[np.ndarray], np.ndarray], channels: int, patch: int) -> None:
+        self._forward, self._shape = forward, (channels, patch, patch)
 
     @classmethod
-    def build(cls, weights: tuple[np.ndarray, ...], channels: int, patch: int) -> "DnnForward | None":
-        net = load_onnx(onnx_bytes(weights, channels, patch), "face model")
-        return None if net is None else cls(net, channels, patch)
+    def build(cls, weights: tuple[np.ndarray, ...], channels: int, patch: int,
+              runtimes=RUNTIMES) -> "DnnForward | None":
+        forward = load_onnx(onnx_bytes(weights, channels, patch), "face model", (1, channels, patch, patch), runtimes)
+        return None if forward is None else cls(forward, channels, patch)
 
     def __call__(self, features: np.ndarray) -> np.ndarray:
-        self._net.setInput(np.ascontiguousarray(features.reshape(len(features), *self._shape), np.float32))
-        return self._net.forward()
+        return self._forward(np.ascontiguousarray(features.reshape(len(features), *self._shape), np.float32))

@@ -98,8 +98,8 @@ class FaceModel:
     weights: tuple[np.ndarray, ...]  # c1w c1b c2w c2b c3w c3b f1w f1b f2w f2b
     mean: np.ndarray  # per-feature centring, used for Paco template similarity
     std: np.ndarray
-    # Run by OpenCV's DNN module (companion/vision/dnn.py), ~1.6x faster than numpy, when it
-    # loads; built on first use.
+    # Run by onnxruntime or OpenCV's DNN module (companion/vision/dnn.py), far faster than
+    # numpy, when one loads it; built on first use.
     use_dnn: bool = True
     _dnn: list = field(default_factory=list, init=False, repr=False, compare=False)
 
