@@ -182,6 +182,8 @@ def _onnxruntime(data: bytes) -> Callable[[np.ndarray], np.ndarray]:
     options = onnxruntime.SessionOptions()
     # as many threads as OpenCV is allowed, so cv2.setNumThreads(1) makes both networks one core's
     options.intra_op_num_threads = options.inter_op_num_threads = max(1, cv2.getNumThreads())
+    # its threads wait for work without spinning: a live reveal leaves the listener the CPU
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     output = session.get_outputs()[0].name
     return lambda x: session.run([output], {"x": x})[0]
