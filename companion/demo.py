@@ -119,6 +119,7 @@ def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) 
     what the referee said before it listened again (None: it stopped listening). Returns
     "taken", "ended" or "gave up" (after `tries` tries of the line or of one answer)."""
     utterance, line_tries, answer_tries = line, 0, 0
+    asked_before = None
     while True:
         tried = line_tries if utterance == line else answer_tries
         if tried >= tries:
@@ -134,7 +135,12 @@ def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) 
         asked = asked_about(reply)
         if asked is not None:
             cost.questions += 1
-            utterance, answer_tries = ("yes" if same_call(asked, line, players) else "no"), 0
+            if asked != asked_before or utterance == line:
+                answer_tries = 0
+            # else the same question again, after its answer was misheard: another try of the
+            # answer, in a fresh take (a "no" heard as the call asked about would else be
+            # asked about for ever)
+            utterance, asked_before = ("yes" if same_call(asked, line, players) else "no"), asked
         elif "say again" in reply.lower() or not reply.strip():
             cost.repeats += 1  # not heard, or passed over as chatter: the same words again
         elif NOT_TAKEN.search(reply) and utterance == line:

@@ -138,6 +138,22 @@ def test_a_line_misheard_as_something_the_referee_does_not_take_is_said_again():
         assert said == [(line, 0), (line, 1)] and cost.repeats == 1
 
 
+def test_the_same_question_again_gets_its_answer_in_a_fresh_take_and_three_tries_at_most():
+    # A "no" heard as a call asked about again: the player answers it again, then gives up.
+    say, said = referee(*["Did you say eleven?"] * (1 + games.TRIES))
+    cost = games.Cost()
+    assert games.say_line("Ana six six one two three", say, cost) == "gave up"
+    assert said == [("Ana six six one two three", 0)] + [("no", take) for take in range(games.TRIES)]
+    assert cost.questions == 1 + games.TRIES
+
+
+def test_a_new_question_gets_a_first_take_of_its_answer():
+    say, said = referee("Did you say nine fives?", "Did you say two fives?", BID)
+    cost = games.Cost()
+    assert games.say_line("two fives", say, cost) == "taken"
+    assert said == [("two fives", 0), ("no", 0), ("yes", 0)]
+
+
 def test_the_player_gives_up_after_three_tries():
     say, said = referee(*["Sorry, say again?"] * games.TRIES)
     cost = games.Cost()
