@@ -69,8 +69,8 @@ SECOND_LOOK_SHIFT = 0.08
 # the rest are left out as "maybe a die", so a count that falls short says why. A reveal shows a
 # few candidates more than it has dice (at most 34, 7 more than the dice, in the benchmark's 1200
 # rendered scenes, chips, coins and cards beside the dice in 400), but a page of text or a
-# circuit board gives 200 to 550, about 5 ms each to read: 3 s a frame where a live view needs
-# well under one.
+# circuit board gives 200 to 550, 2.5 to 5 ms each to read (onnxruntime, OpenCV): 1.5 to 3 s a
+# frame where a live view needs well under one.
 MAX_READ = 100
 UNREAD_NOT_DIE = 0.5  # a candidate never read: as likely no die as a die
 
