@@ -19,7 +19,9 @@ blocks through `play`'s Listener (the endpointer, the call ending the utterance 
 room talks, the engine listening for what the game would expect at that moment); the
 referee's own hearing policy (companion.hearing.decide, with `play`'s lines) passes over
 what it takes for chatter and decides what would have been done with the first utterance it
-does not pass over:
+does not pass over. A "yes" or "no" is heard as the answer to a waiting "Did you say ...?";
+every other item, chatter too, with no question waiting (where a spoken yes or no answers
+nothing and is passed over):
 
   acc      right call, acted on (applied, or asked about with "Did you say ...?")
   raw      right call, whatever the confidence
@@ -28,7 +30,8 @@ does not pass over:
            the rest were asked about, or change nothing, as "status" or a stray "no")
   again    call not acted on (nothing heard, ignored, or "say again")
   chatter  table talk acted on as a call (the summary also gives the share applied
-           unasked as a call that changes the game)
+           unasked as a call that changes the game, and the share acted on while a "Did
+           you say ...?" waits, where a "no" in the talk would decline it)
   phrase   acc over calls said inside a phrase ("okay I bid nine fives please")
   lat50/90 end of speech -> call known: endpoint delay + the engine's finishing time, over
            the calls whose end the endpointer found
@@ -121,7 +124,8 @@ def _decode_job(job: dict) -> dict:
     # acts on the first utterance it does not.
     listener = Listener(engine, EndpointSettings(end_on_call=job.get("end_on_call", True)))
     spans = list(listener.recording(samples))
-    taken = next((s for s in spans if _not_passed_over(s.result)), None)
+    asking = is_answer_truth(truth)
+    taken = next((s for s in spans if _not_passed_over(s.result, asking)), None)
     result = taken.result if taken is not None else Recognition("")
     delay = endpoint_delay(spans, job["speech_end"], len(samples))
     return {"set": job["set"], "condition": job["condition"], "key": job["key"],
@@ -137,11 +141,18 @@ def _decode_job(job: dict) -> dict:
             "endpoint_delay": delay}
 
 
-def _not_passed_over(result) -> bool:
+def _not_passed_over(result, asking: bool = False) -> bool:
     from companion.hearing import Verdict
 
-    verdict = hearing({"text": result.text, "confidence": result.confidence, "voiced": result.voiced})
+    verdict = hearing({"text": result.text, "confidence": result.confidence, "voiced": result.voiced},
+                      asking=asking)
     return verdict is not None and verdict is not Verdict.IGNORE
+
+
+def is_answer_truth(truth: dict | None) -> bool:
+    """Is this item a "yes" or "no"? Those are said to the referee's "Did you say ...?", so
+    they are heard with that question waiting; every other item, chatter too, with none."""
+    return bool(truth) and truth.get("kind") == "command" and truth.get("name") in ("yes", "no")
 
 
 def decode(corpora: list[Corpus], workers: int, log: Callable[[str], None],
@@ -183,15 +194,18 @@ def hearing_policy():
     return HearingPolicy.for_speech()
 
 
-def hearing(row: dict, policy=None):
+def hearing(row: dict, policy=None, asking: bool | None = None):
     """What the referee does with a decoded row (None: nothing in it is a call). There is no
-    game to rank the alternatives by, so the best transcript is judged, as row["call"] is."""
-    from companion.hearing import decide
+    game to rank the alternatives by, so the best transcript is judged, as row["call"] is.
+    `asking`: whether a "Did you say ...?" waits (default: when the row's item is an answer)."""
+    from companion.hearing import Moment, decide
     from companion.sources import Heard
 
+    if asking is None:
+        asking = is_answer_truth(row.get("truth"))
     decision = decide(Heard.from_speech(row["text"], (), row["confidence"], PLAYERS,
                                         voiced=row.get("voiced")),
-                      policy=policy or hearing_policy())
+                      Moment(asking=asking), policy=policy or hearing_policy())
     return None if decision.call is None else decision.verdict
 
 
@@ -232,6 +246,9 @@ def metrics(rows: list[dict], settings=None) -> dict:
         "again": share(sum(not acted[id(r)] for r in calls), calls),
         "chatter_accepted": share(sum(acted[id(r)] for r in chatter), chatter),
         "chatter_moves": share(sum(moved(r) for r in chatter), chatter),
+        # the same talk while a "Did you say ...?" waits, where a "no" heard in it declines
+        "chatter_when_asked": share(sum(hearing(r, settings, asking=True) in (Verdict.ASK, Verdict.APPLY)
+                                        for r in chatter), chatter),
         "phrase_accuracy": share(sum(acted[id(r)] and right(r) for r in phrases), phrases),
         "latency_median": float(np.median(latencies)) if latencies else float("nan"),
         "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
@@ -300,7 +317,7 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
         "silent_errors_max": worst[0], "silent_errors_max_where": worst[1],
         "wrong_moves_max": max(moves) if moves else nan,
         **{key: metrics([r for r in rows if r["set"] == main_set], settings)[key] if fest else nan
-           for key in ("chatter_accepted", "chatter_moves")},
+           for key in ("chatter_accepted", "chatter_moves", "chatter_when_asked")},
         "latency_median": every.get("latency_median", nan),
         "latency_p90": every.get("latency_p90", nan),
         "endpoint_missed": every.get("endpoint_missed", nan),
@@ -320,7 +337,8 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             + f" ({o['silent_errors_max_where'] + '; ' if o['silent_errors_max_where'] else ''}"
             + f"moves made unasked max {pct(o.get('wrong_moves_max'))})"
             + f", chatter accepted {pct(o['chatter_accepted'])} "
-            + f"(moves made unasked {pct(o.get('chatter_moves'))})"
+            + f"(moves made unasked {pct(o.get('chatter_moves'))}; "
+            + f"{pct(o.get('chatter_when_asked'))} with a question waiting)"
             + ("" if o.get("talk_acted_per_minute") is None
                else f", background talk acted on {o['talk_acted_per_minute']:.1f}/min")
             + ", latency p90 "

@@ -117,6 +117,10 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     call = choose(heard, moment, policy)
     if call is None:
         return Decision(Verdict.IGNORE)
+    if is_answer(call) and not moment.asking:
+        # A spoken "yes" or "no" with no question waiting is table talk ("no way", "do you
+        # know"), not a word to the referee: it gets no reply.
+        return Decision(Verdict.IGNORE, call)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
     if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
         verdict = Verdict.SAY_AGAIN
@@ -129,14 +133,17 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     return Decision(verdict, call)
 
 
-def why_ignored(heard: Heard, call: Call | None) -> str:
-    """What the log says of an utterance passed over (Verdict.IGNORE), `call` its decision's."""
+def why_ignored(heard: Heard, call: Call | None, asking: bool = False) -> str:
+    """What the log says of an utterance passed over (Verdict.IGNORE), `call` its decision's,
+    `asking`: whether a question was waiting."""
     if not heard.text.strip():
         return "(heard nothing that is a call)"
     if heard.voiced is False:
         return f"(no voice in that sound, so no call: it read as {heard.text!r})"
     if call is None:
         return f"(not a call: {heard.text!r})"
+    if is_answer(call) and not asking:
+        return f"(nothing was asked, so {heard.text!r} answers nothing)"
     return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.2f})"
 
 
@@ -164,10 +171,12 @@ def is_answer(call: Call) -> bool:
 def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
     """Pick the call among the recogniser's guesses: the best one, unless it makes no sense
     now, or was just declined, and a close alternative does not. A clearly heard illegal bid
-    is kept, so it is reported as illegal rather than swapped for a legal one."""
+    is kept, so it is reported as illegal rather than swapped for a legal one; a "yes" or
+    "no" with nothing asked is not (it answers nothing)."""
     best = heard.best
     if best is not None and best != moment.declined and (
-            makes_sense(best, moment) or (heard.confidence or 0) >= policy.confirm_below):
+            makes_sense(best, moment)
+            or ((heard.confidence or 0) >= policy.confirm_below and not is_answer(best))):
         return best
     for guess in heard.guesses[1 if best is not None else 0:]:
         if guess.call != moment.declined and makes_sense(guess.call, moment):

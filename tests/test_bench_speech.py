@@ -51,12 +51,22 @@ def test_a_wrong_call_acted_on_is_a_silent_error():
 
 def test_a_wrong_call_that_changes_nothing_is_a_silent_error_but_moves_nothing():
     rows = [row("status", APPLIED, "four fives"),  # a question to the referee, answered
-            row("no", APPLIED, "four fives"),  # an answer with no question waiting
+            row("no", APPLIED, "four fives"),  # an answer with no question waiting: passed over
             row("five fives", ASKED, "four fives"),  # asked about first: a "no" undoes it
             row("five fives", APPLIED, "four fives")]  # applied at once: the game moved
     m = speech.metrics(rows)
-    assert m["silent_errors"] == pytest.approx(4 / 4)
+    assert m["silent_errors"] == pytest.approx(3 / 4)
     assert m["wrong_moves"] == pytest.approx(1 / 4)
+    assert m["again"] == pytest.approx(1 / 4)
+
+
+def test_a_yes_or_no_is_heard_as_an_answer_and_chatter_as_talk_with_nothing_asked():
+    answers = [row("no", APPLIED, "no"), row("yes", APPLIED, "yes")]
+    assert speech.metrics(answers)["accuracy"] == pytest.approx(1.0)
+    talk = [row("no", APPLIED, None, "chatter"), row("three twos", APPLIED, None, "chatter")]
+    m = speech.metrics(talk)
+    assert m["chatter_accepted"] == pytest.approx(1 / 2)  # the bid; the "no" answers nothing
+    assert m["chatter_when_asked"] == pytest.approx(2 / 2)  # with a question waiting it declines it
 
 
 def test_chatter_acted_on_counts_as_accepted():

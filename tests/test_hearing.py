@@ -62,6 +62,15 @@ def test_answers_to_a_question():
     assert verdict("yes", 0.3, asking) is Verdict.SAY_AGAIN
 
 
+def test_a_spoken_yes_or_no_with_nothing_asked_is_table_talk():
+    for word in ("yes", "no"):
+        assert decide(spoken(word, 0.99)) == Decision(Verdict.IGNORE, parse_call(word, PLAYERS))
+        assert verdict(word, 0.99, Moment(asking=True)) is Verdict.APPLY
+        assert decide(Heard.from_text(word, PLAYERS)).verdict is Verdict.APPLY  # typed: meant
+    # a reading that makes sense now is still preferred to a "no" ("nine" heard as "no")
+    assert decide(spoken("no", 0.9, "nine")) == Decision(Verdict.ASK, NumberCall(9))
+
+
 def test_the_same_call_again_after_it_was_dropped_is_asked_about():
     four_fours = BidCall(Bid(4, 4))
     again = Moment(unsure_before=four_fours)

@@ -12,8 +12,8 @@ pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.whic
                                 reason="espeak-ng and sox make the recorded game")
 
 # Like a player at a noisy table, every call is said twice, each time followed by "yes":
-# the referee asks "Did you say ...?" about calls it is only fairly sure of ("There is
-# nothing to confirm" otherwise), says "say again" to ones it is unsure of, and a call
+# the referee asks "Did you say ...?" about calls it is only fairly sure of (a "yes" with
+# nothing asked is passed over), says "say again" to ones it is unsure of, and a call
 # heard twice is refused the second time (a bid that does not raise, a count out of turn).
 SCRIPT = ["two threes", "three threes", "Ana doodoe", "zero",  # Ben's bid was wrong: he loses a die
           "two fives", "Ana doodoe", "zero"]  # Ben bid again and lost his last die

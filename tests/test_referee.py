@@ -488,8 +488,9 @@ def test_a_question_lapses_once_the_table_has_talked_past_it():
     assert say(referee, "yes", confidence=0.3) == "Sorry, say again?"  # an answer, however faint, is no chatter
     for chatter in ("nice try", "two fives", "my turn"):
         say(referee, chatter, confidence=0.1)
-    # a "yes" said to a neighbour after that applies nothing
-    assert say(referee, "yes", confidence=0.9) == "There is nothing to confirm."
+    # a "yes" said to a neighbour after that applies nothing, and gets no reply
+    assert say(referee, "yes", confidence=0.9) == ""
+    assert say(referee, "yes") == "There is nothing to confirm."  # a typed one is meant
     assert referee.game.last_bid == Bid(3, 4)
     # a typed line is no utterance the question waits through
     assert say(referee, "five fours", confidence=0.6) == "Did you say five fours?"
@@ -547,8 +548,8 @@ def test_a_faint_no_still_declines_a_question():
     assert say(referee, "dudo", confidence=0.6) == "Did you say dudo?"
     assert say(referee, "no", confidence=0.05) == ""  # below every line: chatter, the question waits
     assert say(referee, "no", confidence=0.12) == "Ignored. Say it again."  # declining changes nothing
-    assert say(referee, "yes", confidence=0.9) == "There is nothing to confirm."
-    assert say(referee, "no", confidence=0.12) == ""  # with nothing asked, too faint to answer
+    assert say(referee, "yes", confidence=0.9) == ""  # with nothing asked, table talk
+    assert say(referee, "no", confidence=0.12) == ""
 
 
 def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_again():
