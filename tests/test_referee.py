@@ -514,6 +514,19 @@ def test_a_sound_with_no_voice_changes_nothing_and_lets_a_question_wait():
     assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
 
 
+def test_a_spoken_no_with_nothing_asked_is_passed_over_and_the_log_says_why():
+    logged = []
+    speaker, journal = RecordingSpeaker(), RecordingJournal()
+    referee = Referee(Game(["Ana", "Ben", "Cleo"], get_preset("asmodee")), speaker, journal, log=logged.append)
+    referee.hear(Utterance("no", (), 0.98, "mic"))  # "do you know where the bottle opener is"
+    assert speaker.said == [] and not journal.events
+    assert logged[-1] == "(nothing was asked, so 'no' answers nothing)"
+    referee.hear(Utterance("three fours", (), 0.6, "mic"))
+    assert speaker.said == ["Did you say three fours?"]
+    referee.hear(Utterance("no", (), 0.98, "mic"))  # now it answers the question
+    assert speaker.said[-1] == "Ignored. Say it again." and referee.game.last_bid is None
+
+
 def test_the_dice_example_has_as_many_dice_as_the_player_holds():
     referee, _, _ = make("Ana Ben", starting_dice=7, max_dice=7)
     say(referee, "three fours")
