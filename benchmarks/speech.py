@@ -303,6 +303,7 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
     real_noisy = [s["accuracy"] for c, s in real.items() if c != "clean"]
     held = [r for r in rows if r["set"] in (main_set, real_set)]
     every = metrics(held, settings) if held else {}
+    main = metrics([r for r in rows if r["set"] == main_set], settings) if fest else {}
     levels = [s for name in (main_set, real_set or "") for s in summary.get(name, {}).values()]
     worst = max(((s["silent_errors"], f"{name} {c}") for name in (main_set, real_set or "")
                  for c, s in summary.get(name, {}).items() if s["silent_errors"] == s["silent_errors"]),
@@ -316,8 +317,7 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
         "real_noisy_mean_accuracy": float(np.mean(real_noisy)) if real_noisy else nan,
         "silent_errors_max": worst[0], "silent_errors_max_where": worst[1],
         "wrong_moves_max": max(moves) if moves else nan,
-        **{key: metrics([r for r in rows if r["set"] == main_set], settings)[key] if fest else nan
-           for key in ("chatter_accepted", "chatter_moves", "chatter_when_asked")},
+        **{key: main.get(key, nan) for key in ("chatter_accepted", "chatter_moves", "chatter_when_asked")},
         "latency_median": every.get("latency_median", nan),
         "latency_p90": every.get("latency_p90", nan),
         "endpoint_missed": every.get("endpoint_missed", nan),

@@ -117,10 +117,6 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     call = choose(heard, moment, policy)
     if call is None:
         return Decision(Verdict.IGNORE)
-    if is_answer(call) and not moment.asking:
-        # A spoken "yes" or "no" with no question waiting is table talk ("no way", "do you
-        # know"), not a word to the referee: it gets no reply.
-        return Decision(Verdict.IGNORE, call)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
     if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
         verdict = Verdict.SAY_AGAIN
@@ -200,6 +196,10 @@ def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: 
         return Verdict.APPLY  # a wrong answer costs a sentence, a question a round trip
     if asking and over_short_line and isinstance(call, CommandCall) and call.name is Command.NO:
         return Verdict.APPLY  # declining changes nothing, and one short "no" scores low
+    if is_answer(call) and not asking:
+        # A spoken "yes" or "no" with no question waiting is table talk ("no way", "do you
+        # know"), not a word to the referee: it gets no reply.
+        return Verdict.IGNORE
     if is_answer(call):
         # An answer to "Did you say ...?" is never itself asked about.
         return Verdict.APPLY if confidence >= policy.reject_below else (

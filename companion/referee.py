@@ -185,14 +185,14 @@ class Referee:
         if decision.verdict is not Verdict.IGNORE:
             self._declined = None  # once: the next call heard, taken or not, ends it
         asked = self._pending
-        announcements = self._act_on(heard, decision, moment.asking)
+        announcements = self._act_on(heard, decision)
         self._let_question_lapse(asked, heard, decision)
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
 
-    def _act_on(self, heard: Heard, decision: Decision, asking: bool) -> list[Announcement]:
+    def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:
         call = decision.call
         if decision.verdict is Verdict.IGNORE:
-            self._log(why_ignored(heard, call, asking))
+            self._log(why_ignored(heard, call, asking=self._pending is not None))
             return []
         if decision.verdict is Verdict.SAY_AGAIN:
             if call is not None:
