@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from companion.vision.detect import LAYERS, crop, load_detector, network_input, scaled_input
+from companion.vision import dnn
 from companion.vision.dnn import RUNTIMES, DnnForward, detector_onnx, load_onnx, onnx_bytes
 from companion.vision.model import CHANNELS, PATCH, features, load_model
 from companion.vision.scenes import generate_scene
@@ -24,7 +25,7 @@ def test_the_shipped_runtime_and_numpy_give_the_same_probabilities(patches):
     model = load_model()
     assert model.use_dnn
     fast = model.predict(patches)
-    assert model._dnn and model._dnn[0] is not None  # a runtime did load the network
+    assert model._dnn.get(lambda: None) is not None  # a runtime did load the network
     slow = replace(model, use_dnn=False).predict(patches)
     np.testing.assert_allclose(fast, slow, atol=1e-4)
 
@@ -48,6 +49,18 @@ def test_the_onnx_bytes_are_one_model_with_every_weight():
     broken = (model.weights[0][:, :4].copy(),) + model.weights[1:]
     with pytest.warns(RuntimeWarning, match="runs in numpy: neither onnxruntime nor OpenCV can load it"):
         assert DnnForward.build(broken, CHANNELS, PATCH) is None
+
+
+def test_a_runtime_that_refuses_the_network_is_named_and_the_next_one_runs_it(monkeypatch):
+    def refusing(data):
+        raise RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH : a made-up refusal\nsecond line")
+
+    monkeypatch.setitem(dnn._OPENERS, "onnxruntime", refusing)
+    model = load_model()
+    with pytest.warns(RuntimeWarning, match=r"face model runs by opencv: onnxruntime \(RuntimeError: .*made-up refusal\)"):
+        forward = load_onnx(onnx_bytes(model.weights, CHANNELS, PATCH), "face model", (1, CHANNELS, PATCH, PATCH))
+    x = np.zeros((2, CHANNELS, PATCH, PATCH), np.float32)
+    np.testing.assert_allclose(forward(x), model.logits_from_features(x.reshape(2, -1)), atol=1e-3)
 
 
 def test_a_missing_runtime_is_passed_over(monkeypatch):
@@ -74,4 +87,4 @@ def test_the_detector_in_each_runtime_and_numpy_gives_the_same_maps_at_every_sca
         np.testing.assert_allclose(fast, det.maps_numpy(x), atol=2e-3)
         assert fast.shape == (6, x.shape[2] // 4, x.shape[3] // 4)
         np.testing.assert_allclose(det.maps(x), fast, atol=1e-4)  # the shipped path runs one of them
-    assert det._forward[0] is not None
+    assert det._forward.get(lambda: None) is not None

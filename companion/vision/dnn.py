@@ -163,17 +163,38 @@ RUNTIMES = ("onnxruntime", "opencv")  # tried in this order
 def load_onnx(data: bytes, what: str, input_shape, runtimes=RUNTIMES) -> Callable[[np.ndarray], np.ndarray] | None:
     """A network's forward pass (float32 NCHW in, its output out) from ONNX bytes, by the first of
     `runtimes` that loads it and runs it on a blank input of `input_shape`; or None (with a
-    warning) where none does."""
+    warning) where none does. A runtime that is installed but refuses the network is named in a
+    warning too: the network then runs slower than it should, and that is a bug to see."""
     probe = np.zeros(input_shape, np.float32)
+    refused = []
     for runtime in runtimes:
         try:
             forward = _OPENERS[runtime](data)
             forward(probe)  # some refusals (a layer's shapes that disagree) come only at the first run
-            return forward
-        except Exception:  # not installed, or its own error on these bytes: the next runtime
+        except ImportError:  # not installed: the next runtime, as designed
             continue
-    warnings.warn(f"the {what} runs in numpy: neither onnxruntime nor OpenCV can load it", RuntimeWarning)
+        except Exception as err:  # its own error on these bytes: the next runtime, said
+            refused.append(f"{runtime} ({type(err).__name__}: {str(err).strip().splitlines()[0][:200]})")
+            continue
+        if refused:
+            warnings.warn(f"the {what} runs by {runtime}: {', '.join(refused)} refused it", RuntimeWarning)
+        return forward
+    warnings.warn(f"the {what} runs in numpy: neither onnxruntime nor OpenCV can load it"
+                  + (f" ({', '.join(refused)})" if refused else ""), RuntimeWarning)
     return None
+
+
+class BuiltOnFirstUse:
+    """A value made the first time it is asked for and kept, so a frozen dataclass can hold a
+    network's runtime forward pass without loading it at construction."""
+
+    def __init__(self) -> None:
+        self._made, self._value = False, None
+
+    def get(self, make: Callable[[], object]):
+        if not self._made:
+            self._value, self._made = make(), True
+        return self._value
 
 
 def _onnxruntime(data: bytes) -> Callable[[np.ndarray], np.ndarray]:

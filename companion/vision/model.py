@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from companion.vision.dnn import DnnForward
+from companion.vision.dnn import BuiltOnFirstUse, DnnForward
 from companion.vision.errors import ModelError
 
 PATCH = 32
@@ -101,15 +101,14 @@ class FaceModel:
     # Run by onnxruntime or OpenCV's DNN module (companion/vision/dnn.py), far faster than
     # numpy, when one loads it; built on first use.
     use_dnn: bool = True
-    _dnn: list = field(default_factory=list, init=False, repr=False, compare=False)
+    _dnn: BuiltOnFirstUse = field(default_factory=BuiltOnFirstUse, init=False, repr=False, compare=False)
 
     def logits(self, f: np.ndarray) -> np.ndarray:
         """Logits from features, the fast way when there is one."""
         if self.use_dnn and len(f):
-            if not self._dnn:
-                self._dnn.append(DnnForward.build(self.weights, CHANNELS, PATCH))
-            if self._dnn[0] is not None:
-                return self._dnn[0](f)
+            forward = self._dnn.get(lambda: DnnForward.build(self.weights, CHANNELS, PATCH))
+            if forward is not None:
+                return forward(f)
         return self.logits_from_features(f)
 
     def logits_from_features(self, f: np.ndarray) -> np.ndarray:
