@@ -19,7 +19,9 @@ from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError, MicrophoneError
 from companion.listen.microphone import MicSource
 from companion.listen.inputs import SpeechSettings, open_source
+from companion.listen.recogniser import CallRecogniser, RecogniserSettings
 from companion.listen.sources import WavSource, make_engine
+from companion.listen.vocabulary import VocabularyError
 from companion.sources import Expect
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None or shutil.which("sox") is None,
@@ -160,6 +162,19 @@ def test_a_big_tables_counts_are_heard(tmp_path):
     big = make_engine("bundled", None, PLAYERS, max_count=45)
     speak("forty fives", "en-gb", tmp_path / "forty.wav")
     assert big.decode(read_wav(tmp_path / "forty.wav")).text == "forty fives"
+
+
+def test_a_table_bigger_than_the_recogniser_spells_is_heard_to_its_largest_count_and_told(tmp_path):
+    # Eleven players of five dice: 55 dice, more than the bundled network spells.
+    said = []
+    huge = make_engine("bundled", None, PLAYERS, said.append, max_count=55)
+    assert huge.settings.max_count == 49
+    assert said and "hears counts up to 49: type a bigger one" in said[0]
+    huge.expect(Expect.COUNT)
+    speak("forty nine", "en-gb", tmp_path / "forty-nine.wav")
+    assert huge.decode(read_wav(tmp_path / "forty-nine.wav")).text == "forty nine"
+    with pytest.raises(VocabularyError, match="counts up to 49, not 55"):
+        CallRecogniser(PLAYERS, RecogniserSettings(max_count=55))
 
 
 def test_undo_during_a_reveal_is_never_heard_as_a_count(engine, tmp_path):

@@ -26,10 +26,10 @@ from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.names import NameMatcher
 from companion.listen.network import MODEL_PATH, CallNetwork
-from companion.listen.tokens import number_tokens
+from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
 from companion.listen.vocabulary import MAX_COUNT
-from companion.listen.vocabulary import normalise_name
+from companion.listen.vocabulary import VocabularyError, normalise_name
 from companion.sources import Expect
 
 ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
@@ -168,6 +168,9 @@ class CallRecogniser:
         self.players = tuple(players)
         for p in self.players:
             normalise_name(p)  # letters only, as for every engine
+        if not 1 <= settings.max_count <= LARGEST_SPELT:
+            raise VocabularyError(f"the bundled call recogniser hears counts up to {LARGEST_SPELT}, "
+                                  f"not {settings.max_count}")
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()

@@ -61,12 +61,17 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         what = f"vosk ({model_dir})"
     else:
         from companion.listen.recogniser import CallRecogniser, RecogniserSettings
+        from companion.listen.tokens import LARGEST_SPELT
 
+        # Its network spells numbers only so far; a bigger count is typed (and said so).
+        beyond = max_count > LARGEST_SPELT
+        max_count = min(max_count, LARGEST_SPELT)
         settings = (RecogniserSettings.for_network(network, max_count=max_count) if network is not None
                     else RecogniserSettings(max_count=max_count))
         chosen = CallRecogniser(players, settings)
         what = "bundled call recogniser (speech embedding + call network" + (
-            f" {network})" if network is not None else ")")
+            f" {network})" if network is not None else ")") + (
+            f"; it hears counts up to {LARGEST_SPELT}: type a bigger one" if beyond else "")
     if announce:
         announce(f"speech engine: {what}")
     return chosen

@@ -36,9 +36,12 @@ FILLERS = frozenset(INDEX[w] for w in (*FILLER_WORDS, "bid", "say", "it", "the")
 WORD_ALIASES = {"what's": "whats", "i'll": "ill", "ok": "okay", "uh": "um", "er": "um"}
 
 
+LARGEST_SPELT = 49  # the tokens stop at "forty": "forty nine" is the largest number spelt
+
+
 def number_tokens(n: int) -> list[str]:
-    """21 -> ["twenty", "one"]; counts up to 49 are spelt (the tokens stop at forty)."""
-    if not 0 <= n < 50:
+    """21 -> ["twenty", "one"]; numbers up to LARGEST_SPELT are spelt."""
+    if not 0 <= n <= LARGEST_SPELT:
         raise ValueError(f"no tokens for the number {n}")
     return number_words(n).split()
 
