@@ -135,3 +135,18 @@ def test_json_and_description():
     assert describe_call(parse_call("Ben calza", PLAYERS)) == "Ben calza"
     assert describe_call(parse_call("Ben 6 1", PLAYERS)) == "Ben six one"
     assert describe_call(parse_call("4 aces")) == "four pacos"
+
+
+@pytest.mark.parametrize("text, speaker", [
+    ("José calza", "José"), ("jose calza", "José"), ("Jean-Luc dudo", "Jean-Luc"),
+    ("jean luc dudo", "Jean-Luc"), ("calza, Jean-Luc", "Jean-Luc"), ("O'Neil calza", "O'Neil"),
+    ("oneil calza", "O'Neil"), ("Zoe palifico", "Zoë"), ("ZOË calza", "Zoë")])
+def test_names_with_accents_hyphens_and_apostrophes_are_read_typed_either_way(text, speaker):
+    call = parse_call(text, ("José", "Jean-Luc", "O'Neil", "Zoë"))
+    assert call.speaker == speaker
+
+
+def test_a_hyphenated_name_gives_a_hand():
+    call = parse_call("jean luc 3 3 1 2 2", ("Ana", "Jean-Luc"))
+    assert call == HandCall("Jean-Luc", (3, 3, 1, 2, 2), "Jean-Luc")
+    assert parse_call("one paco", ("Ana", "Jean-Luc")) == BidCall(Bid(1, 1))

@@ -74,6 +74,7 @@ def test_grammar_words_have_players_and_every_word():
 
 def test_names_must_be_one_word_of_letters():
     assert normalise_name(" Cleo ") == "cleo"
+    assert normalise_name("José") == "jose" and normalise_name("Jean-Luc") == "jeanluc"
     with pytest.raises(VocabularyError, match="letters only"):
         normalise_name("R2-D2")
     assert isinstance(VocabularyError("x"), CompanionError)

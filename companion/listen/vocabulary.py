@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from companion.calls import COMMAND_PHRASES, BidCall, parse_call_or_none
+from companion.calls import COMMAND_PHRASES, BidCall, name_key, number_words, parse_call_or_none
 from companion.errors import CompanionError
-from companion.calls import number_words
 from companion.sources import Expect
 
 
@@ -58,7 +57,8 @@ SOUND_ALIKES: dict[str, list[str]] = {
 
 
 def normalise_name(name: str) -> str:
-    word = name.strip().lower()
+    """A player's name as one grammar word: the parser's key for it ("José" -> "jose")."""
+    word = name_key(name)
     if not re.fullmatch(r"[a-z]+", word):
         raise VocabularyError(
             f"the player name {name!r} cannot be spoken to the recogniser: use letters only "

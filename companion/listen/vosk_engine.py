@@ -17,7 +17,7 @@ import numpy as np
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import (DIE_WORDS, MAX_COUNT, SOUND_ALIKES, VocabularyError,
-                                         phrase_list)
+                                         normalise_name, phrase_list)
 from companion.sources import Expect
 
 CHECKOUT_MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
@@ -121,7 +121,7 @@ def checked_phrases(model, players: Sequence[str] = (), words: set[str] | None =
             dropped.update(missing)
             continue
         phrases.append(out)
-    unsaid = [p for p in players if p.lower() in dropped]
+    unsaid = [p for p in players if normalise_name(p) in dropped]
     if unsaid:
         raise VocabularyError(
             f"the speech model does not know the name(s) {', '.join(unsaid)}; "
