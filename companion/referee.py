@@ -98,8 +98,7 @@ class Referee:
         self._source = source
         if not self.learn_names(source):
             return self.game
-        opening = announce.Resumed(self.status()) if resumed else announce.EventsHappened(tuple(self.game.events))
-        self.say([opening])
+        self.say(self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))])
         while True:
             source.expect(self.expecting(), self.hand_sizes())
             utterance = source.next_utterance()
@@ -107,6 +106,16 @@ class Referee:
                 break
             self.hear(utterance)
         return self.game
+
+    def _resume(self) -> list[Announcement]:
+        """Where the game stands, said on resuming; first the count of a reveal whose every
+        hand was said before the stop (a kill between the last hand and the count it made)."""
+        said: list[Announcement] = []
+        if self.game.phase is Phase.REVEAL and self._hands and not self._hands_missing():
+            count, _ = self._count_bounds()
+            hands, self._hands = self._hands, {}
+            said = [announce.HandsMake(count), *self._apply(CountAction(count, hands))]
+        return [*said, announce.Resumed(self.status())]
 
     def learn_names(self, source: CallSource) -> bool:
         """Before play, where the source can learn from it, each player still in says their
