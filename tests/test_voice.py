@@ -69,6 +69,20 @@ def test_unwritable_wav_path_is_a_clear_error(tmp_path):
         WavRecorder(blocker / "said.wav")
 
 
+def test_a_folder_as_the_wav_path_is_refused_before_the_game(tmp_path):
+    with pytest.raises(VoiceUnavailable, match="it is a folder"):
+        WavRecorder(tmp_path)
+
+
+def test_a_wav_write_that_fails_mid_game_is_a_clear_error(tmp_path):
+    recorder = WavRecorder(tmp_path / "said.wav")
+    recorder.say("Ana opens.")
+    (tmp_path / "said.wav").unlink()
+    (tmp_path / "said.wav").mkdir()  # the file replaced by a folder: every write now fails
+    with pytest.raises(VoiceUnavailable, match="cannot write announcements"):
+        recorder.say("Ben, your call.")
+
+
 def test_print_speaker():
     out = io.StringIO()
     PrintSpeaker(out).say("hello")

@@ -103,6 +103,9 @@ class WavRecorder:
         # espeak's driver may finish writing after runAndWait returns: keep one folder for
         # the recorder's life so a late write never lands in a deleted one.
         self._tmp = tempfile.TemporaryDirectory(prefix="companion-voice-")
+        if self.path.is_dir():  # touch() would pass it, and the first announcement fail
+            raise VoiceUnavailable(f"cannot write announcements to {self.path}: it is a folder; "
+                                   "give a file name, like announcements.wav")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.touch()
@@ -119,7 +122,10 @@ class WavRecorder:
             raise VoiceUnavailable("the voice changed its audio format mid-game")
         silence = bytes(int(self._gap * params.framerate) * params.sampwidth * params.nchannels)
         self._frames += frames + silence
-        _write_wav(self.path, params, bytes(self._frames))
+        try:
+            _write_wav(self.path, params, bytes(self._frames))
+        except OSError as exc:  # a full disk, a removed folder: the game pauses, said why
+            raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
 
 
 def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
