@@ -89,9 +89,12 @@ class Journal:
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
         text = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events)
-        self._file.write(text)
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        try:
+            self._file.write(text)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as exc:  # a full card, a removed drive: said, and the game pauses
+            raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         self._file.close()
@@ -142,6 +145,8 @@ def _scan(raw: bytes, path: Path) -> _Scan:
             bad = BadLine(number, Damage.UNREADABLE, f"is not readable JSON ({where})")
         except EventFormatError as exc:
             bad = BadLine(number, Damage.UNREADABLE, f"is not a journal event ({exc})")
+        except RecursionError:  # JSON nested past Python's stack: no event is
+            bad = BadLine(number, Damage.UNREADABLE, "is not a journal event (nested too deep)")
         break
     if bad is not None and bad.number == 1:
         raise JournalError(f"{path} is not a companion journal: line 1 {bad.why}")

@@ -1,6 +1,7 @@
 """The journal: append, replay, resume, undo, and refusing files it cannot trust."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -184,6 +185,7 @@ def damage(path, number, line: bytes) -> tuple[bytes, list[bytes]]:
     (b"\xff\xfe\xfa", "is not text"),
     (b'{"type":"bid","player":"Ben"}', "is not a journal event (event 'bid' has fields"),
     (b'{"type":"nonsense"}', "is not a journal event (unknown event type 'nonsense')"),
+    (b"[" * 100000 + b"]" * 100000, "is not a journal event (nested too deep)"),
 ])
 def test_an_unreadable_line_mid_journal_is_dropped_with_the_lines_after_it(tmp_path, garbage, why):
     path = two_round_journal(tmp_path)
@@ -308,3 +310,11 @@ def test_loading_a_damaged_journal_for_a_tool_still_refuses_it(tmp_path):
     with pytest.raises(JournalError, match="corrupt at line 9: it is not readable JSON"):
         load_game(path)
     assert path.read_bytes() == damaged
+
+
+def test_a_journal_that_cannot_be_written_mid_game_is_a_clear_error(tmp_path):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full to fill")
+    journal = Journal(Path("/dev/full"))  # every write fails as on a full card
+    with pytest.raises(JournalError, match="cannot write the journal /dev/full: No space left"):
+        journal.append(Game(["Ana", "Ben"]).events)
