@@ -249,7 +249,11 @@ def _build_rules(settings: PlaySettings):
     if settings.house_rules:
         rules = load_house_rules(settings.house_rules, rules)
     if settings.starting_dice is not None:
-        rules = rules.replace(starting_dice=settings.starting_dice, max_dice=settings.starting_dice)
+        # A regained die never exceeds the start, unless the house rules let a hand grow
+        # past it (max_dice above their own starting_dice): that stays.
+        grows = settings.house_rules and rules.max_dice > rules.starting_dice
+        most = max(rules.max_dice, settings.starting_dice) if grows else settings.starting_dice
+        rules = rules.replace(starting_dice=settings.starting_dice, max_dice=most)
     return rules
 
 

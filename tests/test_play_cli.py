@@ -130,6 +130,22 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     toml.write_text('wild_sixes = true\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert "unknown rules field 'wild_sixes'" in result.stderr
+    toml.write_text('rules = "pressman"\n')
+    result, _ = play(tmp_path, "", "--house-rules", toml)
+    assert result.returncode == 2 and "'rules' must be a table of fields" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_dice_set_on_the_command_line_keep_a_house_rule_that_hands_may_grow(tmp_path):
+    toml = tmp_path / "house.toml"
+    toml.write_text("max_dice = 6\n")
+    result, journal = play(tmp_path, "", "--house-rules", toml, "--dice", "4")
+    assert result.returncode == 0, result.stderr
+    rules = load_game(journal).rules
+    assert (rules.starting_dice, rules.max_dice) == (4, 6)
+    result, journal = play(tmp_path / "plain", "", "--dice", "4")
+    rules = load_game(journal).rules
+    assert (rules.starting_dice, rules.max_dice) == (4, 4)
 
 
 def test_resume_after_a_kill_loses_nothing(tmp_path):
