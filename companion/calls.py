@@ -311,7 +311,7 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
             raise UnparsableCall(text, "that number is too large")
         return NumberCall(value, speaker)
     if len(rest) == 1 and _face(rest[0]) is not None:
-        if not 1 <= value <= 99:
+        if value < 1:  # a count past the dice in play is the rules' to refuse, with the reason
             raise UnparsableCall(text, "a bid needs a count from one up")
         return BidCall(Bid(value, _face(rest[0])), speaker)
     raise UnparsableCall(text)

@@ -150,3 +150,9 @@ def test_a_hyphenated_name_gives_a_hand():
     call = parse_call("jean luc 3 3 1 2 2", ("Ana", "Jean-Luc"))
     assert call == HandCall("Jean-Luc", (3, 3, 1, 2, 2), "Jean-Luc")
     assert parse_call("one paco", ("Ana", "Jean-Luc")) == BidCall(Bid(1, 1))
+
+
+def test_a_big_tables_bid_of_a_hundred_or_more_is_a_bid():
+    assert parse_call("100 fives") == BidCall(Bid(100, 5))
+    with pytest.raises(UnparsableCall, match="a count from one up"):
+        parse_call("0 fives")
