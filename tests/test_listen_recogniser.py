@@ -116,12 +116,23 @@ def test_a_missing_or_broken_model_is_a_clear_error(tmp_path):
     with pytest.raises(ModelError, match="missing"):
         CallRecogniser((), RecogniserSettings(model=tmp_path / "none.npz"))
     broken = tmp_path / "broken.npz"
-    broken.write_bytes(b"not a model")
-    with pytest.raises(ModelError, match="unreadable"):
+    for content in (b"not a model", b"", b"PK\x03\x04 cut short"):  # text, empty, a torn zip
+        broken.write_bytes(content)
+        with pytest.raises(ModelError, match="is not a network as training.train writes it.*leave out --model"):
+            CallRecogniser((), RecogniserSettings(model=broken))
+    np.savez(broken, weights=np.zeros(3))
+    with pytest.raises(ModelError, match="it has no model card"):
+        CallRecogniser((), RecogniserSettings(model=broken))
+    np.savez(broken, card=json.dumps([1, 2]))
+    with pytest.raises(ModelError, match="its model card is not a table"):
         CallRecogniser((), RecogniserSettings(model=broken))
     calibration = tmp_path / "calibration.json"
     calibration.write_text("{")
     with pytest.raises(ModelError, match="calibration"):
+        CallRecogniser((), RecogniserSettings(calibration=calibration))
+    calibration.unlink()
+    calibration.mkdir()
+    with pytest.raises(ModelError, match="cannot read the call recogniser's calibration"):
         CallRecogniser((), RecogniserSettings(calibration=calibration))
 
 

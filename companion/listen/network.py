@@ -8,6 +8,7 @@ the weights with a card (tokens, settings, the command and seed that made it).
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,14 +30,21 @@ class CallNetwork:
     @classmethod
     def load(cls, path: str | Path = MODEL_PATH) -> "CallNetwork":
         path = Path(path)
+        unreadable = f"the call recogniser's model {path} is not a network as training.train writes it"
         try:
-            with np.load(path) as data:
+            with np.load(path, allow_pickle=False) as data:
                 weights = {k: data[k] for k in data.files if k != "card"}
                 card = json.loads(str(data["card"]))
         except FileNotFoundError:
             raise ModelError(f"the call recogniser's model is missing: {path}") from None
-        except (OSError, ValueError, KeyError) as err:
-            raise ModelError(f"the call recogniser's model {path} is unreadable: {err}") from None
+        except KeyError:
+            raise ModelError(f"{unreadable} (it has no model card)") from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError) as err:
+            # numpy's own words for a file that is no .npz of arrays (one suggests loading
+            # pickles, which a model file never needs) say less than what to do
+            raise ModelError(f"{unreadable} ({type(err).__name__}); retrain it or leave out --model") from None
+        if not isinstance(card, dict):
+            raise ModelError(f"{unreadable} (its model card is not a table)")
         if tuple(card.get("tokens", ())) != TOKENS:
             raise ModelError(f"{path} was trained for other words than this version hears: "
                              "retrain it (python -m training.train)")

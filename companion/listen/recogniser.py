@@ -110,6 +110,8 @@ class Calibration:
                        tuple(data.get("left_out", ())))
         except FileNotFoundError:
             raise ModelError(f"the call recogniser's calibration is missing: {path}") from None
+        except OSError as err:  # a folder of that name, a file it may not read
+            raise ModelError(f"cannot read the call recogniser's calibration {path}: {err.strerror or err}") from None
         except (ValueError, KeyError, TypeError) as err:
             raise ModelError(f"the call recogniser's calibration {path} is unreadable: {err}") from None
 

@@ -156,6 +156,8 @@ class CameraFrames:
 
     def __init__(self, index: int, *, width: int | None = 1280, height: int | None = 720) -> None:
         self.index = index
+        if index < 0:  # OpenCV's "any camera" index, which crashes some builds outright
+            raise CameraUnavailable(f"cameras are numbered from 0, so there is no camera {index}")
         cap = cv2.VideoCapture(index)
         if not cap.isOpened():
             cap.release()
