@@ -286,8 +286,8 @@ def _fmt_only(rate=16000, channels=1, bits=16, tag=PCM, **kw):
 
 BAD = {
     "empty": (b"", ["the file is empty"]),
-    "text": (b"this is not a wav file at all", ["not a readable WAV", "RIFF/WAVE", "sox"]),
-    "mp3": (b"ID3\x03\0\0\0\0\0\0" + b"\0" * 40, ["MP3", "sox"]),
+    "text": (b"this is not a wav file at all", ["not a readable WAV", "RIFF/WAVE", "ffmpeg"]),
+    "mp3": (b"ID3\x03\0\0\0\0\0\0" + b"\0" * 40, ["MP3", "ffmpeg"]),
     "avi": (riff(chunk(b"LIST", b"hdrl"), form=b"AVI "), ["not WAVE"]),
     "cut header": (b"RIFF\x10\0\0", ["cut short"]),
     "no fmt": (riff(chunk(b"data", b"\0" * 64)), ["no fmt chunk"]),
@@ -331,6 +331,8 @@ def test_a_bad_file_is_refused_clearly(tmp_path, name, reader):
         assert word in message, (name, message)
     if "sox" in words:  # the suggested command works on a name with a space in it
         assert f"sox '{path}' -r 16000 -c 1 -b 16 out.wav" in message
+    if "ffmpeg" in words:  # not a WAV: a tool that reads the contents, not the name
+        assert f"ffmpeg -i '{path}' -ar 16000 -ac 1 -sample_fmt s16 out.wav" in message and "sox" not in message
 
 
 @pytest.mark.parametrize("reader", [read_wav, check_wav])

@@ -98,6 +98,10 @@ def test_calibration_needs_empty_and_paco(tmp_path, calib_dir):
     with pytest.raises(CalibrationFailed) as err:
         load_calibration_images(d)
     assert "no paco" in str(err.value) and "dice-23.png" in str(err.value)
+    # A photo too small to show dice is named, so the right one is taken again.
+    cv2.imwrite(str(d / "dice-23.png"), np.zeros((1, 1, 3), np.uint8))
+    with pytest.raises(CalibrationFailed, match=r"dice-23.png: the image is only 1x1 pixels"):
+        load_calibration_images(d)
 
 
 def test_dice_in_the_empty_table_photo_are_named_as_the_likely_cause(calib_dir, tmp_path):

@@ -53,7 +53,10 @@ def test_see_bad_file_is_a_clear_error(tmp_path, capsys, scene_file):
     cap = capsys.readouterr()
     assert code != 0
     assert "notes.txt" in cap.err and "empty.png" in cap.err and "Traceback" not in cap.err
-    assert len(cap.out.strip().splitlines()) == 1  # the good image is still read
+    lines = [json.loads(line) for line in cap.out.strip().splitlines()]  # one line per image
+    assert [line["file"] for line in lines] == [str(bad), str(scene_file[0]), str(empty)]
+    assert "dice" in lines[1]  # the good image is still read
+    assert "notes.txt" in lines[0]["error"] and "empty.png" in lines[2]["error"]
 
 
 def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, scene_file):
@@ -116,6 +119,24 @@ def test_see_bad_profile(tmp_path, capsys, scene_file):
     assert code != 0 and "does not exist" in cap.err and cap.out == ""
     assert _see("--profile", scene_file[0], scene_file[0]) != 0  # a photo given as the profile
     assert "table.png is a file; a calibration profile is a folder" in capsys.readouterr().err
+
+
+def test_see_never_draws_over_a_photo_it_reads(tmp_path, capsys, scene_file):
+    photo = tmp_path / "mine.png"
+    photo.write_bytes(scene_file[0].read_bytes())
+    other = tmp_path / "other.png"
+    other.write_bytes(scene_file[0].read_bytes())
+    before = photo.read_bytes()
+    # the one output is the name given; with two images, the second's is NAME-2
+    for argv in ((photo, "--annotate", photo), (photo, other, "--annotate", photo),
+                 (other, photo, "--annotate", tmp_path / "other.png"),
+                 (photo, tmp_path / "x-2.png", "--annotate", tmp_path / "x.png")):
+        assert _see(*argv) == 2, argv
+        cap = capsys.readouterr()
+        assert "would draw over a photo being read" in cap.err and cap.out == ""
+        assert photo.read_bytes() == before
+    assert _see(photo, other, "--annotate", tmp_path / "drawn.png") == 0
+    assert photo.read_bytes() == before and (tmp_path / "drawn-2.png").exists()
 
 
 def test_see_needs_input(capsys):

@@ -227,6 +227,11 @@ def _convert(path: Path, how: str = "Convert it with") -> str:
     return f"{how}: sox {shlex.quote(str(path))} -r 16000 -c 1 -b 16 out.wav"
 
 
+def _convert_other(path: Path) -> str:
+    # sox goes by the file's name, so it refuses an MP3 called .wav; ffmpeg reads the contents
+    return f"convert it with: ffmpeg -i {shlex.quote(str(path))} -ar 16000 -ac 1 -sample_fmt s16 out.wav"
+
+
 def _open(path: Path):
     if path.is_dir():
         raise AudioFormatError(f"{path}: is a folder, not a WAV file")
@@ -287,7 +292,7 @@ def _riff_header(path: Path, head: bytes) -> None:
         why = f"it looks like {kind}" if kind else "it does not start with a RIFF/WAVE header"
     raise AudioFormatError(
         f"{path}: not a readable WAV file ({why}); a PCM or float WAV is needed. "
-        f"If it is audio in another format, {_convert(path, 'convert it with')}")
+        f"If it is audio in another format, {_convert_other(path)}")
 
 
 def _plausible(chunk_id: bytes) -> bool:

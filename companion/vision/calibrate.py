@@ -22,7 +22,7 @@ import numpy as np
 
 from companion.vision.detect import crop
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
-from companion.vision.frames import FrameSource, read_image, write_image
+from companion.vision.frames import FrameSource, read_frame, write_image
 from companion.calls import number_words
 from companion.vision.model import NOT_DIE, PATCH
 from companion.vision.profile import Profile
@@ -73,7 +73,7 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     images: dict[pathlib.Path, np.ndarray] = {}
     for p in empty + dice + paco:
         try:
-            images[p] = read_image(p)
+            images[p] = read_frame(p)  # a photo too small to use is named here
         except ImageUnreadable as exc:
             problems.append(f"calibration image unreadable: {exc}")
     if problems:

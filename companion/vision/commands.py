@@ -16,7 +16,8 @@ CALIBRATION_ROOT = pathlib.Path("calibration")
 
 def add_see_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="*", type=pathlib.Path, help="photos of the table to read")
-    parser.add_argument("--json", action="store_true", help="one JSON line per image")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON line per image ({\"file\", \"error\"} for one that cannot be read)")
     parser.add_argument("--annotate", type=pathlib.Path, metavar="OUT.png",
                         help="save the picture with boxes, faces and counts (OUT-2.png... for more images)")
     parser.add_argument("--profile", type=pathlib.Path, metavar="DIR", help="calibration profile folder")
@@ -77,6 +78,12 @@ def run_see(args: argparse.Namespace) -> int:
         except OSError as exc:
             _err(f"see: --annotate {exc}")
             return 2
+        inputs = {pathlib.Path(p).resolve() for p in args.images}
+        for i in range(len(args.images)):
+            out = _annotate_path(args.annotate, i, len(args.images))
+            if out.resolve() in inputs:
+                _err(f"see: --annotate {out} would draw over a photo being read; give another name")
+                return 2
     try:
         reader = _reader(getattr(args, "profile", None))
     except VisionError as exc:
@@ -94,6 +101,8 @@ def run_see(args: argparse.Namespace) -> int:
                 _err(f"{path}: {note}")
         except VisionError as exc:
             _err(str(exc))
+            if args.json:  # one line per image, a failed one too
+                print(json.dumps({"file": str(path), "error": str(exc)}), flush=True)
             status = 1
             continue
         if args.json:
