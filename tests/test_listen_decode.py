@@ -268,6 +268,18 @@ def test_a_beep_is_heard_as_no_call_however_sure_the_recogniser_is(speech_dir, t
     assert [source.next_utterance().voiced for _ in range(2)] == [False, True]
 
 
+def test_hear_finds_no_call_in_a_long_recording_of_a_quiet_room(tmp_path, capsys):
+    # Twenty seconds with no speech starting in them: no call, and no word made of the noise.
+    room = np.random.default_rng(3).normal(0, 20, 20 * 16000).astype(np.int16)
+    write_wav(tmp_path / "room.wav", room)
+    write_wav(tmp_path / "silence.wav", np.zeros(20 * 16000, np.int16))
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    assert run_hear(parser.parse_args(["--json", "--engine", "bundled", str(tmp_path)])) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(line["text"], line["call"]) for line in lines] == [("", None), ("", None)]
+
+
 def test_hear_without_files_says_so(capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)

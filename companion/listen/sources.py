@@ -203,6 +203,10 @@ def decode_span(engine: Engine, samples: np.ndarray,
     the decoder something to mistake for words. `found`: the endpoint.utterances already
     found in `samples` (taken as one)."""
     found = utterances(samples, settings) if found is None else found
+    if not found and len(samples) > settings.max_utterance * SAMPLE_RATE:
+        # Minutes of a room with no speech starting in them hold no call; decoding all of it
+        # would take as long and only find words in the noise.
+        return Recognition("", voiced=False)
     if not found:  # no start of speech found (it may start with the file): all of it
         whole = Segment(0, len(samples), len(samples), voice_peak(samples) if settings.use_voice_activity else None)
     else:
