@@ -216,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             suite = importlib.import_module(f"benchmarks.{args.suite}")
             return suite.main(list(args.bench_args))
     except CompanionError as error:
-        print(f"companion: {error}", file=sys.stderr)
+        for line in str(error).splitlines() or [""]:  # several problems at once: one line each
+            print(f"companion: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ncompanion: stopped.", file=sys.stderr)

@@ -345,3 +345,9 @@ def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
         assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
         assert "Traceback" not in result.stderr
         assert not journal.exists()
+    # every missing recording is named at once, each on a line of its own
+    result = run_companion("play", "--players", "Ana", "Ben", "--mute", "--journal", journal, "--input", "wav",
+                           tmp_path / "one.wav", tmp_path / "fine.wav", tmp_path / "two.wav", input_text="")
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        f"companion: {tmp_path / 'one.wav'}: no such file or folder",
+        f"companion: {tmp_path / 'two.wav'}: no such file or folder"]

@@ -343,17 +343,22 @@ class PromptedWavSource(WavSource):
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
+    """The WAV files named, a folder's in name order; every path that gives none is
+    reported at once, one line each."""
     files: list[Path] = []
+    problems = []
     for p in map(Path, paths):
         if p.is_dir():
             found = sorted(x for x in p.iterdir() if x.suffix.lower() == ".wav")
             if not found:
-                raise AudioFormatError(f"{p}: no .wav files in this folder")
+                problems.append(f"{p}: no .wav files in this folder")
             files += found
         elif p.is_file():
             files.append(p)
         else:
-            raise AudioFormatError(f"{p}: no such file or folder")
+            problems.append(f"{p}: no such file or folder")
+    if problems:
+        raise AudioFormatError("\n".join(problems))
     return files
 
 
