@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import enum
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Sequence, Union
 
 from companion.errors import CompanionError
 from companion.rules.bids import ACE, Bid
 from companion.rules.errors import BadSetup
+from companion.rules.names import folded, name_key
 
 MAX_SPOKEN_COUNT = 30
 
@@ -195,27 +195,16 @@ COMMAND_PHRASES: dict[str, Command] = {
 FILLERS = {"um", "uh", "er", "erm", "hmm", "ok", "okay", "so", "well", "please", "i", "bid",
            "say", "call", "there", "are", "there's", "theres", "of", "dice", "let's", "lets",
            "go", "then", "oh", "and", "like"}
-# Every word a call can hold: a player named one of them ("Paco", "Spot") would be taken
-# for the speaker of "one paco" or "spot on", so no player may be.
-CALL_WORDS = {w for table in (NUMBER_WORDS, NUMBER_MISHEARINGS, FACE_WORDS, FACE_MISHEARINGS, FILLERS,
-                              DUDO_PHRASES, CALZA_PHRASES, PALIFICO_PHRASES, COMMAND_PHRASES)
-              for phrase in table for w in phrase.split()}
-
-
-def _folded(text: str) -> str:
-    """Lower case with accents taken off ("Zoë" -> "zoe"), as names are typed either way."""
-    text = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in text if not unicodedata.combining(c))
-
-
-def name_key(name: str) -> str:
-    """A player's name as it is matched in what was typed or heard: lower case, no accents,
-    no hyphens or apostrophes ("José" -> "jose", "Jean-Luc" -> "jeanluc")."""
-    return re.sub(r"[-'’\s]", "", _folded(name))
+# Every word a call can hold, and every phrase of them run together: a player named one
+# ("Paco", "Spot", "Spoton") would be taken for the speaker of "one paco" or "spot on".
+_CALL_TABLES = (NUMBER_WORDS, NUMBER_MISHEARINGS, FACE_WORDS, FACE_MISHEARINGS, FILLERS,
+                DUDO_PHRASES, CALZA_PHRASES, PALIFICO_PHRASES, COMMAND_PHRASES)
+CALL_WORDS = {w.replace("'", "") for table in _CALL_TABLES for phrase in table
+              for w in (*phrase.split(), phrase.replace(" ", ""))}
 
 
 def _normalise(text: str) -> list[str]:
-    text = _folded(text).replace("what's", "what is").replace("’", "'")
+    text = folded(text).replace("what's", "what is").replace("’", "'")
     text = re.sub(r"(\d+)([a-z])", r"\1 \2", text)  # "9fives" -> "9 fives"
     text = re.sub(r"[^a-z0-9' ]+", " ", text.replace("-", " "))
     return [w.strip("'") if w not in FACE_MISHEARINGS else w for w in text.split()]
@@ -244,16 +233,17 @@ def _face(word: str) -> int | None:
 
 
 def _strip_name(words: list[str], players: Sequence[str]) -> tuple[str | None, list[str]]:
-    """The speaker named first (or last: "calza, Ben") and the words left. A name may come
-    as several words ("jean luc" for Jean-Luc)."""
-    names = {name_key(p): p for p in players}
-    longest = max((len(_normalise(p)) for p in players), default=0)
-    for n in range(min(longest, len(words)), 0, -1):
-        if "".join(words[:n]).replace("'", "") in names:
-            return names["".join(words[:n]).replace("'", "")], words[n:]
-    for n in range(min(longest, len(words) - 1), 0, -1):
-        if "".join(words[-n:]).replace("'", "") in names:
-            return names["".join(words[-n:]).replace("'", "")], words[:-n]
+    """The speaker named first (or last: "calza, Ben") and the words left. A name is its own
+    words ("jean luc" for Jean-Luc) or written as one ("jeanluc", "oneil" for O'Neil)."""
+    forms = sorted(((form, p) for p in players for form in {tuple(_normalise(p)), (name_key(p),)}),
+                   key=lambda fp: -len(fp[0]))
+    for form, player in forms:
+        if tuple(w.replace("'", "") for w in words[:len(form)]) == tuple(w.replace("'", "") for w in form):
+            return player, words[len(form):]
+    for form, player in forms:
+        if len(words) > len(form) and tuple(w.replace("'", "") for w in words[-len(form):]) == tuple(
+                w.replace("'", "") for w in form):
+            return player, words[:-len(form)]
     return None, words
 
 
@@ -341,18 +331,15 @@ def parse_call_or_none(text: str, players: Sequence[str] = ()) -> Call | None:
 
 def check_player_names(names: Sequence[str]) -> None:
     """Refuse names the parser could not tell apart from calls ("Five", "Dudo", "Ana Maria",
-    "Paco" of "one paco") or from each other ("José" and "Jose")."""
-    seen: dict[str, str] = {}
+    "Paco" of "one paco"). Names the referee would hear as one ("José" and "Jose") are the
+    game's to refuse (rules.Game)."""
     for name in names:
         key = name_key(name)
         if len(name.split()) != 1 or not re.fullmatch(r"[a-z]+", key):
             raise BadSetup(f"player names must be single words of Latin letters (accents, hyphens and "
                            f"apostrophes are fine); {name!r} is not")
-        if parse_call_or_none(name) is not None or any(w in CALL_WORDS for w in _normalise(name)):
+        if parse_call_or_none(name) is not None or key in CALL_WORDS:
             raise BadSetup(f"{name!r} is a word of the calls; choose another name for that player")
-        if key in seen:
-            raise BadSetup(f"{seen[key]!r} and {name!r} are one name to the referee; tell them apart")
-        seen[key] = name
 
 
 def describe_call(call: Call, ace_word: str = "pacos") -> str:

@@ -271,18 +271,15 @@ def _source(settings: PlaySettings, game):
     if settings.input == "text":
         return TextSource()
     from companion.listen.inputs import SpeechSettings, open_source
-    from companion.listen.vocabulary import LARGEST_COUNT, MAX_COUNT
+    from companion.listen.vocabulary import MAX_COUNT
 
     # Listen for counts up to the most dice this table can hold (a bigger table than the
-    # rulebooks' six players needs "forty"), without widening the grammar for the rest.
+    # rulebooks' six players needs "forty"), without widening the grammar for the rest; an
+    # engine that cannot hear that far says so as it starts.
     most_dice = len(game.players) * game.rules.max_dice
-    if most_dice > LARGEST_COUNT:
-        print(f"companion: counts above {LARGEST_COUNT} cannot be heard; type them instead",
-              file=sys.stderr)
     learn_names = settings.input == "mic" if settings.learn_names is None else settings.learn_names
     speech = SpeechSettings(engine=settings.engine, model=settings.model, device=settings.mic,
-                            max_count=min(LARGEST_COUNT, max(MAX_COUNT, most_dice)),
-                            learn_names=learn_names)
+                            max_count=max(MAX_COUNT, most_dice), learn_names=learn_names)
     return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech)
 
 

@@ -97,7 +97,10 @@ class Journal:
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:
+            pass  # only a failed append's text can be left to flush, and that error was raised then
 
     @classmethod
     def start(cls, path: Path, game: Game) -> "Journal":

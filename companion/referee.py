@@ -112,9 +112,7 @@ class Referee:
         hand was said before the stop (a kill between the last hand and the count it made)."""
         said: list[Announcement] = []
         if self.game.phase is Phase.REVEAL and self._hands and not self._hands_missing():
-            count, _ = self._count_bounds()
-            hands, self._hands = self._hands, {}
-            said = [announce.HandsMake(count), *self._apply(CountAction(count, hands))]
+            said = self._settle_from_hands()
         return [*said, announce.Resumed(self.status())]
 
     def learn_names(self, source: CallSource) -> bool:
@@ -397,10 +395,13 @@ class Referee:
         (player, dice), = checked.items()
         if missing:
             return [announce.GotHand(player, dice, tuple(missing))]
-        count, _ = self._count_bounds()  # every hand is in: the bounds meet
+        return [announce.GotHand(player, dice, ()), *self._settle_from_hands()]
+
+    def _settle_from_hands(self) -> list[Announcement]:
+        """The count every player's dice make, applied (every hand is in: the bounds meet)."""
+        count, _ = self._count_bounds()
         hands, self._hands = self._hands, {}
-        said = [announce.GotHand(player, dice, ()), announce.HandsMake(count)]
-        return said + self._apply(CountAction(count, hands))
+        return [announce.HandsMake(count), *self._apply(CountAction(count, hands))]
 
     def _hands_missing(self) -> list[str]:
         return [p for p in self.game.active_players if p not in self._hands]

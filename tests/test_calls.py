@@ -156,3 +156,11 @@ def test_a_big_tables_bid_of_a_hundred_or_more_is_a_bid():
     assert parse_call("100 fives") == BidCall(Bid(100, 5))
     with pytest.raises(UnparsableCall, match="a count from one up"):
         parse_call("0 fives")
+
+
+def test_a_name_is_matched_by_its_own_words_whoever_else_plays():
+    # "spot on" is a calza and "ben to fives" Ben's bid, with a hyphenated name at the table too
+    assert parse_call("spot on", ("Ana", "Ben", "Jean-Luc")) == CalzaCall()
+    assert parse_call("ben to fives", ("Ben", "Bento", "Jean-Luc")) == BidCall(Bid(2, 5), "Ben")
+    assert parse_call("anabel calza", ("Ana", "Anabel")) == CalzaCall("Anabel")
+    assert parse_call("lukasz calza", ("Łukasz", "Ben")) == CalzaCall("Łukasz")

@@ -103,10 +103,17 @@ def test_out_of_turn_and_unknown_players_change_nothing():
     assert g.actions == () and g.turn == "Ana"
 
 
-@pytest.mark.parametrize("players, message", [("Ana", "at least two"), ("Ana ana", "different name")])
+@pytest.mark.parametrize("players, message", [("Ana", "at least two"), ("Ana ana", "different name"),
+                                              ("José Jose", "different name"), ("Jean-Luc JeanLuc", "different name"),
+                                              ("Zoë zoe", "different name")])
 def test_bad_setups(players, message):
     with pytest.raises(BadSetup, match=message):
         Game(players.split())
+
+
+def test_a_player_is_found_by_their_name_typed_without_accents_or_hyphens():
+    g = Game(["José", "Jean-Luc"], first="jeanluc")
+    assert g.turn == "Jean-Luc" and g.player_named("JOSE") == "José"
 
 
 def test_more_than_six_players_work():

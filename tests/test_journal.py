@@ -318,3 +318,4 @@ def test_a_journal_that_cannot_be_written_mid_game_is_a_clear_error(tmp_path):
     journal = Journal(Path("/dev/full"))  # every write fails as on a full card
     with pytest.raises(JournalError, match="cannot write the journal /dev/full: No space left"):
         journal.append(Game(["Ana", "Ben"]).events)
+    journal.close()  # the text it could not write is not tried again on the way out

@@ -175,6 +175,9 @@ def test_a_table_bigger_than_the_recogniser_spells_is_heard_to_its_largest_count
     assert huge.decode(read_wav(tmp_path / "forty-nine.wav")).text == "forty nine"
     with pytest.raises(VocabularyError, match="counts up to 49, not 55"):
         CallRecogniser(PLAYERS, RecogniserSettings(max_count=55))
+    said.clear()
+    make_engine("bundled", None, PLAYERS, said.append, max_count=30)
+    assert "counts up to" not in said[0]  # an ordinary table is told nothing of it
 
 
 def test_undo_during_a_reveal_is_never_heard_as_a_count(engine, tmp_path):

@@ -103,7 +103,7 @@ def test_house_rules_from_toml(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case): 'Ana' and 'ana'"),
+    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case or accents): 'Ana' and 'ana'"),
     (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
@@ -133,6 +133,7 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     toml.write_text('rules = "pressman"\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert result.returncode == 2 and "'rules' must be a table of fields" in result.stderr
+    assert 'write preset = "pressman"' in result.stderr
     assert "Traceback" not in result.stderr
 
 

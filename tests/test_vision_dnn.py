@@ -63,6 +63,16 @@ def test_a_runtime_that_refuses_the_network_is_named_and_the_next_one_runs_it(mo
     np.testing.assert_allclose(forward(x), model.logits_from_features(x.reshape(2, -1)), atol=1e-3)
 
 
+def test_a_refusal_without_words_is_named_too(monkeypatch):
+    def refusing(data):
+        raise MemoryError()
+
+    monkeypatch.setitem(dnn._OPENERS, "onnxruntime", refusing)
+    model = load_model()
+    with pytest.warns(RuntimeWarning, match=r"runs by opencv: onnxruntime \(MemoryError\) refused it"):
+        assert load_onnx(onnx_bytes(model.weights, CHANNELS, PATCH), "face model", (1, CHANNELS, PATCH, PATCH))
+
+
 def test_a_missing_runtime_is_passed_over(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
     model = load_model()

@@ -150,16 +150,11 @@ def test_every_refusal_reason_has_words():
                                  BidRefusal.FACE_STAYS} == set(BidRefusal)
 
 
-@pytest.mark.parametrize("name", ["Five", "dudo", "Ana Maria", "calza", "42", "", "Paco", "Ace", "Joker", "Spot"])
+@pytest.mark.parametrize("name", ["Five", "dudo", "Ana Maria", "calza", "42", "", "Paco", "Ace", "Joker", "Spot",
+                                  "Spoton", "Doubtit", "Spot-On"])
 def test_names_that_sound_like_calls_are_refused(name):
     with pytest.raises(BadSetup):
         check_player_names(["Ana", name])
-
-
-@pytest.mark.parametrize("names", [["José", "Jose"], ["Jean-Luc", "JeanLuc"], ["Zoë", "zoe"]])
-def test_names_the_referee_would_hear_as_one_are_refused(names):
-    with pytest.raises(BadSetup, match="are one name to the referee"):
-        check_player_names(["Ana", *names])
 
 
 def test_a_name_in_another_script_is_refused_with_what_is_allowed():
@@ -168,4 +163,5 @@ def test_a_name_in_another_script_is_refused_with_what_is_allowed():
 
 
 def test_ordinary_names_are_fine():
-    check_player_names(["Ana", "Ben", "Cleo", "Jean-Luc", "O'Neil", "José", "Zoë"])
+    check_player_names(["Ana", "Ben", "Cleo", "Jean-Luc", "O'Neil", "José", "Zoë", "Ji-Won", "So-Yeon",
+                        "Łukasz", "Strauß"])

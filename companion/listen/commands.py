@@ -9,9 +9,9 @@ from pathlib import Path
 
 from companion.calls import describe_call, parse_call_or_none
 from companion.errors import CompanionError
-from companion.listen.audio import read_wav
+from companion.listen.audio import SAMPLE_RATE, read_wav
 from companion.listen import ENGINES
-from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.engine import ENGINE_THRESHOLD, Recognition
 from companion.listen.errors import AudioFormatError
 from companion.listen.microphone import list_microphones
 from companion.listen.sources import decode_span, expand_paths, make_engine
@@ -77,13 +77,18 @@ def _report(err: AudioFormatError) -> int:
 def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     # Each file is one utterance here, trimmed by the endpointer as in `play`.
     samples = read_wav(path)
-    from companion.listen.endpoint import utterances
+    from companion.listen.endpoint import EndpointSettings, utterances
 
     found = utterances(samples)
     if len(found) > 1:  # one line per file is the format; say what it leaves out
         print(f"companion: {path} holds {len(found)} utterances; hear reads a file as one call "
               "(play --input wav hears them one by one)", file=sys.stderr, flush=True)
-    result = decode_span(engine, samples, found=found)
+    if not found and len(samples) > EndpointSettings().max_utterance * SAMPLE_RATE:
+        # Longer than any call with no speech starting in it: no call. Decoding all of it (a
+        # file of a quiet room may run for minutes) would only find words in the noise.
+        result = Recognition("", voiced=False)
+    else:
+        result = decode_span(engine, samples, found=found)
     call = parse_call_or_none(result.text, args.players)
     # "call" is what the referee would act on: null below the confidence line or where no
     # voice was heard, while "text" still shows what the recogniser made of the sound.

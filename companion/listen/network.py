@@ -39,6 +39,8 @@ class CallNetwork:
             raise ModelError(f"the call recogniser's model is missing: {path}") from None
         except KeyError:
             raise ModelError(f"{unreadable} (it has no model card)") from None
+        except (IsADirectoryError, PermissionError) as err:
+            raise ModelError(f"cannot read the call recogniser's model {path}: {err.strerror}") from None
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError) as err:
             # numpy's own words for a file that is no .npz of arrays (one suggests loading
             # pickles, which a model file never needs) say less than what to do

@@ -36,7 +36,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     """Pick and load an engine: Vosk when a Vosk model is given or installed, otherwise the
     bundled call recogniser (speech embedding + call network). `max_count`: the largest
     count to listen for (default: thirty, six players' dice)."""
-    from companion.listen.vocabulary import MAX_COUNT
+    from companion.listen.vocabulary import LARGEST_COUNT, MAX_COUNT
 
     max_count = max_count or MAX_COUNT
     from companion.listen.vosk_engine import VoskEngine, find_model, models_dirs
@@ -57,8 +57,9 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         if model_dir is None:
             raise ModelError(f"no Vosk model in {' or '.join(map(str, models_dirs()))}: run 'companion models download' "
                              "or pass --model PATH (or use the bundled engine)")
-        chosen: Engine = VoskEngine(model_dir, players, max_count)
-        what = f"vosk ({model_dir})"
+        chosen: Engine = VoskEngine(model_dir, players, min(max_count, LARGEST_COUNT))
+        what = f"vosk ({model_dir})" + (
+            f"; it hears counts up to {LARGEST_COUNT}: type a bigger one" if max_count > LARGEST_COUNT else "")
     else:
         from companion.listen.recogniser import CallRecogniser, RecogniserSettings
         from companion.listen.tokens import LARGEST_SPELT
@@ -203,10 +204,6 @@ def decode_span(engine: Engine, samples: np.ndarray,
     the decoder something to mistake for words. `found`: the endpoint.utterances already
     found in `samples` (taken as one)."""
     found = utterances(samples, settings) if found is None else found
-    if not found and len(samples) > settings.max_utterance * SAMPLE_RATE:
-        # Minutes of a room with no speech starting in them hold no call; decoding all of it
-        # would take as long and only find words in the noise.
-        return Recognition("", voiced=False)
     if not found:  # no start of speech found (it may start with the file): all of it
         whole = Segment(0, len(samples), len(samples), voice_peak(samples) if settings.use_voice_activity else None)
     else:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from companion.calls import COMMAND_PHRASES, BidCall, name_key, number_words, parse_call_or_none
+from companion.calls import COMMAND_PHRASES, BidCall, number_words, parse_call_or_none
 from companion.errors import CompanionError
+from companion.rules.names import name_key
 from companion.sources import Expect
 
 

@@ -44,6 +44,7 @@ from companion.rules.events import (
     RoundStarted,
 )
 from companion.rules.presets import CalzaCaller, CalzaStarter, DudoCaller, DudoLoss, FaceChange, Rules
+from companion.rules.names import name_key
 
 DUDO = "dudo"
 CALZA = "calza"
@@ -91,12 +92,12 @@ class Game:
             raise BadSetup("a game needs at least two players")
         if any(not n for n in names):
             raise BadSetup("a player's name cannot be empty")
-        lowered = [n.lower() for n in names]
-        twice = sorted({n for n in lowered if lowered.count(n) > 1})
+        keys = [name_key(n) for n in names]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
         if twice:
-            # Names are heard without case, so "Ana" and "ana" are one name said twice.
-            said = "; ".join(" and ".join(repr(n) for n in names if n.lower() == low) for low in twice)
-            raise BadSetup(f"each player needs a different name (names are heard without case): {said}")
+            # Names are heard without case or accents, so "Ana" and "ana" are one name said twice.
+            said = "; ".join(" and ".join(repr(n) for n in names if name_key(n) == key) for key in twice)
+            raise BadSetup(f"each player needs a different name (names are heard without case or accents): {said}")
         self.players: tuple[str, ...] = tuple(names)
         if first is None:
             first = self.players[0]
@@ -160,7 +161,7 @@ class Game:
 
     def player_named(self, name: str) -> str:
         for p in self.players:
-            if p.lower() == name.strip().lower():
+            if name_key(p) == name_key(name):
                 return p
         raise UnknownPlayer(name, self.players)
 

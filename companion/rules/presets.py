@@ -218,8 +218,9 @@ def load_house_rules(path: Path, base: Rules) -> Rules:
         raise RulesFileError(f"house rules {path} are not valid TOML: {exc}") from None
     table = data.get("rules", data)
     if not isinstance(table, dict):
+        example = table if isinstance(table, str) else DEFAULT_PRESET
         raise RulesFileError(f"house rules {path}: 'rules' must be a table of fields ([rules]); "
-                             f"to start from a preset, write preset = \"pressman\"")
+                             f"to start from a preset, write preset = \"{example}\"")
     table = dict(table)
     if "preset" in table:
         base = get_preset(str(table.pop("preset")))

@@ -174,7 +174,9 @@ def load_onnx(data: bytes, what: str, input_shape, runtimes=RUNTIMES) -> Callabl
         except ImportError:  # not installed: the next runtime, as designed
             continue
         except Exception as err:  # its own error on these bytes: the next runtime, said
-            refused.append(f"{runtime} ({type(err).__name__}: {str(err).strip().splitlines()[0][:200]})")
+            first_line = (str(err).strip().splitlines() or [""])[0][:200]
+            refused.append(f"{runtime} ({type(err).__name__}: {first_line})" if first_line else
+                           f"{runtime} ({type(err).__name__})")
             continue
         if refused:
             warnings.warn(f"the {what} runs by {runtime}: {', '.join(refused)} refused it", RuntimeWarning)

@@ -1,0 +1,22 @@
+"""How a player's name is told apart: the one key the game, the parser and the recognisers
+compare names by, so "José" typed as "jose" or "Jean-Luc" as "jean luc" is the same player."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Latin letters that carry no separable accent, as people type them without the letter.
+_PLAIN = str.maketrans({"ß": "ss", "ø": "o", "ł": "l", "æ": "ae", "œ": "oe", "đ": "d", "þ": "th", "ð": "d"})
+
+
+def folded(text: str) -> str:
+    """Lower case with accents taken off ("Zoë" -> "zoe", "Łukasz" -> "lukasz")."""
+    text = unicodedata.normalize("NFKD", text.lower().translate(_PLAIN))
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def name_key(name: str) -> str:
+    """A player's name as names are compared: lower case, no accents, no hyphens, apostrophes
+    or spaces ("José" -> "jose", "Jean-Luc" -> "jeanluc", "O'Neil" -> "oneil")."""
+    return re.sub(r"[-'’\s]", "", folded(name))
