@@ -340,6 +340,9 @@ def check_player_names(names: Sequence[str]) -> None:
                            f"apostrophes are fine); {name!r} is not")
         if parse_call_or_none(name) is not None or key in CALL_WORDS:
             raise BadSetup(f"{name!r} is a word of the calls; choose another name for that player")
+        said = " ".join(_normalise(name))  # "Ben-Calza" said is "ben calza": Ben's calza
+        if parse_call_or_none(said, [n for n in names if n != name]) is not None:
+            raise BadSetup(f"{name!r} said aloud is a call ({said!r}); choose another name for that player")
 
 
 def describe_call(call: Call, ace_word: str = "pacos") -> str:

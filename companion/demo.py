@@ -240,9 +240,10 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
         table = SpokenTable(names + lines, voices, folder)
         game = Game(PLAYERS, rules)
         path = journal or folder / "demo.jsonl"
-        record = journals.Journal.start(path, game)
+        # the speaker and the recogniser before the journal: one that cannot start leaves no game behind
         speaker = Speakers((table, announcer(mute, wav_out, warn)))  # the players hear it first
         source = Recordings(table, make_engine("bundled", players=PLAYERS))
+        record = journals.Journal.start(path, game)
         shown = None
         if display:
             from companion.display.live import open_display

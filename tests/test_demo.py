@@ -36,3 +36,11 @@ def test_the_demo_game_is_heard_and_refereed_as_the_typed_game(tmp_path):
         assert f"{player} (gmw/" in demo.stdout
     with wave.open(str(said)) as recording:
         assert recording.getnframes() / recording.getframerate() > 30  # a whole game of sentences
+
+
+def test_a_demo_that_cannot_speak_where_asked_leaves_no_journal(tmp_path):
+    journal = tmp_path / "demo.jsonl"
+    demo = subprocess.run([sys.executable, "-m", "companion", "demo", "--mute", "--wav-out", str(tmp_path),
+                           "--journal", str(journal)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert demo.returncode != 0 and "it is a folder" in demo.stderr and "Traceback" not in demo.stderr
+    assert not journal.exists()  # the next run can use the same path

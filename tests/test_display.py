@@ -99,6 +99,26 @@ def test_a_port_in_use_is_one_clear_error():
             DisplayServer("127.0.0.1", port).start()
 
 
+def test_a_host_name_whose_lookup_never_answers_is_one_clear_error(monkeypatch):
+    import companion.display.server as server
+
+    def hanging(*args, **kwargs):
+        time.sleep(3)
+        raise socket.gaierror(-3, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(server, "START_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    with pytest.raises(DisplayError, match="slow.example:8765 did not start listening within 0.5 s"):
+        DisplayServer("slow.example", 8765).start()
+
+
+def test_a_display_on_every_address_is_shown_at_this_machines_address():
+    for host in ("0.0.0.0", "::"):
+        url = DisplayServer(host, 8765).url
+        assert url.startswith("http://") and url.endswith(":8765/")
+        assert "0.0.0.0" not in url and "[::]" not in url
+
+
 def test_a_display_that_fails_never_stops_the_game():
     class BrokenServer:
         def publish(self, state):
@@ -144,6 +164,7 @@ def test_play_warns_when_the_display_is_seen_beyond_this_machine(tmp_path):
     result = play("--journal", str(tmp_path / "g.jsonl"), "--display-host", "0.0.0.0",
                   "--display-port", "0", script="")
     assert "anyone on the network can open it" in result.stderr
+    assert "http://0.0.0.0" not in result.stderr  # an address a tablet can open
     assert play("--display-port", "70000").stderr.strip() == (
         "companion: --display-port must be a port number (0-65535), not 70000")
 

@@ -109,7 +109,8 @@ def play(game, journal, fn, *args):
 
 
 def test_a_finished_game_has_its_winner_and_its_names_escaped_on_the_page(tmp_path):
-    players = ("Ana <b>", "Ben & Co", "Cleo")
+    # names as an edited journal may hold them: markup, and "$", which charts read as a formula
+    players = ("Ana <b>", "Ben & Co", "Cleo$\\frac$")
     game = Game(players, get_preset("asmodee").replace(starting_dice=1, max_dice=1))
     path = tmp_path / "finished.jsonl"
     journal = Journal.start(path, game)
@@ -117,23 +118,23 @@ def test_a_finished_game_has_its_winner_and_its_names_escaped_on_the_page(tmp_pa
     play(game, journal, game.dudo, "Ben & Co")
     play(game, journal, game.reveal, 0)  # Ana is out: Ben opens
     play(game, journal, game.bid, "Ben & Co", Bid(1, 3))
-    play(game, journal, game.dudo, "Cleo")
+    play(game, journal, game.dudo, "Cleo$\\frac$")
     play(game, journal, game.reveal, 1)  # the bid held: Cleo is out and Ben has won
     journal.close()
     assert game.phase is Phase.OVER
 
     recap, _ = read_recap(path)
     assert recap.winner == "Ben & Co" and len(recap.rounds) == 2
-    assert dict(recap.final_dice) == game.dice == {"Ana <b>": 0, "Ben & Co": 1, "Cleo": 0}
+    assert dict(recap.final_dice) == game.dice == {"Ana <b>": 0, "Ben & Co": 1, "Cleo$\\frac$": 0}
     assert [recap.dice_series(p) for p in players] == [[1, 0, 0], [1, 1, 1], [1, 1, 0]]
-    assert dict(recap.rounds[1].dice_at_start) == {"Ana <b>": 0, "Ben & Co": 1, "Cleo": 1}
+    assert dict(recap.rounds[1].dice_at_start) == {"Ana <b>": 0, "Ben & Co": 1, "Cleo$\\frac$": 1}
 
     page = write_recap(recap, tmp_path / "out", "Recap")
     text = page.read_text()
     assert "Ana &lt;b&gt;" in text and "Ben &amp; Co" in text and "Ana <b>" not in text
     assert "Ben &amp; Co won after 2 rounds." in text
     assert "the bid was wrong: Ana &lt;b&gt; lost a die" in text
-    assert "the bid held: Cleo lost a die" in text
+    assert "the bid held: Cleo$\\frac$ lost a die" in text
 
 
 def test_recap_journal_writes_the_page_and_charts_beside_the_journal(tmp_path, capsys):

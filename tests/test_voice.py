@@ -157,6 +157,12 @@ def test_names_that_sound_like_calls_are_refused(name):
         check_player_names(["Ana", name])
 
 
+def test_a_name_that_said_aloud_is_another_players_call_is_refused():
+    with pytest.raises(BadSetup, match="'Ben-Calza' said aloud is a call \\('ben calza'\\)"):
+        check_player_names(["Ana", "Ben", "Ben-Calza"])
+    check_player_names(["Ana", "Bob", "Ben-Calza"])  # without a Ben it is only a name
+
+
 def test_a_name_in_another_script_is_refused_with_what_is_allowed():
     with pytest.raises(BadSetup, match="Latin letters"):
         check_player_names(["Ana", "Иван"])

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import resources
 from typing import Any
 
@@ -17,6 +19,8 @@ from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies and browsers from giving up
+START_TIMEOUT_S = 10.0  # a host name whose lookup takes longer is refused
+ANY_ADDRESS = ("0.0.0.0", "::", "")  # listen on every address (a tablet's setup)
 
 
 class DisplayError(CompanionError):
@@ -35,7 +39,10 @@ class DisplayServer:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """Where to open the page; for a server on every address, this machine's address on
+        the network (a tablet cannot open 0.0.0.0)."""
+        host = _network_address() if self.host in ANY_ADDRESS else self.host
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}/"
 
     def start(self) -> str:
@@ -48,7 +55,11 @@ class DisplayServer:
         self._thread = threading.Thread(target=self._serve, args=(started,), name="display",
                                         daemon=True)
         self._thread.start()
-        error = started.exception(timeout=10)
+        try:
+            error = started.exception(timeout=START_TIMEOUT_S)
+        except FutureTimeout:  # a host name whose lookup never answers
+            raise DisplayError(f"{self.host}:{self.port} did not start listening within "
+                               f"{START_TIMEOUT_S:g} s (is the host name right?)") from None
         if error is not None:
             raise DisplayError(_why_not(error, self.host, self.port)) from None
         return self.url
@@ -70,6 +81,8 @@ class DisplayServer:
         self._loop = None
         try:
             asyncio.run_coroutine_threadsafe(self._stop(), loop).result(timeout=5)
+            # stopped only now: stopping inside _stop kept its result from ever arriving
+            loop.call_soon_threadsafe(loop.stop)
         except Exception:  # closing must never be what stops the companion
             pass
         if self._thread is not None:
@@ -116,7 +129,6 @@ class DisplayServer:
             queue.put_nowait(None)  # each stream ends
         if self._runner is not None:
             await self._runner.cleanup()
-        asyncio.get_running_loop().stop()
 
     def _send(self, state: dict[str, Any]) -> None:
         for queue in self._clients:
@@ -174,3 +186,14 @@ def _why_not(error: BaseException, host: str, port: int) -> str:
             return f"cannot listen on {host!r}: {error.strerror or error}"
         return f"cannot listen on {host}:{port}: {error.strerror or error}"
     return f"cannot start the web server: {error}"
+
+
+def _network_address() -> str:
+    """This machine's address on its network (the interface a packet out would leave by; none is
+    sent), or its host name where it has no route."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never a real host
+            return probe.getsockname()[0]
+    except OSError:
+        return socket.gethostname()

@@ -154,11 +154,13 @@ def write_recap(recap: Recap, out_dir: Path, title: str) -> Path:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         images = []
-        if any(r.bids for r in recap.rounds):
-            _bids_chart(plt, recap, out_dir / "bids.png")
-            images.append("bids.png")
-        _dice_chart(plt, recap, out_dir / "dice.png")
-        _success_chart(plt, recap, out_dir / "success.png")
+        # names are printed as written: "$" in one is no formula (matplotlib's math text)
+        with plt.rc_context({"text.parse_math": False}):
+            if any(r.bids for r in recap.rounds):
+                _bids_chart(plt, recap, out_dir / "bids.png")
+                images.append("bids.png")
+            _dice_chart(plt, recap, out_dir / "dice.png")
+            _success_chart(plt, recap, out_dir / "success.png")
         images += ["dice.png", "success.png"]
         page = out_dir / "index.html"
         page.write_text(render_html(recap, title, images), encoding="utf-8")
