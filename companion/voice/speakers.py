@@ -156,7 +156,8 @@ def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
 
 
 def _write_wav(path: Path, params, frames: bytes) -> None:
-    with wave.open(str(path), "wb") as out:
+    # the file opened first: a path that cannot be written fails before a half-made Wave_write
+    with open(path, "wb") as file, wave.open(file, "wb") as out:
         out.setnchannels(params.nchannels)
         out.setsampwidth(params.sampwidth)
         out.setframerate(params.framerate)
