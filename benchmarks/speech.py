@@ -30,8 +30,9 @@ nothing and is passed over):
            the rest were asked about, or change nothing, as "status" or a stray "no")
   again    call not acted on (nothing heard, ignored, or "say again")
   chatter  table talk acted on as a call (the summary also gives the share applied
-           unasked as a call that changes the game, and the share acted on while a "Did
-           you say ...?" waits, where a "no" in the talk would decline it)
+           unasked as a call that changes the game, the share acted on while a "Did
+           you say ...?" waits, where a "no" in the talk would decline it, and the share
+           given any reply at all, "Sorry, say again?" included)
   phrase   acc over calls said inside a phrase ("okay I bid nine fives please")
   lat50/90 end of speech -> call known: endpoint delay + the engine's finishing time, over
            the calls whose end the endpointer found
@@ -246,6 +247,8 @@ def metrics(rows: list[dict], settings=None) -> dict:
         "again": share(sum(not acted[id(r)] for r in calls), calls),
         "chatter_accepted": share(sum(acted[id(r)] for r in chatter), chatter),
         "chatter_moves": share(sum(moved(r) for r in chatter), chatter),
+        # talk given any reply, "Sorry, say again?" and refusals included: what the table hears
+        "chatter_answered": share(sum(verdict[id(r)] not in (None, Verdict.IGNORE) for r in chatter), chatter),
         # the same talk while a "Did you say ...?" waits, where a "no" heard in it declines
         "chatter_when_asked": share(sum(hearing(r, settings, asking=True) in (Verdict.ASK, Verdict.APPLY)
                                         for r in chatter), chatter),
@@ -317,7 +320,8 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
         "real_noisy_mean_accuracy": float(np.mean(real_noisy)) if real_noisy else nan,
         "silent_errors_max": worst[0], "silent_errors_max_where": worst[1],
         "wrong_moves_max": max(moves) if moves else nan,
-        **{key: main.get(key, nan) for key in ("chatter_accepted", "chatter_moves", "chatter_when_asked")},
+        **{key: main.get(key, nan) for key in ("chatter_accepted", "chatter_moves", "chatter_when_asked",
+                                                "chatter_answered")},
         "latency_median": every.get("latency_median", nan),
         "latency_p90": every.get("latency_p90", nan),
         "endpoint_missed": every.get("endpoint_missed", nan),
@@ -338,7 +342,8 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             + f"moves made unasked max {pct(o.get('wrong_moves_max'))})"
             + f", chatter accepted {pct(o['chatter_accepted'])} "
             + f"(moves made unasked {pct(o.get('chatter_moves'))}; "
-            + f"{pct(o.get('chatter_when_asked'))} with a question waiting)"
+            + f"{pct(o.get('chatter_when_asked'))} with a question waiting; "
+            + f"{pct(o.get('chatter_answered'))} given any reply)"
             + ("" if o.get("talk_acted_per_minute") is None
                else f", background talk acted on {o['talk_acted_per_minute']:.1f}/min")
             + ", latency p90 "

@@ -73,11 +73,13 @@ def test_chatter_acted_on_counts_as_accepted():
     rows = [row("dudo", SHORT, None, "chatter"),  # a short call is asked about from its line
             row("three twos", LINES.ignore_below / 2, None, "chatter"),  # passed over in silence
             row("three twos", APPLIED, None, "chatter"),  # applied
-            row("", 0.0, None, "chatter")]
+            row("", 0.0, None, "chatter"),
+            row("three twos", (LINES.ignore_below + LINES.reject_below) / 2, None, "chatter")]  # "say again?"
     m = speech.metrics(rows)
-    assert m["n_chatter"] == 4 and m["n_calls"] == 0
-    assert m["chatter_accepted"] == pytest.approx(2 / 4)
-    assert m["chatter_moves"] == pytest.approx(1 / 4)  # the applied bid; the dudo was asked about
+    assert m["n_chatter"] == 5 and m["n_calls"] == 0
+    assert m["chatter_accepted"] == pytest.approx(2 / 5)
+    assert m["chatter_moves"] == pytest.approx(1 / 5)  # the applied bid; the dudo was asked about
+    assert m["chatter_answered"] == pytest.approx(3 / 5)  # and the "Sorry, say again?"
     assert m["accuracy"] != m["accuracy"]  # no calls: nan, not a made-up 0
 
 
