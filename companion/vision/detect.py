@@ -14,13 +14,14 @@ It costs about 8 ms a 1280x720 frame on one core (companion.vision.dnn runs it).
 """
 from __future__ import annotations
 
+import functools
 import pathlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from companion.vision.dnn import BuiltOnFirstUse, detector_onnx, load_onnx
+from companion.vision.dnn import detector_onnx, load_onnx
 from companion.vision.errors import ModelError
 from companion.vision.model import MARGIN, PATCH, conv
 
@@ -91,21 +92,19 @@ class Detector:
 
     weights: tuple[np.ndarray, ...]  # w0 b0 w1 b1 ... one pair per LAYERS entry
     use_dnn: bool = True
-    # the network's forward pass by a runtime, built on first use (None where none loads it)
-    _forward: BuiltOnFirstUse = field(default_factory=BuiltOnFirstUse, init=False, repr=False, compare=False)
 
-    def maps(self, x: np.ndarray) -> np.ndarray:
-        """(OUTPUTS, h / STRIDE, w / STRIDE) output maps for one NCHW input."""
-        if self.use_dnn:
-            forward = self._forward.get(self._runtime_forward)
-            if forward is not None:
-                return forward(x)[0]
-        return self.maps_numpy(x)
-
-    def _runtime_forward(self):
+    @functools.cached_property
+    def _forward(self):
+        """The network's forward pass by a runtime, built on first use (None where none loads it)."""
         channels = self.weights[0].shape[0] // 9  # a 3x3 first layer's im2col rows
         return load_onnx(detector_onnx(self.weights, LAYERS, channels), "dice detector",
                          (1, channels, 4 * STRIDE, 4 * STRIDE))
+
+    def maps(self, x: np.ndarray) -> np.ndarray:
+        """(OUTPUTS, h / STRIDE, w / STRIDE) output maps for one NCHW input."""
+        if self.use_dnn and self._forward is not None:
+            return self._forward(x)[0]
+        return self.maps_numpy(x)
 
     def maps_numpy(self, x: np.ndarray) -> np.ndarray:
         """The reference forward pass in numpy (slow; the runtimes' must agree with it)."""

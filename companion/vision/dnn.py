@@ -186,19 +186,6 @@ def load_onnx(data: bytes, what: str, input_shape, runtimes=RUNTIMES) -> Callabl
     return None
 
 
-class BuiltOnFirstUse:
-    """A value made the first time it is asked for and kept, so a frozen dataclass can hold a
-    network's runtime forward pass without loading it at construction."""
-
-    def __init__(self) -> None:
-        self._made, self._value = False, None
-
-    def get(self, make: Callable[[], object]):
-        if not self._made:
-            self._value, self._made = make(), True
-        return self._value
-
-
 def _onnxruntime(data: bytes) -> Callable[[np.ndarray], np.ndarray]:
     import onnxruntime
 

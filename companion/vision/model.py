@@ -4,13 +4,14 @@ Classes: 0 not a die, 1..6 pip faces, 7 Paco (toucan) face, 8 a patch over sever
 """
 from __future__ import annotations
 
+import functools
 import pathlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from companion.vision.dnn import BuiltOnFirstUse, DnnForward
+from companion.vision.dnn import DnnForward
 from companion.vision.errors import ModelError
 
 PATCH = 32
@@ -101,14 +102,15 @@ class FaceModel:
     # Run by onnxruntime or OpenCV's DNN module (companion/vision/dnn.py), far faster than
     # numpy, when one loads it; built on first use.
     use_dnn: bool = True
-    _dnn: BuiltOnFirstUse = field(default_factory=BuiltOnFirstUse, init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def _dnn(self) -> DnnForward | None:
+        return DnnForward.build(self.weights, CHANNELS, PATCH)
 
     def logits(self, f: np.ndarray) -> np.ndarray:
         """Logits from features, the fast way when there is one."""
-        if self.use_dnn and len(f):
-            forward = self._dnn.get(lambda: DnnForward.build(self.weights, CHANNELS, PATCH))
-            if forward is not None:
-                return forward(f)
+        if self.use_dnn and len(f) and self._dnn is not None:
+            return self._dnn(f)
         return self.logits_from_features(f)
 
     def logits_from_features(self, f: np.ndarray) -> np.ndarray:
