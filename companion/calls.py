@@ -235,14 +235,17 @@ def _face(word: str) -> int | None:
 def _strip_name(words: list[str], players: Sequence[str]) -> tuple[str | None, list[str]]:
     """The speaker named first (or last: "calza, Ben") and the words left. A name is its own
     words ("jean luc" for Jean-Luc) or written as one ("jeanluc", "oneil" for O'Neil)."""
-    forms = sorted(((form, p) for p in players for form in {tuple(_normalise(p)), (name_key(p),)}),
-                   key=lambda fp: -len(fp[0]))
+    def bare(ws):  # "o'neil" typed either way
+        return tuple(w.replace("'", "") for w in ws)
+
+    forms = sorted(((bare(form), p) for p in players for form in (_normalise(p), [name_key(p)])),
+                   key=lambda fp: -len(fp[0]))  # the longest first: "jean luc" before "jean"
+    said = bare(words)
     for form, player in forms:
-        if tuple(w.replace("'", "") for w in words[:len(form)]) == tuple(w.replace("'", "") for w in form):
+        if said[:len(form)] == form:
             return player, words[len(form):]
     for form, player in forms:
-        if len(words) > len(form) and tuple(w.replace("'", "") for w in words[-len(form):]) == tuple(
-                w.replace("'", "") for w in form):
+        if len(words) > len(form) and said[-len(form):] == form:
             return player, words[:-len(form)]
     return None, words
 

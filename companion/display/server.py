@@ -81,9 +81,13 @@ class DisplayServer:
         self._loop = None
         try:
             asyncio.run_coroutine_threadsafe(self._stop(), loop).result(timeout=5)
-            # stopped only now: stopping inside _stop kept its result from ever arriving
-            loop.call_soon_threadsafe(loop.stop)
         except Exception:  # closing must never be what stops the companion
+            pass
+        try:
+            # stopped only now, whether or not _stop finished: stopping inside it kept its
+            # result from ever arriving
+            loop.call_soon_threadsafe(loop.stop)
+        except RuntimeError:  # the loop has already closed
             pass
         if self._thread is not None:
             self._thread.join(timeout=5)

@@ -57,22 +57,22 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         if model_dir is None:
             raise ModelError(f"no Vosk model in {' or '.join(map(str, models_dirs()))}: run 'companion models download' "
                              "or pass --model PATH (or use the bundled engine)")
-        chosen: Engine = VoskEngine(model_dir, players, min(max_count, LARGEST_COUNT))
-        what = f"vosk ({model_dir})" + (
-            f"; it hears counts up to {LARGEST_COUNT}: type a bigger one" if max_count > LARGEST_COUNT else "")
+        largest = LARGEST_COUNT
+        chosen: Engine = VoskEngine(model_dir, players, min(max_count, largest))
+        what = f"vosk ({model_dir})"
     else:
         from companion.listen.recogniser import CallRecogniser, RecogniserSettings
         from companion.listen.tokens import LARGEST_SPELT
 
-        # Its network spells numbers only so far; a bigger count is typed (and said so).
-        beyond = max_count > LARGEST_SPELT
-        max_count = min(max_count, LARGEST_SPELT)
-        settings = (RecogniserSettings.for_network(network, max_count=max_count) if network is not None
-                    else RecogniserSettings(max_count=max_count))
+        largest = LARGEST_SPELT  # its network spells numbers only so far
+        heard = min(max_count, largest)
+        settings = (RecogniserSettings.for_network(network, max_count=heard) if network is not None
+                    else RecogniserSettings(max_count=heard))
         chosen = CallRecogniser(players, settings)
         what = "bundled call recogniser (speech embedding + call network" + (
-            f" {network})" if network is not None else ")") + (
-            f"; it hears counts up to {LARGEST_SPELT}: type a bigger one" if beyond else "")
+            f" {network})" if network is not None else ")")
+    if max_count > largest:  # a bigger count is typed, and the table is told so
+        what += f"; it hears counts up to {largest}: type a bigger one"
     if announce:
         announce(f"speech engine: {what}")
     return chosen
