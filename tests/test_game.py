@@ -19,9 +19,10 @@ from companion.rules import (
     WrongPhase,
     get_preset,
 )
+from companion.rules.presets import CalzaCaller
 from companion.rules.events import DieLost, DieRegained, GameOver, PalificoDeclared, PlayerEliminated, RoundStarted
 
-PRESET_NAMES = ["asmodee", "pressman", "pressman-calza", "leaflet", "web", "wikipedia", "wikipedia-difference"]
+PRESET_NAMES = ["asmodee", "asmodee-own-round", "pressman", "pressman-calza", "leaflet", "web", "wikipedia", "wikipedia-difference"]
 
 
 def game(players="Ana Ben Cleo", preset="asmodee", dice=None, first=None, **changes):
@@ -404,6 +405,61 @@ def test_palifico_only_once_per_player():
     play_round(g, [(g.turn, (9, 3))], g.next_active_after(g.turn), 0)
     # whoever lost, nobody new reached one die for the first time except possibly the loser
     assert g.palifico_player != "Ana"
+
+
+def drop_to_one_win_back_and_drop_again(preset):
+    """Ana drops to one die (her palifico round), wins a die back with a calza, then drops
+    from two to one again."""
+    g = game("Ana Ben Cleo", preset, dice={"Ana": 2})
+    play_round(g, [("Ana", (3, 3))], "Ben", 2)  # one short (losing the difference: one die)
+    assert g.palifico_player == "Ana"
+    play_round(g, [("Ana", (1, 3))], "Ben", 1)  # Ben loses in Ana's round and opens the next
+    assert not g.is_palifico_round
+    g.bid("Ben", Bid(2, 3))
+    if g.rules.calza_caller is CalzaCaller.NEXT_PLAYER:
+        g.bid("Cleo", Bid(3, 3))  # so that Ana's turn is next
+    g.calza("Ana")
+    g.reveal(g.bids[-1][1].count)
+    assert g.dice["Ana"] == 2 and not g.is_palifico_round
+    count = 9
+    while True:  # bids go round until Ana has bid; the next player doubts, and it is one short
+        bidder = g.turn
+        g.bid(bidder, Bid(count, 3))
+        count += 1
+        if bidder == "Ana":
+            break
+    g.dudo(g.turn)
+    g.reveal(g.bids[-1][1].count - 1)
+    assert g.dice["Ana"] == 1 and g.turn == "Ana"
+    return g
+
+
+# Pressman's own palifico rules are pressman-calza's; calza is the way back to two dice here.
+@pytest.mark.parametrize("preset", [p for p in PRESET_NAMES if p not in ("leaflet", "pressman")])
+def test_a_second_drop_to_one_die_is_no_palifico(preset):
+    g = drop_to_one_win_back_and_drop_again(preset)
+    assert not g.is_palifico_round and g.aces_wild
+
+
+def test_the_leaflet_declares_palifico_at_every_drop_from_two_dice_to_one():
+    g = drop_to_one_win_back_and_drop_again("leaflet")
+    assert g.palifico_player == "Ana" and not g.aces_wild
+    assert any(isinstance(e, PalificoDeclared) and e.player == "Ana" for e in g._history[-1][1])
+
+
+@pytest.mark.parametrize("preset, ana_may_change", [("asmodee", False), ("asmodee-own-round", True)])
+def test_the_palifico_player_in_their_own_round_by_the_asmodee_readings(preset, ana_may_change):
+    g = palifico_game(preset)  # Ana's palifico round; Ben was palifico before
+    g.bid("Ana", Bid(1, 3))
+    g.bid("Ben", Bid(1, 4))  # Ben may change the face under both readings
+    g.bid("Cleo", Bid(2, 4))
+    assert g.may_change_face("Ana") is ana_may_change and not g.may_change_face("Cleo")
+    if ana_may_change:
+        g.bid("Ana", Bid(2, 5))
+    else:
+        with pytest.raises(IllegalBid) as caught:
+            g.bid("Ana", Bid(2, 5))
+        assert caught.value.reason is BidRefusal.FACE_STAYS
 
 
 # --- elimination and the end ---------------------------------------------------------------

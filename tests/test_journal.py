@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from companion.journal import Damage, Journal, JournalError, load_game, read_events, resume
-from companion.rules import Bid, Game, get_preset
+from companion.rules import Bid, Game, Rules, get_preset
+from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import EVENT_TYPES, Event, GameOver, HandShown, PlayerEliminated, Undone
 
 
@@ -54,17 +55,19 @@ def test_resume_rebuilds_exactly_the_same_state(tmp_path):
     assert [e.to_dict() for e in again.events] == [e.to_dict() for e in game.events]
 
 
-def test_a_journal_from_before_a_rules_field_was_added_still_resumes(tmp_path):
+@pytest.mark.parametrize("field", sorted(RULES_ADDED_LATER))
+def test_a_journal_from_before_a_rules_field_was_added_still_resumes(tmp_path, field):
     game, journal, path = started(tmp_path, preset="leaflet")
     act(game, journal, game.bid, "Ana", Bid(3, 4))
     journal.close()
     lines = path.read_text().splitlines()
     start = json.loads(lines[0])
-    del start["rules"]["palifico_opens_aces"]  # written by a version without the field
+    del start["rules"][field]  # written by a version without the field
     path.write_text("\n".join([json.dumps(start)] + lines[1:]) + "\n")
     again = load_game(path)
     assert again.last_bid == Bid(3, 4)
-    assert again.rules.palifico_opens_aces  # what that version did: the field's default
+    # what that version did: the field's default (the leaflet differs from it in two of them)
+    assert getattr(again.rules, field) == getattr(Rules(), field)
     start["rules"]["starting_dice"] = 3  # an edited start is still caught by what follows it
     path.write_text("\n".join([json.dumps(start)] + lines[1:]) + "\n")
     with pytest.raises(JournalError):

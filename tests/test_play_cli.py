@@ -259,7 +259,7 @@ def test_resume_refuses_a_corrupt_journal(tmp_path):
 
 def test_rules_command_lists_every_preset():
     result = run_companion("rules")
-    for name in ("asmodee (default)", "pressman", "pressman-calza", "leaflet", "web", "wikipedia",
+    for name in ("asmodee (default)", "asmodee-own-round", "pressman", "pressman-calza", "leaflet", "web", "wikipedia",
                  "wikipedia-difference"):
         assert name in result.stdout
     assert "dudo_loss = difference" in result.stdout

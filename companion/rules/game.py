@@ -181,10 +181,12 @@ class Game:
             return True
         rule = self.rules.palifico_face_change
         one_die = self.dice[player] == 1
+        was_palifico = player in self.been_palifico or (
+            self.rules.palifico_player_was_palifico and player == self.palifico_player)
         if rule is FaceChange.WAS_PALIFICO:
-            return player in self.been_palifico
+            return was_palifico
         if rule is FaceChange.WAS_PALIFICO_ON_ONE_DIE:
-            return player in self.been_palifico and one_die
+            return was_palifico and one_die
         if rule is FaceChange.ON_ONE_DIE:
             return one_die
         if rule is FaceChange.PALIFICO_PLAYER:
@@ -437,7 +439,7 @@ class Game:
         palifico = None
         if (self.rules.palifico and len(self.active_players) >= self.rules.palifico_min_players):
             for loser in losers:
-                if self.dice[loser] == 1 and loser not in self.been_palifico:
+                if self.dice[loser] == 1 and not (self.rules.palifico_once and loser in self.been_palifico):
                     palifico = loser
         if palifico is not None:
             events.append(PalificoDeclared(palifico))

@@ -73,6 +73,12 @@ class Rules:
     palifico: bool = True
     palifico_min_players: int = 3  # no palifico rounds once fewer players remain
     palifico_face_change: FaceChange = FaceChange.WAS_PALIFICO
+    # In their own palifico round, does the palifico player count as one who "was palifico"
+    # for palifico_face_change? Pressman says the change comes in a "subsequent" round.
+    palifico_player_was_palifico: bool = False
+    # One palifico round per player per game; False: one every time a player drops from two
+    # dice to one, again after winning a die back with calza.
+    palifico_once: bool = True
 
     def __post_init__(self) -> None:
         if self.starting_dice < 1:
@@ -127,7 +133,8 @@ class Rules:
 
 # Fields added after journals were first written: a journal without them was played by
 # their defaults (companion.journal fills them in on replay, and only them).
-RULES_ADDED_LATER = frozenset({"palifico_opens_aces", "one_die_opens_aces"})
+RULES_ADDED_LATER = frozenset({"palifico_opens_aces", "one_die_opens_aces",
+                               "palifico_player_was_palifico", "palifico_once"})
 
 
 def _plain(value: Any) -> Any:
@@ -142,6 +149,9 @@ PRESETS: dict[str, Rules] = {
     # Asmodee (Cosmo Fry and Alfredo Fernandini): toucan pacos, calza as the expert variant
     # open to any other player, the round after calza opened by whoever last lost a die.
     "asmodee": _BASE.replace(name="asmodee", ace_word="pacos"),
+    # Asmodee with "any player who already declared Palifico" read literally: the palifico
+    # player declared it as their round began, so may change the face in that round too.
+    "asmodee-own-round": _BASE.replace(name="asmodee-own-round", palifico_player_was_palifico=True),
     # Pressman 2008: aces; lost dice go into a pouch so the total is hidden; a one-die player
     # who was palifico before may change the face; calza is optional (see pressman-calza).
     "pressman": _BASE.replace(name="pressman", ace_word="aces", announce_dice_in_play=False,
@@ -153,9 +163,10 @@ PRESETS: dict[str, Rules] = {
                                     palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
     # The boxed-set leaflet: jokers, lost dice under the cup lid, never an opening on jokers
     # (it makes no palifico exception), in a palifico round the face cannot be changed "by
-    # other players" (so the palifico player may), anyone may call calza.
+    # other players" (so the palifico player may), anyone may call calza. Its palifico is
+    # announced whenever a player goes from two dice to one, with no once-a-game limit.
     "leaflet": _BASE.replace(name="leaflet", ace_word="jokers", announce_dice_in_play=False,
-                             palifico_opens_aces=False,
+                             palifico_opens_aces=False, palifico_once=False,
                              palifico_face_change=FaceChange.PALIFICO_PLAYER),
     # The web page: the calza caller opens the next round whatever the outcome; no calza in
     # a palifico round; players who were palifico before may change the face.
@@ -184,6 +195,7 @@ DEFAULT_PRESET = "asmodee"
 # What each preset is, in one line, for README and `companion rules`.
 PRESET_SOURCES = {
     "asmodee": "Asmodee rulebook (Fry and Fernandini)",
+    "asmodee-own-round": "Asmodee, the palifico player counting as 'already declared' in their own round",
     "pressman": "Pressman Toy 2008 rulebook, calza off (their optional rule)",
     "pressman-calza": "Pressman Toy 2008 rulebook with its optional calza rule",
     "leaflet": "the boxed-set leaflet (jokers, cup lid)",
