@@ -447,8 +447,11 @@ def test_the_leaflet_declares_palifico_at_every_drop_from_two_dice_to_one():
     assert any(isinstance(e, PalificoDeclared) and e.player == "Ana" for e in g._history[-1][1])
 
 
-@pytest.mark.parametrize("preset, ana_may_change", [("asmodee", False), ("asmodee-own-round", True)])
-def test_the_palifico_player_in_their_own_round_by_the_asmodee_readings(preset, ana_may_change):
+@pytest.mark.parametrize("preset, ana_may_change", [
+    ("asmodee", False), ("asmodee-own-round", True),
+    ("pressman", True),  # only "other players" are held to the face; Ana is on one die
+])
+def test_the_palifico_player_in_their_own_round(preset, ana_may_change):
     g = palifico_game(preset)  # Ana's palifico round; Ben was palifico before
     g.bid("Ana", Bid(1, 3))
     g.bid("Ben", Bid(1, 4))  # Ben may change the face under both readings

@@ -542,6 +542,8 @@ def test_asking_palifico_says_why_there_is_none():
     assert say(referee, "palifico") == "There are no palifico rounds under the asmodee rules."
     referee, _, _ = make()
     assert "first drops to one die" in say(referee, "palifico")
+    referee, _, _ = make(palifico_once=False)  # the leaflet's palifico, at every drop
+    assert say(referee, "palifico").endswith("palifico comes when a player drops from two dice to one.")
 
 
 def test_a_spoken_count_is_always_read_back_before_it_settles_anything():

@@ -110,8 +110,12 @@ def test_event_sentences_use_the_presets_words():
     assert "count the threes only, pacos are not wild" in describe_event(challenge, asmodee)
     start = RoundStarted(2, "Ana", {"Ana": 1, "Ben": 3}, "Ana")
     assert describe_event(start, pressman) == ("Round two. Ana opens. Palifico round for Ana: "
-                                               "aces are not wild and the face stays, except for "
-                                               "a player on one die who has been palifico before.")
+                                               "aces are not wild and the face stays, except for Ana "
+                                               "and a player on one die who has been palifico before.")
+    assert describe_event(start, asmodee).endswith(
+        "the face stays, except for a player who has been palifico before.")
+    assert describe_event(start, get_preset("asmodee-own-round")).endswith(
+        "the face stays, except for Ana and a player who has been palifico before.")
     # Each preset's own rule for who may change the face is said, never a blanket "stays".
     assert describe_event(start, get_preset("leaflet")).endswith(
         "jokers are not wild and the face stays, except for Ana.")

@@ -141,8 +141,11 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else value
 
 
-# Where a rulebook is silent the base applies, as most of them state it: no calza in a
-# palifico round or with two players left, and no palifico rounds with two players left.
+# Where a rulebook is silent the base applies: no palifico rounds with two players left (as
+# Pressman, Asmodee and the web page say), no calza with two players left (Pressman alone says
+# so) and none in a palifico round (Pressman and the web page). Asmodee, the leaflet and
+# Wikipedia are silent on calza's limits; `calza_min_players = 2` and `calza_in_palifico = true`
+# read them literally.
 _BASE = Rules()
 
 PRESETS: dict[str, Rules] = {
@@ -152,14 +155,17 @@ PRESETS: dict[str, Rules] = {
     # Asmodee with "any player who already declared Palifico" read literally: the palifico
     # player declared it as their round began, so may change the face in that round too.
     "asmodee-own-round": _BASE.replace(name="asmodee-own-round", palifico_player_was_palifico=True),
-    # Pressman 2008: aces; lost dice go into a pouch so the total is hidden; a one-die player
-    # who was palifico before may change the face; calza is optional (see pressman-calza).
+    # Pressman 2008: aces; lost dice go into a pouch so the total is hidden; in a palifico
+    # round "other players" may not change the face (so the palifico player, on one die, may),
+    # except a one-die player who was palifico before; calza is optional (see pressman-calza).
     "pressman": _BASE.replace(name="pressman", ace_word="aces", announce_dice_in_play=False,
                               calza=False, calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
-                              palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
+                              palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE,
+                              palifico_player_was_palifico=True),
     "pressman-calza": _BASE.replace(name="pressman-calza", ace_word="aces",
                                     announce_dice_in_play=False, calza=True,
                                     calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
+                                    palifico_player_was_palifico=True,
                                     palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
     # The boxed-set leaflet: jokers, lost dice under the cup lid, never an opening on jokers
     # (it makes no palifico exception), in a palifico round the face cannot be changed "by

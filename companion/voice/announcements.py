@@ -203,7 +203,8 @@ class PalificoInfo:
         if self.players_left < rules.palifico_min_players:
             return [f"This is not a palifico round: there are none with fewer than "
                     f"{number_words(rules.palifico_min_players)} players left."]
-        return ["This is not a palifico round; palifico comes when a player first drops to one die."]
+        when = "first drops to one die" if rules.palifico_once else "drops from two dice to one"
+        return [f"This is not a palifico round; palifico comes when a player {when}."]
 
 
 # --- the count ------------------------------------------------------------------------------

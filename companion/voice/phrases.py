@@ -105,6 +105,9 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
             text += f" {count_of(total).capitalize()} in play."
         if event.palifico:
             changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=event.palifico)
+            if rules.palifico_player_was_palifico and rules.palifico_face_change in (
+                    FaceChange.WAS_PALIFICO, FaceChange.WAS_PALIFICO_ON_ONE_DIE):
+                changers = changers.replace(", except for a player", f", except for {event.palifico} and a player")
             text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{changers}."
         return text
     if isinstance(event, BidMade):
