@@ -118,6 +118,10 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if call is None:
         return Decision(Verdict.IGNORE)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
+    if call != heard.best and verdict is Verdict.APPLY and not changes_nothing(call):
+        # The confidence is the best reading's; another reading, however close, has not
+        # earned it: it is asked about, never applied unasked.
+        verdict = Verdict.ASK
     if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
         verdict = Verdict.SAY_AGAIN
     if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and heard_twice(call, heard, moment, policy):

@@ -30,6 +30,7 @@ from companion.rules.events import (
     EventFormatError,
     GameStarted,
     HandShown,
+    HandTakenBack,
     Undone,
 )
 
@@ -260,6 +261,10 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
         except _BAD_DATA as exc:
             raise _DoesNotReplay(f"shows dice that cannot be shown: {exc}") from None
         return [event]
+    if isinstance(event, HandTakenBack):
+        if game.phase is not Phase.REVEAL or event.player not in hands_so_far(events[:i]):
+            raise _DoesNotReplay("takes back a hand that was not said")
+        return [event]
     if event.type not in ACTION_TYPES:
         raise _DoesNotReplay(f"({event.type}) does not follow from the game so far")
     try:
@@ -275,13 +280,17 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
 def hands_so_far(events: Sequence[Event]) -> dict[str, tuple[int, ...]]:
     """The dice said at the reveal in progress: the hands journalled since the last action."""
     start = len(events)
-    while start and isinstance(events[start - 1], HandShown):
+    while start and isinstance(events[start - 1], (HandShown, HandTakenBack)):
         start -= 1
     hands: dict[str, tuple[int, ...]] = {}
     for event in events[start:]:
         # In the order said, as the referee keeps them (and a count made from them is
-        # written); a hand said again replaces the first.
-        hands[event.player] = event.dice
+        # written); a hand said again replaces the first, and one taken back is gone.
+        if isinstance(event, HandTakenBack):
+            hands.pop(event.player, None)
+        else:
+            hands.pop(event.player, None)
+            hands[event.player] = event.dice
     return hands
 
 

@@ -19,12 +19,12 @@ from typing import Callable, Mapping, Protocol, Sequence
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     describe_call, parse_call)
-from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, decide, is_answer, unsure_call,
-                               why_ignored)
+from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
+                               unsure_call, why_ignored)
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching)
-from companion.rules.events import Event, HandShown, Undone
+from companion.rules.events import Event, HandShown, HandTakenBack, Undone
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
@@ -193,7 +193,7 @@ class Referee:
             self._declined = None  # once: the next call heard, taken or not, ends it
         asked = self._pending
         announcements = self._act_on(heard, decision)
-        self._let_question_lapse(asked, heard, decision)
+        announcements += self._let_question_lapse(asked, heard, decision)
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
 
     def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:
@@ -207,6 +207,14 @@ class Referee:
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
                                            heard.unknown_player)]
         assert call is not None
+        pending = self._pending
+        if pending is not None and _turn_move(pending) and _move(call) and decision.verdict in (
+                Verdict.ASK, Verdict.APPLY):
+            if call == pending and decision.verdict is Verdict.APPLY:
+                return self._handle(pending)  # said again, and clearly: that is a yes
+            # Whose turn it is, and what the next move raises or challenges, hang on the
+            # answer: a move taken now would go to the wrong player or the wrong bid.
+            return [announce.StillAsking(pending)]
         if decision.verdict is Verdict.ASK:
             self._pending = call
             return [announce.AskToConfirm(call)]
@@ -216,19 +224,23 @@ class Referee:
             return refused
         return self._handle(call)
 
-    def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> None:
+    def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> list[Announcement]:
         """Count the spoken utterances that went by a waiting question, and drop it after
-        `question_lapses_after` of them (a new question starts the count again)."""
+        `question_lapses_after` of them (a new question starts the count again), saying so:
+        the table must know that call was not taken."""
         if asked is None or self._pending is not asked:
             self._not_answered = 0
-            return
-        if not heard.spoken or (decision.call is not None and is_answer(decision.call)):
-            return  # typed, silence, a beep or an answer: nobody talked past the question
+            return []
+        if not heard.spoken or (decision.call is not None and (
+                is_answer(decision.call) or changes_nothing(decision.call))):
+            return []  # typed, silence, a beep, an answer, "repeat": nobody talked past it
         self._not_answered += 1
-        if self._not_answered >= self.settings.hearing.question_lapses_after:
-            self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
-                      f"{self._not_answered} utterances went by the question)")
-            self._pending, self._not_answered = None, 0
+        if self._not_answered < self.settings.hearing.question_lapses_after:
+            return []
+        self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
+                  f"{self._not_answered} utterances went by the question)")
+        self._pending, self._not_answered = None, 0
+        return [announce.QuestionDropped(asked, self.status())]
 
     def _allowed(self, call: Call) -> bool:
         """Would the rules take this move now? (Questions are not moves.)"""
@@ -261,10 +273,12 @@ class Referee:
             self._hands_missing() == [self.game.player_named(call.player)])
 
     def _asks_back(self, call: Call) -> bool:
-        """A bare calza that several may call is answered with "Who calls calza?"."""
+        """A bare calza that someone other than the player to move may call is answered with
+        a question of its own: "Who calls calza?", or "Did you say Cleo calza?" when only
+        Cleo may (the name may be what went unheard, and someone else who said it)."""
         return (isinstance(call, CalzaCall) and call.speaker is None
                 and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
-                and len(self._calza_callers()) > 1)
+                and len(self._calza_callers()) >= 1)
 
     # --- acting -------------------------------------------------------------------------------
 
@@ -323,7 +337,8 @@ class Referee:
             return [announce.CalzaNotPlayed()]
         eligible = self._calza_callers()
         if len(eligible) == 1:
-            return self._challenge(CALZA, eligible[0])
+            self._pending = CalzaCall(eligible[0])
+            return [announce.AskToConfirm(self._pending)]
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []
@@ -390,6 +405,8 @@ class Referee:
             return [announce.HandsStayHidden()]
         checked = game.check_hands({call.player: call.dice})
         self._record([HandShown(player, dice) for player, dice in checked.items()])
+        for player in checked:  # kept in the order last said, so "take it back" takes the last
+            self._hands.pop(player, None)
         self._hands.update(checked)
         missing = self._hands_missing()
         (player, dice), = checked.items()
@@ -419,6 +436,14 @@ class Referee:
             had, self._pending = self._pending, None
             self._declined = had
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
+        if self._pending is not None:  # "take it back" while asking takes back the question
+            had, self._pending = self._pending, None
+            return [announce.QuestionDropped(had, self.status())]
+        if self.game.phase is Phase.REVEAL and self._hands:  # ... and at a reveal, the last hand
+            player = list(self._hands)[-1]
+            del self._hands[player]
+            self._record([HandTakenBack(player)])
+            return [announce.HandTakenBack(player, tuple(self._hands_missing()))]
         return self._undo()
 
     def _undo(self) -> list[Announcement]:
@@ -433,6 +458,16 @@ class Referee:
 
     def status(self) -> announce.Status:
         return announce.Status.of(self.game, tuple(self._hands))
+
+
+def _move(call: Call) -> bool:
+    """A call that changes the game (not a question, an answer or a command)."""
+    return not isinstance(call, (CommandCall, PalificoCall))
+
+
+def _turn_move(call: Call) -> bool:
+    """A move whose player and effect depend on whose turn it is and on the last bid."""
+    return isinstance(call, (BidCall, DudoCall, CalzaCall))
 
 
 def _action_dict(action: Action) -> dict:

@@ -92,6 +92,10 @@ def test_a_call_just_declined_gives_way_to_another_reading_or_is_said_again():
     assert decide(spoken("five fives", 0.95), after_no).verdict is Verdict.SAY_AGAIN  # not applied unasked either
     assert decide(spoken("five fives", 0.6)).verdict is Verdict.ASK  # nothing declined: asked as ever
     assert decide(spoken("two fives", 0.6), after_no) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
+    # The best reading's confidence is not the other reading's: asked about, not applied.
+    assert decide(spoken("five fives", 0.95, "two fives"), after_no) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
+    cannot_stand = Moment(allowed=lambda call: call != five_fives)
+    assert decide(spoken("five fives", 0.6, "two fives"), cannot_stand) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
 
 
 def test_what_is_remembered_for_the_next_utterance():

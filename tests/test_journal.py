@@ -8,7 +8,8 @@ import pytest
 from companion.journal import Damage, Journal, JournalError, load_game, read_events, resume
 from companion.rules import Bid, Game, Rules, get_preset
 from companion.rules.presets import RULES_ADDED_LATER
-from companion.rules.events import EVENT_TYPES, Event, GameOver, HandShown, PlayerEliminated, Undone
+from companion.rules.events import (EVENT_TYPES, Event, GameOver, HandShown, HandTakenBack, PlayerEliminated,
+                                    Undone)
 
 
 def started(tmp_path, players=("Ana", "Ben", "Cleo"), preset="asmodee"):
@@ -33,9 +34,9 @@ def test_every_event_type_round_trips_through_plain_data():
     game.bid("Ben", Bid(2, 2))
     game.calza("Cleo")
     game.reveal(2)
-    seen = {e.type for e in game.events} | {Undone.type, HandShown.type}
+    seen = {e.type for e in game.events} | {Undone.type, HandShown.type, HandTakenBack.type}
     extra = [Undone({"kind": "bid", "player": "Ana", "count": 1, "face": 2}), HandShown("Ana", (1, 6)),
-             PlayerEliminated("Ana"), GameOver("Ben")]
+             HandTakenBack("Ana"), PlayerEliminated("Ana"), GameOver("Ben")]
     for event in [*game.events, *extra]:
         data = json.loads(json.dumps(event.to_dict()))
         assert Event.from_dict(data) == event

@@ -20,14 +20,15 @@ import pytest
 from companion.journal import Journal, JournalError, load_game, resume
 from companion.referee import Referee
 from companion.rules import Game, get_preset
-from companion.rules.events import HandShown
+from companion.rules.events import HandShown, HandTakenBack
 from companion.sources import TextSource, Utterance
 from conftest import ROOT, run_companion
 
 PLAYERS = ("Ana", "Ben", "Cleo")
 DICE = 2
 # Every kind of line a journal holds: bids, an undo, a calza and dudos settled by a number
-# and by every player's dice, hands said one at a time (a wrong one refused), palifico
+# and by every player's dice, hands said one at a time (a wrong one refused, one taken back
+# and the dudo said again while the cups are up), palifico
 # rounds, eliminations, a count undone after the game was won, and the win again.
 SCRIPT = """\
 two threes
@@ -115,6 +116,9 @@ class CheckpointJournal(Journal):
         super().append(events)
         if all(isinstance(e, HandShown) for e in events):
             self.hands.update({e.player: e.dice for e in events})
+        elif all(isinstance(e, HandTakenBack) for e in events):
+            for e in events:
+                del self.hands[e.player]
         else:
             self.hands = {}  # an action or an undo starts the reveal's hands afresh
         if self.checkpoints and self.checkpoints[-1].script_line == self.script_line:
@@ -148,7 +152,9 @@ def recorded(tmp_path, no_fsync):
     checkpoints = journal.checkpoints
     assert game.winner == "Ana" and len(checkpoints) > 30  # the script played out
     assert sum(c.more_writes for c in checkpoints) == 3  # the three reveals settled by hands
-    return journal.path.read_bytes(), checkpoints
+    whole = journal.path.read_bytes()
+    assert b'"type": "hand_taken_back"' in whole or b'"type":"hand_taken_back"' in whole
+    return whole, checkpoints
 
 
 def check_resumes_to(path, checkpoint: Checkpoint, whole: bytes):

@@ -386,3 +386,11 @@ def test_resample_api():
             resample(x, bad, 16000)
     with pytest.raises(ValueError):
         resample(np.zeros((2, 2, 2)), 44100, 16000)
+
+
+def test_a_folder_of_recordings_plays_in_the_order_its_numbers_say(tmp_path):
+    from companion.listen.sources import expand_paths
+
+    for name in ("call10.wav", "call2.wav", "call1.wav", "Call3.WAV", "notes.txt"):
+        (tmp_path / name).write_bytes(b"")
+    assert [p.name for p in expand_paths([tmp_path])] == ["call1.wav", "call2.wav", "Call3.WAV", "call10.wav"]

@@ -578,7 +578,7 @@ def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_aga
 def test_a_faint_calza_without_a_name_is_asked_about_under_every_caller_rule():
     referee, _, _ = make(preset="pressman-calza")  # anyone but the bidder and the next player
     say(referee, "three fives")
-    assert say(referee, "calza", confidence=0.3) == "Did you say calza?"
+    assert say(referee, "calza", confidence=0.3) == "Did you say Cleo calza?"  # only Cleo may
     assert referee.game.phase is Phase.BIDDING
     assert say(referee, "yes", confidence=0.9).startswith("Calza from Cleo on Ana's three fives!")
 
@@ -621,3 +621,101 @@ def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
     assert say(referee, "calza", confidence=0.3).startswith("Who calls calza?")  # not "Did you say calza?"
     assert referee.game.phase is Phase.BIDDING
     assert "Calza from Cleo" in say(referee, "Cleo calza", confidence=0.9)
+
+
+# --- another move while a question waits -----------------------------------------------------
+
+def test_a_move_heard_while_a_question_waits_goes_nowhere_until_it_is_answered():
+    referee, _, journal = make()
+    say(referee, "three fours")
+    assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    # Cleo doubts without waiting for Ben's "yes": not Ben's dudo on Ana's bid
+    assert say(referee, "dudo", confidence=0.95) == "First: did you say four fours? Yes or no."
+    assert say(referee, "five fours", confidence=0.95) == "First: did you say four fours? Yes or no."
+    assert referee.game.last_bid == Bid(3, 4) and referee.game.turn == "Ben"
+    assert [e.type for e in journal.events].count("bid") == 1
+    assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
+    assert say(referee, "dudo", confidence=0.95).startswith("Dudo from Cleo on Ben's four fours!")
+
+
+def test_a_clearly_heard_illegal_move_keeps_the_question():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    say(referee, "four fours", confidence=0.6)
+    assert say(referee, "two threes", confidence=0.95) == "First: did you say four fours? Yes or no."
+    assert say(referee, "Cleo dudo", confidence=0.95) == "First: did you say four fours? Yes or no."
+    assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
+
+
+def test_the_asked_call_said_again_clearly_is_taken_as_a_yes():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    say(referee, "four fours", confidence=0.6)
+    assert say(referee, "four fours", confidence=0.95) == "Ben: four fours. Cleo, your call."
+
+
+def test_a_count_said_while_another_count_is_asked_about_replaces_it():
+    referee, _, _ = make()
+    say(referee, "three fours", "dudo")
+    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "eight", confidence=0.95) == "Did you say eight?"  # the count is one fact
+    assert say(referee, "yes", confidence=0.9).startswith("Eight counted")
+
+
+def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    say(referee, "four fours", confidence=0.6)
+    assert say(referee, "take it back", confidence=0.95).startswith(
+        "Not taken: four fours. The bid is three fours by Ana. Ben, your call.")
+    assert referee.game.last_bid == Bid(3, 4)
+    assert say(referee, "yes", confidence=0.9) == ""  # nothing asked any more
+    say(referee, "three fours", "dudo")
+    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "take it back", confidence=0.95).startswith("Not taken: seven.")
+    assert referee.game.phase is Phase.REVEAL  # the dudo stands
+
+
+def test_take_it_back_after_a_hand_takes_back_that_hand_not_the_challenge():
+    referee, _, journal = make()
+    say(referee, "three fours", "dudo", "Ana 4 4 3 1 2", "Ben 1 1 1 1 1")
+    assert say(referee, "undo") == "Took back Ben's dice. Still need Ben and Cleo."
+    assert referee.game.phase is Phase.REVEAL and journal.events[-1].type == "hand_taken_back"
+    assert say(referee, "undo") == "Took back Ana's dice. Still need Ana, Ben and Cleo."
+    assert say(referee, "undo").startswith("Undone: Ben's dudo.")  # no hand left: the dudo goes
+
+
+def test_a_hand_said_again_is_the_last_said():
+    referee, _, _ = make()
+    say(referee, "three fours", "dudo", "Ana 4 4 3 1 2", "Ben 1 1 1 1 1", "Ana 4 4 3 1 3")
+    assert say(referee, "undo") == "Took back Ana's dice. Still need Ana and Cleo."
+
+
+def test_repeat_and_status_do_not_talk_past_a_question():
+    referee, _, _ = make()
+    say(referee, "three fours", confidence=0.6)
+    for line in ("repeat", "status", "repeat", "repeat"):
+        say(referee, line, confidence=0.9)
+    assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
+
+
+def test_a_question_that_lapses_says_the_call_was_not_taken():
+    referee, _, _ = make()
+    say(referee, "three fours", confidence=0.6)
+    said = [say(referee, chatter, confidence=0.1) for chatter in ("nice try", "two fives", "my turn")]
+    assert said[:2] == ["", ""] and said[2].startswith("Not taken: three fours. Round one, no bid yet.")
+
+
+def test_a_calza_only_one_player_may_call_is_asked_about_by_name():
+    referee, _, _ = make(preset="pressman-calza")  # anyone but the bidder and the next player
+    say(referee, "three fives")
+    # Ben said "Ben calza" and his name went unheard: Cleo is not charged with it
+    assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert referee.game.phase is Phase.BIDDING
+    assert "Ben" in say(referee, "Ben calza", confidence=0.99)  # refused: Ben is to move
+    assert referee.game.phase is Phase.BIDDING
+    referee, _, _ = make(preset="pressman-calza")
+    say(referee, "three fives", "calza")  # typed: the same question
+    assert referee.speaker.said[-1] == "Did you say Cleo calza?"
+    assert say(referee, "yes").startswith("Calza from Cleo on Ana's three fives!")

@@ -8,6 +8,7 @@ so recorded games replay exactly as they would have been heard live.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections import deque
 from dataclasses import dataclass, replace
@@ -339,14 +340,21 @@ class PromptedWavSource(WavSource):
             self._warn(f"companion: {err}")
 
 
+def natural_key(path: Path) -> list:
+    """A file name's sort key with its numbers as numbers: call2.wav before call10.wav, as
+    a recorder that does not pad its numbers means them."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+            for part in re.split(r"(\d+)", path.name) if part]
+
+
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
-    """The WAV files named, a folder's in name order; every path that gives none is
-    reported at once, one line each."""
+    """The WAV files named, a folder's in name order (numbers by value); every path that
+    gives none is reported at once, one line each."""
     files: list[Path] = []
     problems = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(x for x in p.iterdir() if x.suffix.lower() == ".wav")
+            found = sorted((x for x in p.iterdir() if x.suffix.lower() == ".wav"), key=natural_key)
             if not found:
                 problems.append(f"{p}: no .wav files in this folder")
             files += found

@@ -170,9 +170,17 @@ class HandShown(Event):
     dice: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class HandTakenBack(Event):
+    """A hand said at a reveal, taken back before the count ("take it back")."""
+
+    type: ClassVar[str] = "hand_taken_back"
+    player: str
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (GameStarted, RoundStarted, PalificoDeclared, BidMade, ChallengeCalled, DiceCounted,
-                DieLost, DieRegained, PlayerEliminated, GameOver, Undone, HandShown)
+                DieLost, DieRegained, PlayerEliminated, GameOver, Undone, HandShown, HandTakenBack)
 }
 ACTION_TYPES = {BidMade.type, ChallengeCalled.type, DiceCounted.type}

@@ -123,6 +123,39 @@ class Declined:
         return ["Ignored. Say it again."]
 
 
+@dataclass(frozen=True)
+class StillAsking:
+    """Another move heard while "Did you say ...?" waits. Whose move it is, and what it
+    raises or challenges, depend on the answer, so the question comes first."""
+
+    call: Call
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"First: did you say {describe_call(self.call, rules.ace_word)}? Yes or no."]
+
+
+@dataclass(frozen=True)
+class QuestionDropped:
+    """A "Did you say ...?" taken back or gone unanswered: that call was never taken."""
+
+    call: Call
+    status: Status
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Not taken: {describe_call(self.call, rules.ace_word)}. {self.status.sentence(rules)}"]
+
+
+@dataclass(frozen=True)
+class HandTakenBack:
+    """A "take it back" at a reveal while hands are being said: the last hand goes."""
+
+    player: str
+    missing: tuple[str, ...]
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Took back {self.player}'s dice. Still need {join_and(self.missing)}."]
+
+
 # --- calls out of place ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -399,7 +432,7 @@ class Resumed:
 
 Announcement = Union[
     EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
-    NothingToConfirm, NothingToCancel, Declined, SayYourName, NameLearned, CalzaNotPlayed, WhoCallsCalza,
+    NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack, SayYourName, NameLearned, CalzaNotPlayed, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
     GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed]
 
