@@ -229,9 +229,10 @@ def run_rules(name: str | None) -> int:
     from companion.rules.presets import ALIASES, DEFAULT_PRESET, PRESET_SOURCES, PRESETS, Rules, get_preset
 
     if name:
-        rules = get_preset(name)
-        for key, value in rules.to_dict().items():
-            print(f"{key:24} {value}")
+        fields = get_preset(name).to_dict()
+        width = max(map(len, fields))
+        for key, value in fields.items():
+            print(f"{key:{width}} {value}")
         return 0
     base = Rules()
     for key, rules in PRESETS.items():

@@ -80,11 +80,12 @@ def script_lines(script: str = SCRIPT) -> list[Line]:
 
 # --- a player at the table ------------------------------------------------------------------
 
-ASKED = re.compile(r"Did you say (.+?)\?")
+ASKED = re.compile(r"[Dd]id you say (.+?)\?")  # "First: did you say ...?" asks it again
 # Replies that take nothing: "Who calls calza?" (a calza heard without its caller's name), a
-# bare number while bidding, a bid the rules refuse. Every script line is taken when typed,
-# so the player was misheard and says the line again, as a person would.
-NOT_TAKEN = re.compile(r"Who calls calza\?|is not a call\.|is not allowed:")
+# bare number while bidding, a bid the rules refuse, a question let go ("Not taken: ...").
+# Every script line is taken when typed, so the player was misheard and says the line
+# again, as a person would.
+NOT_TAKEN = re.compile(r"Who calls calza\?|is not a call\.|is not allowed:|Not taken:")
 
 
 @dataclass
@@ -143,8 +144,9 @@ def say_line(line: str, players: Sequence[str], cost: Cost, tries: int = TRIES) 
             utterance, asked_before = ("yes" if same_call(asked, line, players) else "no"), asked
         elif "say again" in reply.lower() or not reply.strip():
             cost.repeats += 1  # not heard, or passed over as chatter: the same words again
-        elif NOT_TAKEN.search(reply) and utterance == line:
-            cost.repeats += 1
+        elif NOT_TAKEN.search(reply) and (utterance == line or "Not taken:" in reply):
+            cost.repeats += 1  # the question let go with its call: the line again
+            utterance = line
         elif "say it again" in reply.lower() and utterance != line:
             cost.repeats += 1  # the misheard call was dropped after the "no": the line again
             utterance = line

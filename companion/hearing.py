@@ -80,6 +80,10 @@ def _never(call: Call) -> bool:
     return False
 
 
+def _itself(call: Call) -> Call:
+    return call
+
+
 @dataclass(frozen=True)
 class Moment:
     """What the game expects as the utterance arrives (the referee fills it in; without a
@@ -93,6 +97,9 @@ class Moment:
     asks_back: Callable[[Call], bool] = _never
     # The call the utterance before was heard as and not taken (see `unsure_call`).
     unsure_before: Call | None = None
+    # The call as this moment names its caller: a bare calza only one player may call is
+    # theirs ("calza" -> "Cleo calza"), and asked about by name, never applied unasked.
+    named: Callable[[Call], Call] = _itself
     # The call the players just answered "no" to. Heard again at once, it is most likely
     # the same mishearing of the words said again: another reading is preferred, and
     # without one it is not asked about again straight away.
@@ -114,13 +121,15 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         # Silence, or a sound with no voice in it (a beep, a clatter), is no call, whatever
         # it read as: calls are said aloud to the whole table, not whispered.
         return Decision(Verdict.IGNORE)
-    call = choose(heard, moment, policy)
-    if call is None:
+    chosen = choose(heard, moment, policy)
+    if chosen is None:
         return Decision(Verdict.IGNORE)
+    call = moment.named(chosen)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
-    if call != heard.best and verdict is Verdict.APPLY and not changes_nothing(call):
-        # The confidence is the best reading's; another reading, however close, has not
-        # earned it: it is asked about, never applied unasked.
+    if verdict is Verdict.APPLY and (chosen != heard.best or call != chosen) and not (
+            changes_nothing(call) or is_answer(call) or (moment.asking and is_undo(call))):
+        # The confidence is the best reading's, and of the words heard: another reading, or
+        # a caller's name the words lacked, has not earned it. It is asked about instead.
         verdict = Verdict.ASK
     if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
         verdict = Verdict.SAY_AGAIN
@@ -168,6 +177,10 @@ def is_answer(call: Call) -> bool:
     return isinstance(call, CommandCall) and call.name in (Command.YES, Command.NO)
 
 
+def is_undo(call: Call) -> bool:
+    return isinstance(call, CommandCall) and call.name is Command.UNDO
+
+
 def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
     """Pick the call among the recogniser's guesses: the best one, unless it makes no sense
     now, or was just declined, and a close alternative does not. A clearly heard illegal bid
@@ -198,8 +211,10 @@ def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: 
     over_short_line = confidence >= policy.short_calls_from
     if over_short_line and changes_nothing(call):
         return Verdict.APPLY  # a wrong answer costs a sentence, a question a round trip
-    if asking and over_short_line and isinstance(call, CommandCall) and call.name is Command.NO:
-        return Verdict.APPLY  # declining changes nothing, and one short "no" scores low
+    if asking and over_short_line and (is_undo(call) or (isinstance(call, CommandCall) and call.name is Command.NO)):
+        # Declining changes nothing, and one short "no" scores low; "take it back" with a
+        # question waiting takes back only the question, so it is never asked about either.
+        return Verdict.APPLY
     if is_answer(call) and not asking:
         # A spoken "yes" or "no" with no question waiting is table talk ("no way", "do you
         # know"), not a word to the referee: it gets no reply.

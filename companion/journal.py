@@ -262,7 +262,8 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
             raise _DoesNotReplay(f"shows dice that cannot be shown: {exc}") from None
         return [event]
     if isinstance(event, HandTakenBack):
-        if game.phase is not Phase.REVEAL or event.player not in hands_so_far(events[:i]):
+        if (game.phase is not Phase.REVEAL or not isinstance(event.player, str)
+                or event.player not in hands_so_far(events[:i])):
             raise _DoesNotReplay("takes back a hand that was not said")
         return [event]
     if event.type not in ACTION_TYPES:
@@ -286,10 +287,8 @@ def hands_so_far(events: Sequence[Event]) -> dict[str, tuple[int, ...]]:
     for event in events[start:]:
         # In the order said, as the referee keeps them (and a count made from them is
         # written); a hand said again replaces the first, and one taken back is gone.
-        if isinstance(event, HandTakenBack):
-            hands.pop(event.player, None)
-        else:
-            hands.pop(event.player, None)
+        hands.pop(event.player, None)
+        if isinstance(event, HandShown):
             hands[event.player] = event.dice
     return hands
 

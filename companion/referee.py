@@ -87,6 +87,7 @@ class Referee:
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
         self._camera_due = False
+        self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
         self._source: CallSource | None = None
 
@@ -185,13 +186,13 @@ class Referee:
         it once the challenge has been said)."""
         self._camera_due, self._events = False, []
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,
-                        settles=self._settles, asks_back=self._asks_back,
+                        settles=self._settles, asks_back=self._asks_back, named=self._named,
                         unsure_before=self._unsure, declined=self._declined)
         decision = decide(heard, moment, self.settings.hearing)
         self._unsure = unsure_call(heard, decision, self.settings.hearing)
         if decision.verdict is not Verdict.IGNORE:
             self._declined = None  # once: the next call heard, taken or not, ends it
-        asked = self._pending
+        asked, self._held = self._pending, False
         announcements = self._act_on(heard, decision)
         announcements += self._let_question_lapse(asked, heard, decision)
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
@@ -208,18 +209,20 @@ class Referee:
                                            heard.unknown_player)]
         assert call is not None
         pending = self._pending
-        if pending is not None and _turn_move(pending) and _move(call) and decision.verdict in (
-                Verdict.ASK, Verdict.APPLY):
-            if call == pending and decision.verdict is Verdict.APPLY:
-                return self._handle(pending)  # said again, and clearly: that is a yes
+        if call == pending and decision.verdict is Verdict.APPLY and _move(call):
+            return self._handle(pending)  # said again, and clearly: that is a yes
+        if pending is not None and _turn_move(pending) and _move(call) and call != pending and (
+                decision.verdict in (Verdict.ASK, Verdict.APPLY)):
             # Whose turn it is, and what the next move raises or challenges, hang on the
             # answer: a move taken now would go to the wrong player or the wrong bid.
+            self._held = True
             return [announce.StillAsking(pending)]
         if decision.verdict is Verdict.ASK:
             self._pending = call
             return [announce.AskToConfirm(call)]
-        if decision.verdict is Verdict.REFUSE:  # said why, as it is; a question waiting still waits
-            pending, refused = self._pending, self._handle(call)
+        if decision.verdict is Verdict.REFUSE or (pending is not None and _move(call) and not self._allowed(call)):
+            # said why, as it is; a question waiting still waits
+            refused = self._handle(call)
             self._pending = pending
             return refused
         return self._handle(call)
@@ -231,9 +234,11 @@ class Referee:
         if asked is None or self._pending is not asked:
             self._not_answered = 0
             return []
-        if not heard.spoken or (decision.call is not None and (
+        if self._held or not heard.spoken or (decision.call is not None and (
                 is_answer(decision.call) or changes_nothing(decision.call))):
-            return []  # typed, silence, a beep, an answer, "repeat": nobody talked past it
+            # typed, silence, a beep, an answer, "repeat", or a move held back by asking the
+            # question again: nobody talked past it unheard
+            return []
         self._not_answered += 1
         if self._not_answered < self.settings.hearing.question_lapses_after:
             return []
@@ -273,12 +278,21 @@ class Referee:
             self._hands_missing() == [self.game.player_named(call.player)])
 
     def _asks_back(self, call: Call) -> bool:
-        """A bare calza that someone other than the player to move may call is answered with
-        a question of its own: "Who calls calza?", or "Did you say Cleo calza?" when only
-        Cleo may (the name may be what went unheard, and someone else who said it)."""
+        """A bare calza that several may call is answered with "Who calls calza?"."""
         return (isinstance(call, CalzaCall) and call.speaker is None
                 and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
-                and len(self._calza_callers()) >= 1)
+                and len(self._calza_callers()) > 1)
+
+    def _named(self, call: Call) -> Call:
+        """A bare calza only one player may call, other than the player to move, as theirs
+        ("Cleo calza"): heard, it is asked about by name, for the name is the word most
+        easily lost and someone else may have said it."""
+        if (isinstance(call, CalzaCall) and call.speaker is None and self.game.rules.calza
+                and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
+            eligible = self._calza_callers()
+            if len(eligible) == 1:
+                return CalzaCall(eligible[0])
+        return call
 
     # --- acting -------------------------------------------------------------------------------
 
@@ -336,9 +350,8 @@ class Referee:
         if not game.rules.calza:
             return [announce.CalzaNotPlayed()]
         eligible = self._calza_callers()
-        if len(eligible) == 1:
-            self._pending = CalzaCall(eligible[0])
-            return [announce.AskToConfirm(self._pending)]
+        if len(eligible) == 1:  # typed (a heard one is named, and asked about, first)
+            return self._challenge(CALZA, eligible[0])
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []

@@ -44,3 +44,18 @@ def test_a_demo_that_cannot_speak_where_asked_leaves_no_journal(tmp_path):
                            "--journal", str(journal)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert demo.returncode != 0 and "it is a folder" in demo.stderr and "Traceback" not in demo.stderr
     assert not journal.exists()  # the next run can use the same path
+
+
+def test_a_scripted_player_answers_a_question_asked_again_and_repeats_a_line_let_go():
+    from companion.demo import Cost, say_line
+
+    players = ("Ana", "Ben", "Cleo")
+    player = say_line("four fours", players, Cost())
+    assert next(player) == ("four fours", 0)
+    assert player.send("Did you say four fours?") == ("yes", 0)
+    # the referee held another move back and asked again: the player still answers it
+    assert player.send("First: did you say four fours? Yes or no.") == ("yes", 1)
+    assert player.send("Not taken: four fours. The bid is three fours by Ana.") == ("four fours", 1)
+    player = say_line("four fours", players, Cost())
+    next(player)
+    assert player.send("Not taken: four fours. The bid is three fours by Ana.") == ("four fours", 1)

@@ -1,8 +1,10 @@
 """The hearing policy on its own: a Heard value and a moment in, a decision out."""
 
+from dataclasses import replace
+
 import pytest
 
-from companion.calls import BidCall, DudoCall, NumberCall, UnparsableCall, parse_call
+from companion.calls import BidCall, CalzaCall, DudoCall, NumberCall, UnparsableCall, parse_call
 from companion.hearing import Decision, HearingPolicy, Moment, Verdict, decide, unsure_call
 from companion.rules import Bid
 from companion.sources import Guess, Heard, Utterance
@@ -94,8 +96,19 @@ def test_a_call_just_declined_gives_way_to_another_reading_or_is_said_again():
     assert decide(spoken("two fives", 0.6), after_no) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
     # The best reading's confidence is not the other reading's: asked about, not applied.
     assert decide(spoken("five fives", 0.95, "two fives"), after_no) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
-    cannot_stand = Moment(allowed=lambda call: call != five_fives)
-    assert decide(spoken("five fives", 0.6, "two fives"), cannot_stand) == Decision(Verdict.ASK, BidCall(Bid(2, 5)))
+    # ... but an answer or a "take it back" is never asked about, whichever reading it is
+    asking = Moment(asking=True)
+    assert decide(spoken("six", 0.6, "yes"), replace(asking, allowed=lambda call: False)).verdict is Verdict.APPLY
+    assert decide(spoken("take it back", 0.6), asking) == Decision(Verdict.APPLY, parse_call("undo", PLAYERS))
+    assert decide(spoken("take it back", 0.6)).verdict is Verdict.ASK  # nothing asked: it undoes a call
+
+
+def test_a_call_whose_caller_the_moment_names_is_asked_about_by_that_name():
+    cleo = CalzaCall("Cleo")
+    only_cleo = Moment(named=lambda call: cleo if call == CalzaCall() else call)
+    assert decide(spoken("calza", 0.99), only_cleo) == Decision(Verdict.ASK, cleo)
+    assert decide(spoken("calza", 0.99), replace(only_cleo, declined=cleo)).verdict is Verdict.SAY_AGAIN
+    assert decide(spoken("Cleo calza", 0.99), only_cleo) == Decision(Verdict.APPLY, cleo)
 
 
 def test_what_is_remembered_for_the_next_utterance():

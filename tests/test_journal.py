@@ -249,7 +249,9 @@ def test_a_hand_or_an_undo_that_does_not_replay_is_dropped(tmp_path):
     path = two_round_journal(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
     for line, why in (('{"type":"hand","player":"Ana","dice":[1,2,3,4]}', "shows dice that cannot be shown"),
-                      ('{"type":"undo","action":{"kind":"bid"}}', "undoes nothing")):
+                      ('{"type":"undo","action":{"kind":"bid"}}', "undoes nothing"),
+                      ('{"type":"hand_taken_back","player":"Ana"}', "takes back a hand that was not said"),
+                      ('{"type":"hand_taken_back","player":{"name":"Ana"}}', "takes back a hand")):
         path.write_text("".join(lines[:2] + [line + "\n"] + lines[2:]))
         resumed = resume(path)
         resumed.journal.close()

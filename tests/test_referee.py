@@ -713,9 +713,38 @@ def test_a_calza_only_one_player_may_call_is_asked_about_by_name():
     assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"
     assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
     assert referee.game.phase is Phase.BIDDING
+    assert say(referee, "calza", confidence=0.99) == "Sorry, say again?"  # the same, just declined
     assert "Ben" in say(referee, "Ben calza", confidence=0.99)  # refused: Ben is to move
     assert referee.game.phase is Phase.BIDDING
+    assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"
+    assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"  # still unnamed: asked
+    assert say(referee, "yes", confidence=0.9).startswith("Calza from Cleo on Ana's three fives!")
     referee, _, _ = make(preset="pressman-calza")
-    say(referee, "three fives", "calza")  # typed: the same question
-    assert referee.speaker.said[-1] == "Did you say Cleo calza?"
-    assert say(referee, "yes").startswith("Calza from Cleo on Ana's three fives!")
+    # typed, a bare calza is the one player's who may call it: a script never stalls on it
+    assert say(referee, "three fives", "calza").startswith("Ana: three fives. Ben, your call. Calza from Cleo")
+
+
+def test_take_it_back_with_a_question_waiting_is_never_itself_asked_about():
+    referee, _, journal = make()
+    say(referee, "three fours", "dudo")
+    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "take it back", confidence=0.6).startswith("Not taken: seven.")
+    assert referee.game.phase is Phase.REVEAL and [e.type for e in journal.events][-1] == "challenge"
+
+
+def test_moves_held_back_by_a_question_do_not_let_it_lapse():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    say(referee, "four fours", confidence=0.6)
+    for _ in range(4):
+        assert say(referee, "dudo", confidence=0.95) == "First: did you say four fours? Yes or no."
+    assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
+
+
+def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():
+    referee, _, _ = make()
+    say(referee, "three fours", "dudo")
+    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "five fours", confidence=0.95).startswith("The cups are up")
+    assert say(referee, "Cleo calza", confidence=0.95) != ""
+    assert say(referee, "yes", confidence=0.9).startswith("Seven counted")
