@@ -230,9 +230,8 @@ def run_rules(name: str | None) -> int:
 
     if name:
         fields = get_preset(name).to_dict()
-        width = max(map(len, fields))
         for key, value in fields.items():
-            print(f"{key:{width}} {value}")
+            print(f"{key:{max(map(len, fields))}} {value}")
         return 0
     base = Rules()
     for key, rules in PRESETS.items():
