@@ -52,6 +52,72 @@ CHATTER_SENTENCES = [
 ]
 
 
+# Babble's talkers when the table talks over a call (`training.build --babble talk`): long
+# running sentences, as a table's other conversations are. Written for training; the
+# benchmark's babble reads its own lines.
+TABLE_TALK = """\
+we stayed at my aunt's place for the whole summer and it rained almost every single day
+the bus driver waited for us even though we were running at least ten minutes late
+I keep meaning to fix that shelf in the hallway but there is always something else
+when we were kids we used to ride our bikes down to the river after school
+the concert was sold out so we listened from the park across the road instead
+he changed jobs again and now he works from home three days a week
+my sister is learning to drive and my father is far more nervous than she is
+they renovated the old cinema and now it shows films from the fifties on sundays
+I could not find my keys this morning so I climbed in through the kitchen window
+the soup needs more salt but nobody wants to say it to the cook
+our neighbours have a dog that barks at every single leaf that falls
+I read somewhere that octopuses can taste things with their arms
+we missed the last ferry and had to sleep in the car at the harbour
+she makes the best lemon cake I have ever eaten and refuses to share the recipe
+the new manager wants everyone in the office by eight which is not going to happen
+I tried running in the mornings but the alarm clock always wins
+there is a market in the square every saturday with cheese and honey and old records
+he told the same joke at the wedding and the whole room went quiet
+the printer at work jams whenever someone is in a hurry
+we walked along the cliffs until the fog came in and we could not see our feet
+my grandmother still writes letters by hand and sends them with pressed flowers
+the plumber came on tuesday and said the pipes were older than the house
+I am not sure we booked the right hotel it looked much bigger in the pictures
+the kids built a fort out of every cushion in the living room
+our flight was delayed so we ate terrible sandwiches at the airport for hours
+he bought a bread machine and now we have bread for breakfast lunch and dinner
+the football match went to extra time and the whole street was shouting
+she has started painting again mostly boats and lighthouses and stormy skies
+you would not believe how many tomatoes came up in the garden this year
+the museum was closed for repairs so we spent the afternoon at a cafe instead
+my phone fell in the lake and somehow it still works
+I think the heating is broken again it has been cold in the flat all week
+we signed up for salsa lessons and I have stepped on everybody's feet
+the train was so crowded that I stood with my face in someone's backpack
+he grows chillies on the balcony and they are far too hot to eat
+I finally cleared out the attic and found my old school reports
+they are building a new bridge over the river and the traffic is awful
+my cousin moved to the mountains and now he only talks about snow
+we found a little restaurant by the harbour that only serves fish caught that morning
+the cat learned to open the fridge so we had to put a lock on it
+I have been trying to learn italian on my phone for about two years now
+the wind took our umbrella straight out to sea
+she ran the marathon in the rain and still finished before lunch
+the library fines were higher than the price of the book
+we watched the whole series in one weekend and now I do not know what to do
+his car broke down on the motorway and he waited three hours for help
+the bakery gives away yesterday's bread at closing time
+I always forget whose birthday it is until the morning of it
+my boss sent an email at midnight asking if anyone was still awake
+the festival moved to the old airfield because the park was flooded
+they got married on a beach and the wind blew the cake over
+I planted an apple tree last year and it has given us exactly one apple
+the power went out during dinner so we finished by candlelight
+we argued for an hour about which way the map was facing
+the dentist said I should floss more which is what he says every time
+there was a fox in the garden this morning just sitting on the bench
+my brother collects old radios and the spare room is full of them
+the shop on the corner sells everything from nails to birthday cards
+I walked to work today for the first time and it only took twenty minutes
+we tried to follow the recipe but the oven had other ideas
+""".splitlines()
+
 # The game's Spanish words are said many ways at a real table, and each synthesiser knows
 # one ("calza": espeak-ng says "kaltsa", festival "kahlzuh"). Spellings that make the
 # synthesisers say the others; the label stays the word.
