@@ -274,18 +274,26 @@ def test_a_camera_reveal_puts_its_picture_on_the_page(tmp_path):
             self.image = png
 
     class Camera:
+        saves = True  # the second reveal's picture cannot be saved (a full card)
+
         def reveal(self, expected_total, save_dir=None, round_number=None):
-            picture = tmp_path / "reveal-0001.png"
-            picture.write_bytes(b"\x89PNG picture")
+            picture = None
+            if self.saves:
+                picture = tmp_path / "reveal-0001.png"
+                picture.write_bytes(b"\x89PNG picture")
             dice = tuple(Die(5, (10 * i, 0, 8, 8), 0.99) for i in range(expected_total))
             return RevealOutcome(DiceReading(dice), "", picture)
 
-    server = Shown()
+    server, camera = Shown(), Camera()
     display = TableDisplay(Game(PLAYERS), server)
-    outcome = display.watch_counter(Camera()).reveal(15)
+    outcome = display.watch_counter(camera).reveal(15)
     assert outcome.reading is not None  # the referee gets the camera's outcome as it was
     assert server.image == b"\x89PNG picture"
     assert server.states[-1]["reveal"] == {"image": "/camera.png?v=1", "dice_seen": 15, "note": ""}
+    camera.saves = False
+    display.watch_counter(camera).reveal(14)
+    # the page says what this reveal saw, under no picture rather than the last reveal's
+    assert server.states[-1]["reveal"] == {"image": None, "dice_seen": 14, "note": ""}
 
 
 def test_a_resumed_game_is_shown_as_it_stands(tmp_path):

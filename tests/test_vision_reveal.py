@@ -10,7 +10,7 @@ from companion.vision.reader import DiceReader
 from companion.vision.reveal import CameraCounter
 from companion.vision.scenes import generate_scene
 from companion.vision.settings import CameraSettings
-from companion.vision.types import DiceReading, Die, RevealOutcome
+from companion.vision.types import DiceReading, Die, Refused, RevealOutcome
 
 SURE = CameraSettings().min_confidence
 
@@ -147,6 +147,8 @@ def test_photos_are_one_per_reveal_in_order_then_the_players_count(tmp_path, rea
     assert again.reading is not None and again.reading.counts == six.counts
     second = counter.reveal(4, round_number=2)
     assert second.reading is not None and second.reading.counts == four.counts
+    again = counter.reveal(6, round_number=1)  # undone back to round one: its photo again
+    assert again.reading is not None and again.reading.counts == six.counts
     third = counter.reveal(3, round_number=3)
     assert third.reading is None and third.reason == "there is no photo left for this reveal"
 
@@ -256,3 +258,28 @@ def test_a_profile_made_for_another_framing_is_warned_about_once():
     fitting = CameraCounter(ArrayFrames([np.zeros((960, 1280, 3), np.uint8)]), reader, warn=notes.append)
     fitting.reveal(2)
     assert len(notes) == 1  # the same framing at another size is fine
+
+
+def _page_of_text() -> np.ndarray:
+    """A screen of code, as a camera pointed at a laptop would see it."""
+    img = np.full((720, 1280, 3), 250, np.uint8)
+    lines = ["fn main() { let x = vec![1, 2, 3]; println!(\"{:?}\", x); }",
+             "impl Display for Dice { fn fmt(&self, f) -> Result { write!(f, \"o o o\") } }",
+             "0 1 2 3 4 5 6 7 8 9 : . o O 0 ; :: ... ooo",
+             "the quick brown fox jumps over the lazy dog 0123456789"]
+    for i in range(22):
+        cv2.putText(img, lines[i % 4], (10, 30 + 31 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.75, (20, 20, 20), 2, cv2.LINE_AA)
+    return img
+
+
+def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, reader):
+    settings = CameraSettings()
+    refused = tuple(Refused((20 * i, 40, 8, 8), 0.99) for i in range(settings.max_refused + 1))
+    cluttered = DiceReading(_reading([6, 6, 1]).dice, refused)
+    assert not settings.accepts(cluttered, 3)  # sure dice, the right total, and still not trusted
+    assert settings.accepts(DiceReading(cluttered.dice, refused[:settings.max_refused]), 3)
+    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([cluttered])).reveal(3)
+    assert out.reading is None and "things that are not dice" in out.reason
+    # real pixels: a page of code read by the shipped reader
+    out = CameraCounter(ImageFrames([_save(tmp_path, _page_of_text(), "screen.png")]), reader).reveal(3)
+    assert out.reading is None and out.reason.endswith("this does not look like dice on a table")

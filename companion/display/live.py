@@ -89,11 +89,13 @@ class TableDisplay:
             return
         picture = getattr(outcome, "annotated_path", None)
         try:
+            version = None  # no picture of this reveal: never an earlier reveal's in its place
             if picture is not None and Path(picture).exists():
                 self.server.show_image(Path(picture).read_bytes())
                 self._pictures += 1
+                version = self._pictures
             reading = getattr(outcome, "reading", None)
-            self.reveal = RevealShown(self._pictures, None if reading is None else len(reading.dice),
+            self.reveal = RevealShown(version, None if reading is None else len(reading.dice),
                                       getattr(outcome, "reason", "") or "")
         except OSError as error:
             self._give_up(error)

@@ -24,7 +24,7 @@ class HeardLine:
 class RevealShown:
     """The camera's last reveal: its annotated picture (served by the page) and its count."""
 
-    image_version: int  # bumps with each new picture, so the page reloads it
+    image_version: int | None  # bumps with each new picture, so the page reloads it; None: none this reveal
     dice_seen: int | None  # dice the camera read (None: it could not count)
     note: str = ""
 
@@ -56,6 +56,7 @@ def table_view(game: Game, heard: HeardLine | None = None, said: str | None = No
             "text": heard.text, "confidence": heard.confidence, "typed": heard.confidence is None},
         "said": said,
         "reveal": None if reveal is None else {
-            "image": f"/camera.png?v={reveal.image_version}", "dice_seen": reveal.dice_seen,
+            "image": None if reveal.image_version is None else f"/camera.png?v={reveal.image_version}",
+            "dice_seen": reveal.dice_seen,
             "note": reveal.note},
     }

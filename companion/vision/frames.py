@@ -112,12 +112,19 @@ class ImageFrames:
         if problems:
             raise ImageUnreadable("; ".join(problems))
         self._i = -1  # no reveal yet
-        self._round: int | None = None
+        self._used = -1  # the last photo a reveal has taken
+        self._photo_of_round: dict[int, int] = {}
 
     def begin_reveal(self, round_number: int | None = None) -> None:
-        if round_number is None or round_number != self._round:
-            self._i += 1
-        self._round = round_number
+        """The next photo, or the one this round's reveal had before: a reveal done again
+        after "take it back", however far back, looks at the same photo."""
+        if round_number is not None and round_number in self._photo_of_round:
+            self._i = self._photo_of_round[round_number]
+            return
+        self._used += 1
+        self._i = self._used
+        if round_number is not None:
+            self._photo_of_round[round_number] = self._i
 
     def read(self) -> np.ndarray:
         i = max(self._i, 0)

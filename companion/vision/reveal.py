@@ -106,6 +106,9 @@ class CameraCounter:
         if settings.accepts(reading, expected_total):
             return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
                               best, save_dir)
+        if settings.cluttered(reading):
+            return self._done(None, f"I see {number_words(len(reading.refused))} things that are not dice: "
+                                    f"this does not look like dice on a table", best, save_dir)
         if reading.total != expected_total:
             return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
                                     f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"

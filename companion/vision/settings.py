@@ -23,6 +23,11 @@ class CameraSettings:
     # Seconds a live camera keeps looking for every die in play (the cups coming up, a hand
     # moving away) before it says what it saw.
     patience: float = 20.0
+    # A frame with more things the reader turned down than this is no reveal on a table (a
+    # screen, a page of text): the dice read in it are not trusted either. Real photos of dice
+    # have at most 2 such things, rendered reveals with cups, chips, coins and hands at most 6;
+    # screenshots of text 19 to 114, with dice read in them at full confidence.
+    max_refused: int = 12
 
     def __post_init__(self) -> None:
         if not 1 <= self.frames_to_agree <= self.max_frames:
@@ -38,6 +43,11 @@ class CameraSettings:
         """How many of the reading's dice a reveal would doubt."""
         return sum(1 for d in reading.dice if self.doubts(d))
 
+    def cluttered(self, reading: DiceReading) -> bool:
+        """Does the frame hold too many things that are not dice to be a reveal on a table?"""
+        return len(reading.refused) > self.max_refused
+
     def accepts(self, reading: DiceReading, expected_total: int) -> bool:
-        """Would a reveal trust this reading: every die in play seen, every one read surely enough."""
-        return reading.total == expected_total and not self.doubtful(reading)
+        """Would a reveal trust this reading: every die in play seen, every one read surely
+        enough, in a frame that looks like a table."""
+        return reading.total == expected_total and not self.doubtful(reading) and not self.cluttered(reading)
