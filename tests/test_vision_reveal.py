@@ -283,3 +283,32 @@ def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, read
     # real pixels: a page of code read by the shipped reader
     out = CameraCounter(ImageFrames([_save(tmp_path, _page_of_text(), "screen.png")]), reader).reveal(3)
     assert out.reading is None and out.reason.endswith("this does not look like dice on a table")
+
+
+def test_a_live_camera_drops_the_frames_its_driver_held_from_before_the_reveal(monkeypatch):
+    from companion.vision import frames as frames_module
+
+    class Driver:
+        """A capture device that, like V4L2, hands out the oldest buffered frame first."""
+
+        def __init__(self, *args):
+            self.frames = [np.full((8, 8, 3), i, np.uint8) for i in range(20)]
+
+        def isOpened(self):
+            return True
+
+        def set(self, *args):
+            return True
+
+        def grab(self):
+            self.frames.pop(0)
+            return True
+
+        def read(self):
+            return True, self.frames.pop(0)
+
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Driver)
+    camera = frames_module.CameraFrames(0)
+    camera.read()  # the last reveal's look, and buffered frames behind it
+    camera.begin_reveal(2)
+    assert camera.read()[0, 0, 0] == 1 + frames_module.CameraFrames.STALE_FRAMES

@@ -174,8 +174,13 @@ class CameraFrames:
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
         self._cap = cap
 
+    # Frames a camera driver may hold from before the reveal (V4L2 keeps about four): nobody
+    # reads the camera between reveals, so the first frames read would show the last reveal.
+    STALE_FRAMES = 5
+
     def begin_reveal(self, round_number: int | None = None) -> None:
-        pass  # a camera shows the table as it is now
+        for _ in range(self.STALE_FRAMES):  # the table as it is now, not as it was
+            self._cap.grab()
 
     def read(self) -> np.ndarray:
         ok, frame = self._cap.read()
