@@ -178,11 +178,14 @@ def hear_and_check(moment: int, text: str, working: dict) -> None:
         working.pop(moment, None)  # the next transcript at this moment starts from it afresh
     else:
         working[moment] = referee
-    assert wrote == (changed or (allowed and isinstance(call, HandCall)))  # a hand is journalled alone
+    # A hand is journalled alone, and so is taking one back (an undo while hands are said).
+    takes_back_a_hand = isinstance(call, CommandCall) and call.name is Command.UNDO and hands_said
+    assert wrote == (changed or (allowed and (isinstance(call, HandCall) or takes_back_a_hand)))
     # And the other way: a call the rules allow is not refused (a count is bounded by dice
     # already said, and a calza without a name may need one).
     if allowed and not (isinstance(call, NumberCall) and hands_said) and not (
-            isinstance(call, CalzaCall) and call.speaker is None) and not isinstance(call, HandCall):
+            isinstance(call, CalzaCall) and call.speaker is None) and not isinstance(call, HandCall) and not (
+            takes_back_a_hand):
         assert changed, (text, call)
 
 
