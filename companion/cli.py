@@ -226,20 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_rules(name: str | None) -> int:
-    from companion.rules.presets import ALIASES, DEFAULT_PRESET, PRESET_SOURCES, PRESETS, Rules, get_preset
+    from companion.rules.presets import preset_lines
 
-    if name:
-        fields = get_preset(name).to_dict()
-        for key, value in fields.items():
-            print(f"{key:{max(map(len, fields))}} {value}")
-        return 0
-    base = Rules()
-    for key, rules in PRESETS.items():
-        mark = " (default)" if key == DEFAULT_PRESET else ""
-        print(f"{key}{mark}: {PRESET_SOURCES[key]}")
-        for field, value in rules.differences(base).items():
-            print(f"    {field} = {value}")
-    print("aliases: " + ", ".join(f"{a} -> {p}" for a, p in sorted(ALIASES.items())))
+    print("\n".join(preset_lines(name)))
     return 0
 
 
@@ -248,7 +237,7 @@ def _build_rules(settings: PlaySettings):
 
     rules = get_preset(settings.preset or DEFAULT_PRESET)
     if settings.house_rules:
-        rules = load_house_rules(settings.house_rules, rules)
+        rules = load_house_rules(settings.house_rules, rules, preset_given=settings.preset is not None)
     if settings.starting_dice is not None:
         # A regained die never exceeds the start, unless the house rules let a hand grow
         # past it (max_dice above their own starting_dice): that stays.

@@ -137,6 +137,32 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("name", ["pressman", "wikipedia-difference", "leaflet"])
+def test_what_companion_rules_prints_of_a_preset_is_a_house_rules_file_of_it(tmp_path, name):
+    from companion.rules import get_preset
+    from companion.rules.presets import load_house_rules, preset_lines
+
+    toml = tmp_path / "copied.toml"
+    toml.write_text("\n".join(preset_lines(name)) + "\n")
+    copied = load_house_rules(toml, get_preset("asmodee"))
+    assert copied.differences(get_preset(name)) == {}
+
+
+def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_together(tmp_path):
+    from companion.rules import RulesFileError, get_preset
+    from companion.rules.presets import load_house_rules
+
+    toml = tmp_path / "house.toml"
+    toml.write_text('preset = "pressman"\nstarting_dice = 4\n')
+    with pytest.raises(RulesFileError, match="start from the pressman preset, but --rules leaflet was given"):
+        load_house_rules(toml, get_preset("leaflet"), preset_given=True)
+    assert load_house_rules(toml, get_preset("pressman"), preset_given=True).ace_word == "aces"
+    assert load_house_rules(toml, get_preset("asmodee")).name == "pressman+house"  # no --rules: the file's
+    toml.write_text("calza = False\n")  # as Python writes it
+    with pytest.raises(RulesFileError, match="not valid TOML.*true and false without"):
+        load_house_rules(toml, get_preset("asmodee"))
+
+
 def test_dice_set_on_the_command_line_keep_a_house_rule_that_hands_may_grow(tmp_path):
     toml = tmp_path / "house.toml"
     toml.write_text("max_dice = 6\n")
@@ -262,7 +288,7 @@ def test_rules_command_lists_every_preset():
     for name in ("asmodee (default)", "asmodee-own-round", "pressman", "pressman-calza", "leaflet", "web", "wikipedia",
                  "wikipedia-difference"):
         assert name in result.stdout
-    assert "dudo_loss = difference" in result.stdout
+    assert 'dudo_loss = "difference"' in result.stdout
 
 
 def test_announcements_written_to_a_real_non_silent_wav(tmp_path):

@@ -218,11 +218,12 @@ def get_preset(name: str) -> Rules:
     return PRESETS[key]
 
 
-def load_house_rules(path: Path, base: Rules) -> Rules:
+def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rules:
     """Apply a TOML file of house rules over a preset.
 
     The file holds plain fields (`starting_dice = 4`, `dudo_caller = "anyone"`), optionally
-    under a `[rules]` table, and may name its own base with `preset = "pressman"`.
+    under a `[rules]` table, and may name its own base with `preset = "pressman"`; if
+    `preset_given` (the player chose `base` too), the two must agree.
     """
     try:
         import tomllib
@@ -233,7 +234,8 @@ def load_house_rules(path: Path, base: Rules) -> Rules:
     except OSError as exc:
         raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RulesFileError(f"house rules {path} are not valid TOML: {exc}") from None
+        raise RulesFileError(f"house rules {path} are not valid TOML: {exc} (words go in quotes, "
+                             f"true and false without: calza_caller = \"anyone\", calza = true)") from None
     table = data.get("rules", data)
     if not isinstance(table, dict):
         example = table if isinstance(table, str) else DEFAULT_PRESET
@@ -241,8 +243,33 @@ def load_house_rules(path: Path, base: Rules) -> Rules:
                              f"to start from a preset, write preset = \"{example}\"")
     table = dict(table)
     if "preset" in table:
-        base = get_preset(str(table.pop("preset")))
+        named = get_preset(str(table.pop("preset")))
+        if preset_given and named.name != base.name:
+            raise RulesFileError(f"house rules {path} start from the {named.name} preset, but --rules "
+                                 f"{base.name} was given: keep one of the two")
+        base = named
     if "starting_dice" in table and "max_dice" not in table:
         table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start
     rules = Rules.from_dict(table, base)
     return rules.replace(name=f"{base.name}+house")
+
+
+def toml_value(value: Any) -> str:
+    """A rules field's plain value as TOML writes it: true, 5, "pacos"."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value) if isinstance(value, int) else f'"{value}"'
+
+
+def preset_lines(name: str | None = None) -> list[str]:
+    """What `companion rules` prints: every preset with what it changes from the base, or
+    every field of one, each line as a house-rules file says it, so any can be copied in."""
+    if name:
+        rules = get_preset(name)
+        return [f"# {rules.name}: {PRESET_SOURCES[rules.name]}",
+                *(f"{key} = {toml_value(value)}" for key, value in rules.to_dict().items() if key != "name")]
+    lines = []
+    for key, rules in PRESETS.items():
+        lines.append(f"{key}{' (default)' if key == DEFAULT_PRESET else ''}: {PRESET_SOURCES[key]}")
+        lines += [f"    {field} = {toml_value(value)}" for field, value in rules.differences(_BASE).items()]
+    return lines + ["aliases: " + ", ".join(f"{a} -> {p}" for a, p in sorted(ALIASES.items()))]
