@@ -135,7 +135,7 @@ def _play_parser(sub) -> None:
     p.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
     p.add_argument("--wav-out", type=Path, metavar="WAV", help="also write every announcement into this WAV file")
     p.add_argument("--journal", type=Path, metavar="PATH", help="journal file (default: a new file in the data dir)")
-    p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game (default: newest)")
+    p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game: a journal or a session name (default: the newest)")
     p.add_argument("--camera", type=int, metavar="N", help="read the dice at each reveal from camera N")
     p.add_argument("--camera-images", nargs="+", type=Path, metavar="IMAGE",
                    help="read the reveals from photos instead of a camera: one photo per reveal, "
@@ -183,7 +183,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _play_parser(sub)
 
-    r = sub.add_parser("rules", help="list the rule presets and what each changes")
+    r = sub.add_parser("rules", help="list the rule presets and what each changes",
+                       description="List the rule presets and what each changes from the base rules.")
     r.add_argument("preset", nargs="?", help="show every field of one preset")
 
     for name, (module, room, help_text) in ROOM_COMMANDS.items():
@@ -345,6 +346,8 @@ def run_play(settings: PlaySettings) -> int:
             print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
             if game.winner is None:
                 _paused(path)
+            else:
+                print(f"companion: the game is over; its recap page: companion recap {path}", file=sys.stderr)
             return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
@@ -362,6 +365,8 @@ def run_play(settings: PlaySettings) -> int:
             journal.close()
     if game.winner is None:
         _paused(path)
+    else:
+        print(f"companion: the game is over; its recap page: companion recap {path}", file=sys.stderr)
     return 0
 
 

@@ -169,7 +169,7 @@ def test_a_table_bigger_than_the_recogniser_spells_is_heard_to_its_largest_count
     said = []
     huge = make_engine("bundled", None, PLAYERS, said.append, max_count=55)
     assert huge.settings.max_count == 49
-    assert said and "hears counts up to 49: type a bigger one" in said[0]
+    assert said and "hears bids and counts up to 49: for a bigger count say each player's dice" in said[0]
     huge.expect(Expect.COUNT)
     speak("forty nine", "en-gb", tmp_path / "forty-nine.wav")
     assert huge.decode(read_wav(tmp_path / "forty-nine.wav")).text == "forty nine"

@@ -4,6 +4,7 @@ written, and files that are not journals refused with one line and nothing writt
 import json
 import random
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -307,3 +308,20 @@ def test_a_calza_by_a_player_with_the_most_dice_wins_nothing_back(tmp_path):
     assert stats["Ana"].bids_challenged == 0  # a calza tests its caller, not the bid's maker
     text = write_recap(recap, tmp_path / "out", "Recap").read_text()
     assert "exactly the bid: Cleo already had the most dice" in text
+
+
+def test_a_won_game_names_its_recap_command_and_recap_finds_a_session_by_name(tmp_path):
+    data = tmp_path / "data"
+    env = {"XDG_DATA_HOME": str(data)}
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "1", "--input", "text", "--mute",
+                           input_text="one five\ndudo\n0\n", env_extra=env)
+    assert result.returncode == 0 and "Ben wins" in result.stdout, result.stderr
+    command = result.stderr.strip().splitlines()[-1]
+    assert command.startswith("companion: the game is over; its recap page: companion recap ")
+    journal = Path(command.rsplit(" ", 1)[1])
+    assert journal.parent == data / "companion" / "sessions"
+    for named in (journal.stem, ""):  # by its session name, as --resume takes it, and as the newest
+        shown = run_companion("recap", *([named] if named else []), "--out", tmp_path / f"page{named}",
+                              env_extra=env)
+        assert shown.returncode == 0, shown.stderr
+        assert (tmp_path / f"page{named}" / "index.html").exists()

@@ -136,7 +136,10 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     referee, _, _ = make()
     assert say(referee, "Dave calza") == "There is no player called Dave; the players are Ana, Ben and Cleo."
     assert "(a count cannot be negative)" in say(referee, "-3 fives")
-    assert say(referee, "hello there") == "Sorry, I did not understand 'hello there'. Say it again?"
+    assert say(referee, "hello there") == "Sorry, I did not understand 'hello there'. Say it again, or type help."
+    assert say(referee, "help").startswith("Calls are bids like four fives or three pacos, dudo, calza or Ana calza")
+    assert "press Control C" in say(referee, "quit") and "--resume" in say(referee, "exit")
+    assert referee.game.actions == ()
     assert "no player called Dave" in say(referee, "calza Dave")
     assert "no player" not in say(referee, "yes dudo") and "no player" not in say(referee, "hey five threes")
     assert say(referee, "Ana") == "Say the call after the name, like Ana calza."

@@ -31,7 +31,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", help="16 kHz mono 16-bit WAV files or folders")
+    parser.add_argument("files", nargs="*", help="WAV files or folders (any rate, channels, PCM or float)")
     parser.add_argument("--json", action="store_true", help="one JSON line per file")
     parser.add_argument("--players", nargs="*", default=[], help="player names to listen for")
     parser.add_argument("--expect", choices=[e.value for e in Expect], default=Expect.ANY.value,
@@ -109,9 +109,9 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
 
 
 def add_models_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="models_command", required=True)
+    sub = parser.add_subparsers(dest="models_command", required=True, metavar="{download,list}")
     get = sub.add_parser("download", help="fetch a Vosk model into the user data folder")
-    get.add_argument("name", nargs="?", default=DEFAULT_MODEL)
+    get.add_argument("name", nargs="?", default=DEFAULT_MODEL, help=f"the Vosk model (default: {DEFAULT_MODEL})")
     get.add_argument("--url", help=argparse.SUPPRESS)  # for tests and mirrors
     sub.add_parser("list", help="show installed speech models")
 

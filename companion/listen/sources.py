@@ -73,7 +73,8 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         what = "bundled call recogniser (speech embedding + call network" + (
             f" {network})" if network is not None else ")")
     if max_count > largest:  # a bigger count is typed, and the table is told so
-        what += f"; it hears counts up to {largest}: type a bigger one"
+        what += (f"; it hears bids and counts up to {largest}: for a bigger count say each "
+                 f"player's dice, or let the camera count")
     if announce:
         announce(f"speech engine: {what}")
     return chosen

@@ -25,14 +25,17 @@ def default_out_dir(journal_path: Path) -> Path:
 
 
 def add_recap_arguments(parser) -> None:
-    parser.add_argument("journal", type=Path, metavar="JOURNAL", help="the game's journal (.jsonl)")
+    parser.add_argument("journal", metavar="JOURNAL", nargs="?", default="",
+                        help="the game's journal (.jsonl) or session name, as --resume takes (default: the newest)")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="where to write it (default: JOURNAL's name + -recap, beside it)")
 
 
 def run_recap(args) -> int:
-    """`companion recap JOURNAL [--out DIR]`."""
-    return recap_journal(args.journal, args.out)
+    """`companion recap [JOURNAL] [--out DIR]`: a path, a session name, or the newest game."""
+    from companion.journal import find_session
+
+    return recap_journal(find_session(args.journal or None), args.out)
 
 
 def recap_journal(journal_path: Path, out_dir: Path | None = None) -> int:

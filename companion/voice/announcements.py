@@ -91,8 +91,16 @@ class NotUnderstood:
             return [f"There is no player called {self.unknown_player}; the players are {join_and(self.players)}."]
         if self.text.split() and self.why == "nothing was said":  # a name alone
             return [f"Say the call after the name, like {self.players[0]} calza."]
+        word = self.text.strip().lower().strip("?!.")
+        if word in ("help", "what can i say", "commands"):
+            return [f"Calls are bids like four fives or three {rules.ace_word}, dudo, calza or "
+                    f"{self.players[0]} calza, and after a challenge the count, like seven. "
+                    f"Also: take it back, repeat, status, palifico."]
+        if word in ("quit", "exit", "stop", "end", "bye"):
+            return ["To stop, press Control C, or end the input: the game is saved, and "
+                    "companion play --resume carries it on."]
         why = "" if self.why == UnparsableCall(self.text).why else f" ({self.why})"
-        return [f"Sorry, I did not understand {self.text!r}{why}. Say it again?"]
+        return [f"Sorry, I did not understand {self.text!r}{why}. Say it again, or type help."]
 
 
 @dataclass(frozen=True)
