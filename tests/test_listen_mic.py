@@ -143,3 +143,16 @@ def test_closing_an_unplugged_microphone_is_quiet():
     source = mic(HeardEngine(), stream_class=UnpluggedStream)
     source.close()  # PortAudio complains about the vanished device: nothing to tell the players
     source.close()
+
+
+def test_no_microphone_is_said_before_the_engine_spends_seconds_learning_names(monkeypatch):
+    import pytest
+
+    from companion.listen import inputs
+
+    built = []
+    monkeypatch.setattr(inputs, "list_microphones", lambda: [])
+    monkeypatch.setattr(inputs, "make_engine", lambda *args: built.append(args))
+    with pytest.raises(MicrophoneError, match="no microphone found: plug one in, or use --input wav/text"):
+        inputs.open_source("mic", players=["Ana", "Ben"])
+    assert not built

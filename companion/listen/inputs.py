@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Sequence
 
 from companion.listen.endpoint import EndpointSettings
-from companion.listen.errors import AudioFormatError, ModelError
-from companion.listen.microphone import MicSource
+from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
+from companion.listen.microphone import MicSource, list_microphones
 from companion.listen.sources import (STDIN, PromptedWavSource, WavSource, expand_paths,
                                       make_engine, say_on_stderr)
 
@@ -38,8 +38,13 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequenc
     if kind == "wav" and STDIN in map(str, paths) and not from_stdin:
         raise AudioFormatError(f"read the recordings either from standard input ({STDIN}) "
                                "or from files, not both")
-    # A bad path fails before the model loads.
+    # A bad path, or no microphone at all, fails before the model loads (seconds: it learns
+    # how each player's name sounds).
     files = expand_paths(paths) if kind == "wav" and not from_stdin else []
+    if kind == "mic" and not list_microphones():
+        raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
+    say_on_stderr("companion: getting the speech engine ready for "
+                  f"{', '.join(players) if players else 'the game'} (a few seconds)...")
     engine = make_engine(settings.engine, settings.model, players, say_on_stderr, settings.max_count)
     if from_stdin:
         return PromptedWavSource(engine, endpoint=settings.endpoint, learn_names=settings.learn_names)
