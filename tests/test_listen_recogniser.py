@@ -182,3 +182,12 @@ def test_a_confidence_fitted_on_a_family_the_network_never_heard_is_named(tmp_pa
     network.with_suffix(".confidence.json").write_text(json.dumps(own))
     assert RecogniserSettings.for_network(network).families_the_confidence_saw() == []
     assert RecogniserSettings().families_the_confidence_saw() == []
+
+
+def test_players_whose_names_sound_the_same_are_refused_at_the_start():
+    from companion.listen.names import sound_alikes
+    from companion.listen.vocabulary import VocabularyError
+
+    assert sound_alikes(["Jon", "Ana", "John", "Sean", "Shaun", "Anna"]) == [("Jon", "John"), ("Sean", "Shaun")]
+    with pytest.raises(VocabularyError, match="Jon and John sound the same"):
+        CallRecogniser(["Jon", "Ben", "John"])

@@ -9,6 +9,7 @@ players themselves before the game, where they are asked to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
@@ -137,6 +138,28 @@ def _widen(span: tuple[int, int], frames: int) -> slice:
 
 
 NAME_FRAMES = 8
+
+
+def sound_alikes(players: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs of players whose names espeak-ng says with the same sounds (Jon and John, Sean
+    and Shaun): no ear, the recogniser's included, can tell which of them was named. Empty
+    without espeak-ng (nothing to compare with)."""
+    import subprocess
+
+    said: dict[str, str] = {}
+    pairs = []
+    for player in players:
+        try:
+            sounds = subprocess.run(["espeak-ng", "-q", "-x", player], check=True, capture_output=True,
+                                    text=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            return []
+        key = "".join(c for c in sounds if c.isalnum() or c in "@:&")  # stress and spacing aside
+        if key in said:
+            pairs.append((said[key], player))
+        else:
+            said[key] = player
+    return pairs
 
 
 def _espeak(text: str, voice: str) -> np.ndarray | None:

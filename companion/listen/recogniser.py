@@ -24,7 +24,7 @@ from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, TAIL_SAMPL
                                          EmbeddingStream, SpeechEmbedding, padded)
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
-from companion.listen.names import NameMatcher
+from companion.listen.names import NameMatcher, sound_alikes
 from companion.listen.network import MODEL_PATH, CallNetwork
 from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
@@ -173,6 +173,10 @@ class CallRecogniser:
         if not 1 <= settings.max_count <= LARGEST_SPELT:
             raise VocabularyError(f"the bundled call recogniser hears counts up to {LARGEST_SPELT}, "
                                   f"not {settings.max_count}")
+        if names is None:
+            for one, other in sound_alikes(self.players):
+                raise VocabularyError(f"{one} and {other} sound the same, so a call by name cannot tell "
+                                      f"them apart: one of you, please take another name (like {other} B)")
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()
