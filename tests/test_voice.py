@@ -175,3 +175,18 @@ def test_a_name_in_another_script_is_refused_with_what_is_allowed():
 def test_ordinary_names_are_fine():
     check_player_names(["Ana", "Ben", "Cleo", "Jean-Luc", "O'Neil", "José", "Zoë", "Ji-Won", "So-Yeon",
                         "Łukasz", "Strauß"])
+
+
+def test_the_voice_drivers_file_chatter_never_reaches_the_announcements():
+    import io
+
+    from companion.voice.speakers import _WithoutDriverChatter
+
+    out = io.StringIO()
+    filtered = _WithoutDriverChatter(out)
+    print("Ana: three fours. Ben, your call.", file=filtered)
+    print("Audio saved to /tmp/companion-voice-x/part-1-0.wav", file=filtered)  # from the driver's thread
+    print("", file=filtered)
+    print("Ben: four fours.", file=filtered)
+    assert out.getvalue() == "Ana: three fours. Ben, your call.\n\nBen: four fours.\n"
+    assert filtered.getvalue() == out.getvalue()  # the rest of the stream's interface is the stream's

@@ -36,7 +36,35 @@ class PrintSpeaker:
         print(text, file=stream, flush=True)
 
 
+class _WithoutDriverChatter:
+    """Standard output without the "Audio saved to ..." lines pyttsx3's espeak driver prints
+    from its own thread once a file is written, often after runAndWait has returned and any
+    redirect around it has ended: they would land among the announcements."""
+
+    CHATTER = "Audio saved to "
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._dropped = False  # print() writes the line's end apart from the line
+
+    def write(self, text: str) -> int:
+        dropped, self._dropped = self._dropped, False
+        if text.startswith(self.CHATTER):
+            self._dropped = True
+        elif not (dropped and text == "\n"):
+            self.out.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self.out, name)
+
+
 def _start_pyttsx3(rate: int | None):
+    if not isinstance(sys.stdout, _WithoutDriverChatter):
+        sys.stdout = _WithoutDriverChatter(sys.stdout)
     try:
         import pyttsx3
 
