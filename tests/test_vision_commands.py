@@ -89,7 +89,10 @@ def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, s
     assert _see(blur_path) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{blur_path}: {reading.total} dice  ")
-    assert out.rstrip().endswith(f"({CameraSettings().doubtful(reading)} read doubtfully, marked ?: a reveal would ask the players)")
+    # nothing is drawn, so nothing is marked
+    assert out.rstrip().endswith(f"({CameraSettings().doubtful(reading)} read doubtfully: a reveal would ask the players)")
+    assert _see(blur_path, "--annotate", tmp_path / "marked.png") == 0
+    assert f"read doubtfully, marked ?: a reveal would ask the players)" in capsys.readouterr().out
 
 
 def test_see_names_the_file_that_is_too_small(tmp_path, capsys, scene_file):

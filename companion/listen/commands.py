@@ -154,7 +154,7 @@ def run_devices(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if not mics:
-        print("no microphones found")
+        print("no microphones found: plug one in (a USB microphone or a headset), then run this again")
         return 1
     for index, name in mics:
         print(f"{index}: {name}")

@@ -57,7 +57,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         model_dir = model_dir or find_model()
         if model_dir is None:
             raise ModelError(f"no Vosk model in {' or '.join(map(str, models_dirs()))}: run 'companion models download' "
-                             "or pass --model PATH (or use the bundled engine)")
+                             "or pass --model PATH (or use the bundled engine: --engine bundled)")
         largest = LARGEST_COUNT
         chosen: Engine = VoskEngine(model_dir, players, min(max_count, largest))
         what = f"vosk ({model_dir})"

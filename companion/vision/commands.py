@@ -111,9 +111,10 @@ def run_see(args: argparse.Namespace) -> int:
             counts = "  ".join(f"{f}s: {reading.counts[f]}" for f in range(1, 7))
             # the same line a reveal draws: below it, a game would ask the players instead
             doubtful = CameraSettings().doubtful(reading)
-            doubt = f"  ({doubtful} read doubtfully, marked ?: a reveal would ask the players)" \
+            marked = ", marked ?" if args.annotate is not None else ""
+            doubt = f"  ({doubtful} read doubtfully{marked}: a reveal would ask the players)" \
                 if doubtful else ""
-            print(f"{path}: {reading.total} dice  {counts}{doubt}", flush=True)
+            print(f"{path}: {reading.total} {'die' if reading.total == 1 else 'dice'}  {counts}{doubt}", flush=True)
             refused = refused_line(reading)
             if refused:
                 print(f"  {refused}", flush=True)
