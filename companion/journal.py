@@ -63,10 +63,12 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         for candidate in (Path(name), directory / name, directory / f"{name}.jsonl"):
             if candidate.is_file():
                 return candidate
+        if Path(name).is_dir():
+            raise JournalError(f"{name} is a folder: name a game's journal (.jsonl) in it")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
     sessions = sorted(directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if directory.is_dir() else []
     if not sessions:
-        raise JournalError(f"there is no saved game to resume in {directory}")
+        raise JournalError(f"there is no saved game in {directory}")
     return sessions[-1]
 
 

@@ -154,8 +154,16 @@ def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_togethe
 
     toml = tmp_path / "house.toml"
     toml.write_text('preset = "pressman"\nstarting_dice = 4\n')
-    with pytest.raises(RulesFileError, match="start from the pressman preset, but --rules leaflet was given"):
+    with pytest.raises(RulesFileError, match="start from the pressman preset, but the leaflet rules were chosen"):
         load_house_rules(toml, get_preset("leaflet"), preset_given=True)
+    toml.write_text('preset = "pressman"\n[rules]\nstarting_dice = 4\n')  # the preset above a [rules] table
+    with pytest.raises(RulesFileError, match="start from the pressman preset"):
+        load_house_rules(toml, get_preset("leaflet"), preset_given=True)
+    assert load_house_rules(toml, get_preset("asmodee")).ace_word == "aces"
+    toml.write_text('starting_dice = 3\n[rules]\ncalza = false\n')  # a field left above it
+    with pytest.raises(RulesFileError, match="starting_dice must go under \\[rules\\]"):
+        load_house_rules(toml, get_preset("asmodee"))
+    toml.write_text('preset = "pressman"\nstarting_dice = 4\n')
     assert load_house_rules(toml, get_preset("pressman"), preset_given=True).ace_word == "aces"
     assert load_house_rules(toml, get_preset("asmodee")).name == "pressman+house"  # no --rules: the file's
     toml.write_text("calza = False\n")  # as Python writes it

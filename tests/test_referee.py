@@ -139,6 +139,8 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert say(referee, "hello there") == "Sorry, I did not understand 'hello there'. Say it again, or type help."
     assert say(referee, "help").startswith("Calls are bids like four fives or three pacos, dudo, calza or Ana calza")
     assert "press Control C" in say(referee, "quit") and "--resume" in say(referee, "exit")
+    pressman, _, _ = make(preset="pressman")  # no calza under these rules: not offered
+    assert "calza" not in say(pressman, "help") and "palifico" in say(pressman, "help")
     assert referee.game.actions == ()
     assert "no player called Dave" in say(referee, "calza Dave")
     assert "no player" not in say(referee, "yes dudo") and "no player" not in say(referee, "hey five threes")

@@ -280,8 +280,15 @@ def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, read
     assert settings.accepts(DiceReading(cluttered.dice, refused[:settings.max_refused]), 3)
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([cluttered])).reveal(3)
     assert out.reading is None and "things that are not dice" in out.reason
-    # real pixels: a page of code read by the shipped reader
-    out = CameraCounter(ImageFrames([_save(tmp_path, _page_of_text(), "screen.png")]), reader).reveal(3)
+    # real pixels: three dice below a screen of code, read by the shipped reader. Every die is
+    # read, surely; it is the screen's letters that make the frame no table to settle from.
+    scene = _easy_scene(543, 3)
+    h, w = scene.image.shape[:2]
+    frame = np.full((720 + h, 1280, 3), 250, np.uint8)
+    frame[:720], frame[720:, :w] = _page_of_text(), scene.image
+    read = reader.read(frame)
+    assert read.counts == scene.counts and not settings.doubtful(read) and settings.cluttered(read)
+    out = CameraCounter(ImageFrames([_save(tmp_path, frame, "screen.png")]), reader).reveal(3)
     assert out.reading is None and out.reason.endswith("this does not look like dice on a table")
 
 

@@ -190,3 +190,16 @@ def test_the_voice_drivers_file_chatter_never_reaches_the_announcements():
     print("Ben: four fours.", file=filtered)
     assert out.getvalue() == "Ana: three fours. Ben, your call.\n\nBen: four fours.\n"
     assert filtered.getvalue() == out.getvalue()  # the rest of the stream's interface is the stream's
+
+
+def test_a_closed_standard_output_stays_closed_when_the_voice_starts(monkeypatch):
+    import sys
+
+    from companion.voice import speakers
+
+    monkeypatch.setattr(sys, "stdout", None)  # started with stdout closed (>&-, pythonw)
+    try:
+        speakers._start_pyttsx3(None)
+    except speakers.VoiceUnavailable:
+        pass  # no voice here is fine: the point is what became of stdout
+    assert sys.stdout is None

@@ -176,7 +176,8 @@ class CallRecogniser:
         if names is None:
             for one, other in sound_alikes(self.players):
                 raise VocabularyError(f"{one} and {other} sound the same, so a call by name cannot tell "
-                                      f"them apart: one of you, please take another name (like {other} B)")
+                                      f"them apart: one of you, please take another name (like {other}-B); "
+                                      f"a game already started with both goes on typed (--input text)")
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()

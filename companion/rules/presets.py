@@ -242,11 +242,18 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rul
         raise RulesFileError(f"house rules {path}: 'rules' must be a table of fields ([rules]); "
                              f"to start from a preset, write preset = \"{example}\"")
     table = dict(table)
+    if table is not data and isinstance(data.get("rules"), dict):  # fields under [rules]: the
+        outside = {k: v for k, v in data.items() if k != "rules"}  # top level may name the preset
+        if "preset" in outside and "preset" not in table:
+            table["preset"] = outside.pop("preset")
+        if outside:
+            raise RulesFileError(f"house rules {path}: {', '.join(sorted(outside))} must go under [rules] "
+                                 f"with the other fields (or leave out the [rules] line)")
     if "preset" in table:
         named = get_preset(str(table.pop("preset")))
         if preset_given and named.name != base.name:
-            raise RulesFileError(f"house rules {path} start from the {named.name} preset, but --rules "
-                                 f"{base.name} was given: keep one of the two")
+            raise RulesFileError(f"house rules {path} start from the {named.name} preset, but the "
+                                 f"{base.name} rules were chosen with --rules: keep one of the two")
         base = named
     if "starting_dice" in table and "max_dice" not in table:
         table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start

@@ -93,9 +93,10 @@ class NotUnderstood:
             return [f"Say the call after the name, like {self.players[0]} calza."]
         word = self.text.strip().lower().strip("?!.")
         if word in ("help", "what can i say", "commands"):
-            return [f"Calls are bids like four fives or three {rules.ace_word}, dudo, calza or "
-                    f"{self.players[0]} calza, and after a challenge the count, like seven. "
-                    f"Also: take it back, repeat, status, palifico."]
+            calza = f", calza or {self.players[0]} calza" if rules.calza else ""
+            palifico = ", palifico" if rules.palifico else ""
+            return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
+                    f"a challenge the count, like seven. Also: take it back, repeat, status{palifico}."]
         if word in ("quit", "exit", "stop", "end", "bye"):
             return ["To stop, press Control C, or end the input: the game is saved, and "
                     "companion play --resume carries it on."]

@@ -63,7 +63,7 @@ class _WithoutDriverChatter:
 
 
 def _start_pyttsx3(rate: int | None):
-    if not isinstance(sys.stdout, _WithoutDriverChatter):
+    if sys.stdout is not None and not isinstance(sys.stdout, _WithoutDriverChatter):  # None: closed
         sys.stdout = _WithoutDriverChatter(sys.stdout)
     try:
         import pyttsx3
