@@ -70,24 +70,3 @@ def test_clips_of_different_lengths_come_back_as_saved_with_their_columns(tmp_pa
     assert [c.tolist() for c in back] == [c.tolist() for c in clips]
     assert columns["snr"].tolist() == [24, 18, 6] and set(columns) == {"snr"}
 
-
-
-def test_table_talk_babble_is_two_running_sentences_to_one_item_in_training_voices(monkeypatch):
-    from benchmarks.speech_corpus import BABBLE_LINES
-    from training import build, corpus, voices
-
-    said: list[tuple[str, str]] = []
-
-    def synthesise(voice, text):
-        said.append((voice.family, text))
-        return np.zeros(160, np.float32)
-
-    monkeypatch.setattr(voices, "synthesise", synthesise)
-    monkeypatch.setattr(voices, "list_voices",
-                        lambda family, count, seed: [voices.Voice(family, f"{family}{i}") for i in range(count)])
-    clips = build.table_talk_clips(seed=3, count=30)
-    assert len(clips) == 30 == len(said)
-    talk = [text for _, text in said if text in corpus.TABLE_TALK]
-    assert len(talk) == 20  # the rest are corpus items, calls among them
-    assert {family for family, _ in said} <= {"espeak", "piper"}  # training families only
-    assert not set(corpus.TABLE_TALK) & {line.strip() for line in BABBLE_LINES}  # not the benchmark's

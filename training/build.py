@@ -158,20 +158,6 @@ def babble_clips(seed: int, count: int = 160) -> list[np.ndarray]:
     return clips
 
 
-def table_talk_clips(seed: int, count: int = 480) -> list[np.ndarray]:
-    """Talkers for babble as a table talks: two clips in three a long running sentence of
-    everyday talk (corpus.TABLE_TALK), one in three a corpus item (calls among them), said
-    by 120 espeak and 12 piper voices (training families)."""
-    from training import voices
-
-    rng = np.random.default_rng(seed)
-    pool = voices.list_voices("espeak", 120, seed) + voices.list_voices("piper", 12, seed)
-    said = corpus.items(count // 3 + 1, seed)
-    texts = [said[i // 3].text if i % 3 == 2 else corpus.TABLE_TALK[rng.integers(len(corpus.TABLE_TALK))]
-             for i in range(count)]
-    return [voices.synthesise(pool[rng.integers(len(pool))], text) for text in texts]
-
-
 def build_family(family: str, out: Path, items: int, copies: int, seed: int,
                  babble: list[np.ndarray], workers: int,
                  warp: tuple[float, float] | None = None,
@@ -267,9 +253,6 @@ def main() -> None:
     parser.add_argument("--respell", action="store_true",
                         help="say the Spanish words (calza, dudo, pacos, palifico) in other "
                              "ways half the time, as people do (training.corpus.SAID_AS)")
-    parser.add_argument("--babble", choices=("items", "talk"), default="items",
-                        help="babble's talkers: short corpus items (default) or long running "
-                             "table talk (table_talk_clips); read from <out>/babble.npz once made")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     wanted = args.family or [*FAMILIES, "real", "noise"]
@@ -277,7 +260,7 @@ def main() -> None:
     if babble_path.exists():
         babble, _ = load_clips(babble_path)
     else:
-        babble = (table_talk_clips if args.babble == "talk" else babble_clips)(args.seed)
+        babble = babble_clips(args.seed)
         save_clips(babble_path, babble)
     for family in wanted:
         if (args.warp or args.tempo) and family in FAMILIES:
