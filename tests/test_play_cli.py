@@ -160,6 +160,9 @@ def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_togethe
     with pytest.raises(RulesFileError, match="start from the pressman preset"):
         load_house_rules(toml, get_preset("leaflet"), preset_given=True)
     assert load_house_rules(toml, get_preset("asmodee")).ace_word == "aces"
+    toml.write_text('preset = "pressman"\n[rules]\npreset = "pressman"\n')
+    with pytest.raises(RulesFileError, match="both above \\[rules\\] and in it"):
+        load_house_rules(toml, get_preset("asmodee"))
     toml.write_text('starting_dice = 3\n[rules]\ncalza = false\n')  # a field left above it
     with pytest.raises(RulesFileError, match="starting_dice must go under \\[rules\\]"):
         load_house_rules(toml, get_preset("asmodee"))

@@ -244,7 +244,9 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rul
     table = dict(table)
     if table is not data and isinstance(data.get("rules"), dict):  # fields under [rules]: the
         outside = {k: v for k, v in data.items() if k != "rules"}  # top level may name the preset
-        if "preset" in outside and "preset" not in table:
+        if "preset" in outside and "preset" in table:
+            raise RulesFileError(f"house rules {path} name a preset both above [rules] and in it: keep one")
+        if "preset" in outside:
             table["preset"] = outside.pop("preset")
         if outside:
             raise RulesFileError(f"house rules {path}: {', '.join(sorted(outside))} must go under [rules] "
