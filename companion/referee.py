@@ -22,7 +22,7 @@ from companion.calls import (
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                unsure_call, why_ignored)
 from companion.rules import (
-    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
+    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
     RulesError, count_matching)
 from companion.rules.events import Event, HandShown, HandTakenBack, Undone
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
@@ -285,8 +285,12 @@ class Referee:
 
     def _named(self, call: Call) -> Call:
         """A bare calza only one player may call, other than the player to move, as theirs
-        ("Cleo calza"): heard, it is asked about by name, for the name is the word most
-        easily lost and someone else may have said it."""
+        ("Cleo calza"), and a bare dudo where anyone may call it as the player to move's
+        ("Ben dudo"): heard, it is asked about by name, for the name is the word most easily
+        lost and someone else may have said it (and would lose the die if wrong)."""
+        if (isinstance(call, DudoCall) and call.speaker is None and self.game.phase is Phase.BIDDING
+                and self.game.rules.dudo_caller is DudoCaller.ANYONE):
+            return DudoCall(self.game.turn)
         if (isinstance(call, CalzaCall) and call.speaker is None and self.game.rules.calza
                 and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
             eligible = self._calza_callers()

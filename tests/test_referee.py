@@ -3,7 +3,7 @@
 import pytest
 
 from companion.referee import Referee
-from companion.rules import Bid, Game, Phase, get_preset
+from companion.rules import Bid, DudoCaller, Game, Phase, get_preset
 from companion.sources import Expect, TextSource, Utterance
 from companion.vision.types import DiceReading, Die, RevealOutcome
 
@@ -753,3 +753,18 @@ def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():
     assert say(referee, "five fours", confidence=0.95).startswith("The cups are up")
     assert say(referee, "Cleo calza", confidence=0.95) != ""
     assert say(referee, "yes", confidence=0.9).startswith("Seven counted")
+
+
+def test_a_bare_dudo_anyone_may_call_is_asked_about_by_the_name_of_the_player_to_move():
+    referee, _, _ = make(dudo_caller=DudoCaller.ANYONE)
+    say(referee, "three fives")
+    # Cleo said "Cleo dudo" and her name went unheard: Ben would lose the die if it were his
+    assert say(referee, "dudo", confidence=0.99) == "Did you say Ben dudo?"
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "Cleo dudo", confidence=0.99).startswith("Dudo from Cleo on Ana's three fives!")
+    referee, _, _ = make(dudo_caller=DudoCaller.ANYONE)
+    assert "Dudo from Ben on Ana's three fives!" in say(referee, "three fives", "dudo")  # typed: as ever
+    assert referee.game.challenge.player == "Ben"
+    referee, _, _ = make()  # only the next player may: a bare dudo is theirs, unasked
+    say(referee, "three fives")
+    assert say(referee, "dudo", confidence=0.99).startswith("Dudo from Ben")
