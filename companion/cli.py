@@ -344,12 +344,12 @@ def run_play(settings: PlaySettings) -> int:
                 referee.run(source, resumed=settings.resuming)
         except KeyboardInterrupt as stop:  # Ctrl-C, or a service manager stopping the game
             print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
-            _paused(path, game)
+            _last_line(path, game)
             return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
-            _paused(path, game)
+            _last_line(path, game)
             return 2
         finally:
             close = getattr(source, "close", None)
@@ -360,7 +360,7 @@ def run_play(settings: PlaySettings) -> int:
     finally:
         if journal is not None:
             journal.close()
-    _paused(path, game)
+    _last_line(path, game)
     return 0
 
 
@@ -384,9 +384,9 @@ def _stopped_by_sigterm():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _paused(path, game=None) -> None:
+def _last_line(path, game) -> None:
     """The last line of a game: how to carry it on, or, once won, how to see it."""
-    if game is not None and game.winner is not None:
+    if game.winner is not None:
         print(f"companion: the game is over; its recap page: companion recap {path}", file=sys.stderr)
     else:
         print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)

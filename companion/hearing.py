@@ -211,7 +211,7 @@ def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: 
     over_short_line = confidence >= policy.short_calls_from
     if over_short_line and changes_nothing(call):
         return Verdict.APPLY  # a wrong answer costs a sentence, a question a round trip
-    if asking and over_short_line and (is_undo(call) or (isinstance(call, CommandCall) and call.name is Command.NO)):
+    if asking and over_short_line and isinstance(call, CommandCall) and call.name in (Command.NO, Command.UNDO):
         # Declining changes nothing, and one short "no" scores low; "take it back" with a
         # question waiting takes back only the question, so it is never asked about either.
         return Verdict.APPLY

@@ -173,11 +173,12 @@ class CallRecogniser:
         if not 1 <= settings.max_count <= LARGEST_SPELT:
             raise VocabularyError(f"the bundled call recogniser hears counts up to {LARGEST_SPELT}, "
                                   f"not {settings.max_count}")
-        if names is None:
-            for one, other in sound_alikes(self.players):
-                raise VocabularyError(f"{one} and {other} sound the same, so a call by name cannot tell "
-                                      f"them apart: one of you, please take another name (like {other}-B); "
-                                      f"a game already started with both goes on typed (--input text)")
+        alike = sound_alikes(self.players) if names is None else []
+        if alike:
+            one, other = alike[0]
+            raise VocabularyError(f"{one} and {other} sound the same, so a call by name cannot tell "
+                                  f"them apart: one of you, please take another name (like {other}-B); "
+                                  f"a game already started with both goes on typed (--input text)")
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()

@@ -72,7 +72,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         chosen = CallRecogniser(players, settings)
         what = "bundled call recogniser (speech embedding + call network" + (
             f" {network})" if network is not None else ")")
-    if max_count > largest:  # a bigger count is typed, and the table is told so
+    if max_count > largest:  # the table is told how a bigger count is given
         what += (f"; it hears bids and counts up to {largest}: for a bigger count say each "
                  f"player's dice, or let the camera count")
     if announce:

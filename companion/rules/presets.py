@@ -242,7 +242,7 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rul
         raise RulesFileError(f"house rules {path}: 'rules' must be a table of fields ([rules]); "
                              f"to start from a preset, write preset = \"{example}\"")
     table = dict(table)
-    if table is not data and isinstance(data.get("rules"), dict):  # fields under [rules]: the
+    if isinstance(data.get("rules"), dict):  # fields under [rules]: the
         outside = {k: v for k, v in data.items() if k != "rules"}  # top level may name the preset
         if "preset" in outside and "preset" in table:
             raise RulesFileError(f"house rules {path} name a preset both above [rules] and in it: keep one")

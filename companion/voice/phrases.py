@@ -81,12 +81,13 @@ def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
     return f"{face_words(face)} only, {ace_word} are not wild"
 
 
-# Who may still change the face in a palifico round, as said after "the face stays".
+# Who may still change the face in a palifico round, as said after "the face stays";
+# {also} names the palifico player where they count as palifico before in their own round.
 FACE_CHANGERS = {
     FaceChange.NOBODY: "",
     FaceChange.PALIFICO_PLAYER: ", except for {palifico}",
-    FaceChange.WAS_PALIFICO: ", except for a player who has been palifico before",
-    FaceChange.WAS_PALIFICO_ON_ONE_DIE: ", except for a player on one die who has been palifico before",
+    FaceChange.WAS_PALIFICO: ", except for {also}a player who has been palifico before",
+    FaceChange.WAS_PALIFICO_ON_ONE_DIE: ", except for {also}a player on one die who has been palifico before",
     FaceChange.ON_ONE_DIE: ", except for a player on one die",
 }
 
@@ -104,10 +105,8 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
         if rules.announce_dice_in_play:
             text += f" {count_of(total).capitalize()} in play."
         if event.palifico:
-            changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=event.palifico)
-            if rules.palifico_player_was_palifico and rules.palifico_face_change in (
-                    FaceChange.WAS_PALIFICO, FaceChange.WAS_PALIFICO_ON_ONE_DIE):
-                changers = changers.replace(", except for a player", f", except for {event.palifico} and a player")
+            also = f"{event.palifico} and " if rules.palifico_player_was_palifico else ""
+            changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=event.palifico, also=also)
             text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{changers}."
         return text
     if isinstance(event, BidMade):
