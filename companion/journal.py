@@ -74,6 +74,8 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
 
 def check_new(path: Path) -> None:
     """A new game never overwrites or extends a journal that already holds one."""
+    if path.is_dir():
+        raise JournalError(f"{path} is a folder: name a journal file (.jsonl) in it")
     if path.exists() and path.stat().st_size > 0:
         raise JournalError(f"{path} already holds a game; resume it with --resume, or choose another --journal")
 

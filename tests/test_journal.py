@@ -161,6 +161,8 @@ def test_a_new_game_never_overwrites_a_journal(tmp_path):
     journal.close()
     with pytest.raises(JournalError, match="already holds a game"):
         Journal.start(path, game)
+    with pytest.raises(JournalError, match="is a folder: name a journal file"):
+        Journal.start(tmp_path, game)
 
 
 def two_round_journal(tmp_path):

@@ -170,8 +170,11 @@ def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_togethe
     assert load_house_rules(toml, get_preset("pressman"), preset_given=True).ace_word == "aces"
     assert load_house_rules(toml, get_preset("asmodee")).name == "pressman+house"  # no --rules: the file's
     toml.write_text("calza = False\n")  # as Python writes it
-    with pytest.raises(RulesFileError, match="not valid TOML.*true and false without"):
+    with pytest.raises(RulesFileError, match="not valid TOML.*true and false without") as caught:
         load_house_rules(toml, get_preset("asmodee"))
+    example = str(caught.value).rsplit("without: ", 1)[1].rstrip(")")
+    toml.write_text(example.replace(", ", "\n") + "\n")  # the hint's own example is taken
+    assert load_house_rules(toml, get_preset("asmodee")).calza
 
 
 def test_dice_set_on_the_command_line_keep_a_house_rule_that_hands_may_grow(tmp_path):

@@ -235,7 +235,7 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rul
         raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RulesFileError(f"house rules {path} are not valid TOML: {exc} (words go in quotes, "
-                             f"true and false without: calza_caller = \"anyone\", calza = true)") from None
+                             f"true and false without: dudo_caller = \"anyone\", calza = true)") from None
     table = data.get("rules", data)
     if not isinstance(table, dict):
         example = table if isinstance(table, str) else DEFAULT_PRESET
