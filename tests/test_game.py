@@ -95,6 +95,21 @@ def test_bid_above_dice_in_play_is_refused_unless_totals_are_secret():
     hidden.bid("A", Bid(5, 3))  # refusing would reveal the hidden total
 
 
+def test_illegal_bid_says_whether_calza_is_open_to_the_bidder():
+    g = game("A B C", dice={"A": 2, "B": 2, "C": 2})
+    g.bid("A", Bid(6, 6))
+    g.bid("B", Bid(6, 1))
+    with pytest.raises(IllegalBid) as caught:
+        g.bid("C", Bid(7, 1))
+    assert caught.value.smallest_raises == () and caught.value.calza_open  # C may call calza
+    no_calza = game("A B C", dice={"A": 2, "B": 2, "C": 2}, calza=False)
+    no_calza.bid("A", Bid(6, 6))
+    no_calza.bid("B", Bid(6, 1))
+    with pytest.raises(IllegalBid) as caught:
+        no_calza.bid("C", Bid(7, 1))
+    assert not caught.value.calza_open
+
+
 def test_out_of_turn_and_unknown_players_change_nothing():
     g = game()
     with pytest.raises(OutOfTurn):

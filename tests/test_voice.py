@@ -133,6 +133,8 @@ def test_event_sentences_use_the_presets_words():
      "One joker is not allowed: a round cannot open with jokers. To open: one of any face."),
     (IllegalBid(Bid(16, 6), BidRefusal.MORE_THAN_IN_PLAY, Bid(15, 6), [], 15), "asmodee",
      "Sixteen sixes is not allowed: there are only fifteen dice in play. The only call left is dudo."),
+    (IllegalBid(Bid(7, 1), BidRefusal.MORE_THAN_IN_PLAY, Bid(6, 1), [], 6, calza_open=True), "asmodee",
+     "Seven pacos is not allowed: there are only six dice in play. The only calls left are dudo and calza."),
     (CallNotAllowed("calza", "Ben", ChallengeRefusal.CALZA_TOO_FEW_PLAYERS, players_left=2), "asmodee",
      "Calza is not allowed with two players left."),
     (CallNotAllowed("calza", "Ben", ChallengeRefusal.CALZA_NOT_PLAYED), "pressman",

@@ -32,11 +32,14 @@ class BidRefusal(enum.Enum):
 
 class IllegalBid(RulesError):
     """A bid that breaks a rule. `last` is the bid it had to raise (None at the opening),
-    `smallest_raises` the bids the player may make instead, lowest first."""
+    `smallest_raises` the bids the player may make instead, lowest first; `calza_open`:
+    whether the player may call calza instead."""
 
     def __init__(self, bid: Bid, reason: BidRefusal, last: Bid | None = None,
-                 smallest_raises: Sequence[Bid] = (), dice_in_play: int | None = None) -> None:
+                 smallest_raises: Sequence[Bid] = (), dice_in_play: int | None = None,
+                 calza_open: bool = False) -> None:
         self.bid = bid
+        self.calza_open = calza_open
         self.reason = reason
         self.last = last
         self.smallest_raises = tuple(smallest_raises)

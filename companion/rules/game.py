@@ -205,7 +205,8 @@ class Game:
         reason = self._bid_refusal(player, bid)
         if reason is None:
             return None
-        return IllegalBid(bid, reason, self.last_bid, self.smallest_raises(player), self.dice_in_play)
+        return IllegalBid(bid, reason, self.last_bid, self.smallest_raises(player), self.dice_in_play,
+                          calza_open=self.challenge_problem(CALZA, player) is None)
 
     def _bid_refusal(self, player: str, bid: Bid) -> BidRefusal | None:
         last = self.last_bid

@@ -78,7 +78,8 @@ def illegal_bid(error: IllegalBid, ace_word: str) -> str:
     said = bid_words(error.bid, ace_word).capitalize()
     after = f"After {bid_words(error.last, ace_word)}" if error.last else "To open"
     options = smallest_raises_phrase(error.smallest_raises, ace_word)
-    hint = f" {after}: {options}." if options else " The only call left is dudo."
+    left = "calls left are dudo and calza" if error.calza_open else "call left is dudo"
+    hint = f" {after}: {options}." if options else f" The only {left}."
     return f"{said} is not allowed: {why_bid_refused(error, ace_word)}.{hint}"
 
 
