@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -223,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ncompanion: stopped.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`companion rules | head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
+        return 141
     return 2
 
 

@@ -137,6 +137,15 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_output_cut_short_by_its_reader_ends_quietly():
+    # `companion rules | head -1`: here the reader goes before anything is written
+    rules = subprocess.Popen([sys.executable, "-m", "companion", "rules"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    rules.stdout.close()
+    _, err = rules.communicate(timeout=60)
+    assert "Traceback" not in err and "Error" not in err, err
+
+
 @pytest.mark.parametrize("name", ["pressman", "wikipedia-difference", "leaflet"])
 def test_what_companion_rules_prints_of_a_preset_is_a_house_rules_file_of_it(tmp_path, name):
     from companion.rules import get_preset
