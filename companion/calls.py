@@ -194,7 +194,7 @@ COMMAND_PHRASES: dict[str, Command] = {
 # Said around a call without changing it ("um, I bid nine fives please").
 FILLERS = {"um", "uh", "er", "erm", "hmm", "ok", "okay", "so", "well", "please", "i", "bid",
            "say", "call", "there", "are", "there's", "theres", "of", "dice", "let's", "lets",
-           "go", "then", "oh", "and", "like"}
+           "go", "then", "oh", "and", "like", "make", "it", "i'll", "ill", "the"}
 # Every word a call can hold, and every phrase of them run together: a player named one
 # ("Paco", "Spot", "Spoton") would be taken for the speaker of "one paco" or "spot on".
 _CALL_TABLES = (NUMBER_WORDS, NUMBER_MISHEARINGS, FACE_WORDS, FACE_MISHEARINGS, FILLERS,
@@ -203,8 +203,14 @@ CALL_WORDS = {w.replace("'", "") for table in _CALL_TABLES for phrase in table
               for w in (*phrase.split(), phrase.replace(" ", ""))}
 
 
+_DIGIT_FACES = {1: "ones", **FACE_PLURAL}
+_DIGIT_FACE_WORDS = {str(face) for face in _DIGIT_FACES}
+
+
 def _normalise(text: str) -> list[str]:
     text = folded(text).replace("what's", "what is").replace("’", "'")
+    # A face typed as a digit, as rulebooks write bids ("five 2s", "twelve 4's")
+    text = re.sub(r"\b([1-6])'?s\b", lambda m: f" {_DIGIT_FACES[int(m.group(1))]}", text)
     text = re.sub(r"(\d+)([a-z])", r"\1 \2", text)  # "9fives" -> "9 fives"
     text = re.sub(r"[^a-z0-9' ]+", " ", text.replace("-", " "))
     return [w.strip("'") if w not in FACE_MISHEARINGS else w for w in text.split()]
@@ -303,6 +309,8 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
         if value > MAX_SPOKEN_COUNT * 10:
             raise UnparsableCall(text, "that number is too large")
         return NumberCall(value, speaker)
+    if len(rest) == 1 and rest[0] in _DIGIT_FACE_WORDS:  # "four 3", typed as a rulebook writes it
+        rest = [_DIGIT_FACES[int(rest[0])]]
     if len(rest) == 1 and _face(rest[0]) is not None:
         if value < 1:  # a count past the dice in play is the rules' to refuse, with the reason
             raise UnparsableCall(text, "a bid needs a count from one up")

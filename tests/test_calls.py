@@ -50,6 +50,20 @@ def test_fillers_and_punctuation(text):
     assert parse_call(text) == BidCall(Bid(9, 5))
 
 
+@pytest.mark.parametrize("text, bid", [
+    ("five 2s", Bid(5, 2)), ("13 2s", Bid(13, 2)), ("twelve 4's", Bid(12, 4)), ("four 3", Bid(4, 3)),
+    ("3 1s", Bid(3, 1)), ("make it eight sixes", Bid(8, 6)), ("I'll go four fours", Bid(4, 4)),
+])
+def test_bids_typed_as_rulebooks_and_players_write_them(text, bid):
+    assert parse_call(text) == BidCall(bid)
+
+
+@pytest.mark.parametrize("text", ["four 7", "2s", "four 0"])
+def test_a_digit_that_is_no_face_is_no_bid(text):
+    with pytest.raises(UnparsableCall):
+        parse_call(text)
+
+
 @pytest.mark.parametrize("text", ["dudo", "Dudo!", "I doubt it", "liar", "doodoo", "do do"])
 def test_dudo(text):
     assert parse_call(text) == DudoCall()
