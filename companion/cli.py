@@ -348,12 +348,12 @@ def run_play(settings: PlaySettings) -> int:
                 referee.run(source, resumed=settings.resuming)
         except KeyboardInterrupt as stop:  # Ctrl-C, or a service manager stopping the game
             print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
-            _last_line(path, game)
+            _last_line(path)
             return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
-            _last_line(path, game)
+            _last_line(path)
             return 2
         finally:
             close = getattr(source, "close", None)
@@ -364,7 +364,7 @@ def run_play(settings: PlaySettings) -> int:
     finally:
         if journal is not None:
             journal.close()
-    _last_line(path, game)
+    _last_line(path)
     return 0
 
 
@@ -388,9 +388,12 @@ def _stopped_by_sigterm():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _last_line(path, game) -> None:
-    """The last line of a game: how to carry it on, or, once won, how to see it."""
-    if game.winner is not None:
+def _last_line(path) -> None:
+    """The last line of a game, as its journal holds it (a move it could not write never
+    happened): how to carry it on, or, once won, how to see it."""
+    from companion.journal import finished
+
+    if finished(path):
         print(f"companion: the game is over; its recap page: companion recap {path}", file=sys.stderr)
     else:
         print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)

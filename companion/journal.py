@@ -7,6 +7,9 @@ rather than trusted. A line cut off by a kill is dropped. A damaged line further
 error, a stray edit) costs only the game from that line on: resume goes on from the lines
 before it, says what was dropped and why, and keeps the damaged file beside it untouched.
 A bad game start is refused, since nothing follows from it.
+
+Long: the file's writing, locking, reading, replay and repair are one format's, kept together
+so that a change to it is made in one place.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+
+try:
+    import fcntl  # POSIX: one referee per journal
+except ImportError:  # Windows: no lock
+    fcntl = None  # type: ignore[assignment]
 from enum import Enum
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
@@ -81,15 +89,34 @@ def check_new(path: Path) -> None:
 
 
 class Journal:
-    """Appends events to a JSON-lines file, flushed and synced after every action."""
+    """Appends events to a JSON-lines file, flushed and synced after every action. The file
+    is locked while it is open: two referees writing one game would each announce calls the
+    other's journal lines then contradict, and a resume would drop them."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._file = self._open_locked()
+
+    def _open_locked(self):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")
+            file = open(self.path, "a", encoding="utf-8")
         except OSError as exc:
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
+        try:
+            if fcntl is not None:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            file.close()
+            raise JournalError(f"{self.path} is in use: another companion is playing this game; "
+                               "stop that one first, or choose another --journal") from None
+        return file
+
+    def reopen(self) -> None:
+        """Write to (and lock) the file now at the path, after a repair replaced the old one."""
+        file = self._open_locked()
+        self.close()
+        self._file = file
 
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
@@ -153,6 +180,8 @@ def _scan(raw: bytes, path: Path) -> _Scan:
             bad = BadLine(number, Damage.UNREADABLE, f"is not readable JSON ({where})")
         except EventFormatError as exc:
             bad = BadLine(number, Damage.UNREADABLE, f"is not a journal event ({exc})")
+        except ValueError:  # a number of thousands of digits, which Python will not read
+            bad = BadLine(number, Damage.UNREADABLE, "is not readable JSON (a number too long to read)")
         except RecursionError:  # JSON nested past Python's stack: no event is
             bad = BadLine(number, Damage.UNREADABLE, "is not a journal event (nested too deep)")
         break
@@ -328,22 +357,41 @@ class Resumed(NamedTuple):
 
 def resume(path: Path) -> Resumed:
     """Open a journal to continue its game: a cut-off tail is repaired, and a damaged
-    journal is cut back to the events before its first bad line (kept whole in a backup)."""
+    journal is cut back to the events before its first bad line (kept whole in a backup).
+    A journal another referee has open, or one that cannot be written, is left as it is."""
     path = Path(path)
-    raw = _read_bytes(path)
-    scan = _scan(raw, path)
-    game, kept, refused = _replay_until_bad(scan.events, path)
-    bad = refused or scan.bad  # a refused event always comes before an unreadable line
-    notes = []
-    dropped = None
-    if bad is not None:
-        last_line = scan.lines + scan.torn
-        dropped = Dropped(bad, last_line, _keep_backup(path, raw))
-    elif scan.torn or len(kept) != len(scan.events):
-        notes.append("the journal's last line had been cut off mid-write; it was repaired")
-    if dropped is not None or notes:
-        _rewrite(path, kept)
-    return Resumed(game, Journal(path), notes, hands_so_far(kept), dropped)
+    _read_bytes(path)  # a missing or unreadable journal is said so before anything is opened
+    # A link's file is the journal: a repair replaces that file, never the link.
+    journal = Journal(path.resolve())
+    try:
+        raw = _read_bytes(path)  # as it is now that nobody else can write it
+        scan = _scan(raw, path)
+        game, kept, refused = _replay_until_bad(scan.events, path)
+        bad = refused or scan.bad  # a refused event always comes before an unreadable line
+        notes = []
+        dropped = None
+        if bad is not None:
+            last_line = scan.lines + scan.torn
+            dropped = Dropped(bad, last_line, _keep_backup(journal.path, raw))
+        elif scan.torn or len(kept) != len(scan.events):
+            notes.append("the journal's last line had been cut off mid-write; it was repaired")
+        if dropped is not None or notes:
+            _rewrite(journal.path, kept)
+            journal.reopen()
+    except BaseException:
+        journal.close()
+        raise
+    return Resumed(game, journal, notes, hands_so_far(kept), dropped)
+
+
+def finished(path: Path) -> bool:
+    """Does the journal on disk hold a won game? What a resume would find, whatever the game
+    in memory reached: a move its journal line never reached never happened."""
+    try:
+        events, _ = read_events(path)
+        return replay(events, path)[0].winner is not None
+    except CompanionError:
+        return False
 
 
 def _keep_backup(path: Path, raw: bytes) -> Path:

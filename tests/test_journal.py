@@ -1,6 +1,7 @@
 """The journal: append, replay, resume, undo, and refusing files it cannot trust."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,8 @@ def damage(path, number, line: bytes) -> tuple[bytes, list[bytes]]:
     (b'{"type":"bid","player":"Ben"}', "is not a journal event (event 'bid' has fields"),
     (b'{"type":"nonsense"}', "is not a journal event (unknown event type 'nonsense')"),
     (b"[" * 100000 + b"]" * 100000, "is not a journal event (nested too deep)"),
+    (b'{"type":[1]}', "is not a journal event (an event needs a 'type')"),
+    (b'{"type":"bid","count":' + b"9" * 5000 + b"}", "is not readable JSON (a number too long"),
 ])
 def test_an_unreadable_line_mid_journal_is_dropped_with_the_lines_after_it(tmp_path, garbage, why):
     path = two_round_journal(tmp_path)
@@ -318,6 +321,49 @@ def test_loading_a_damaged_journal_for_a_tool_still_refuses_it(tmp_path):
     with pytest.raises(JournalError, match="corrupt at line 9: it is not readable JSON"):
         load_game(path)
     assert path.read_bytes() == damaged
+
+
+def test_two_referees_never_write_one_journal(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    with pytest.raises(JournalError, match="is in use: another companion is playing this game"):
+        Journal(path)
+    damaged = path.read_bytes() + b'{"type":"bid","pla'  # a line the first one is writing
+    path.write_bytes(damaged)
+    with pytest.raises(JournalError, match="is in use"):
+        resume(path)
+    assert path.read_bytes() == damaged and not list(tmp_path.glob("*.corrupt-*"))  # untouched
+    journal.close()
+    resumed = resume(path)  # once the first has stopped
+    assert resumed.game.bids == [("Ana", Bid(3, 4))]
+    with pytest.raises(JournalError, match="is in use"):  # the repaired file is held as well
+        resume(path)
+    resumed.journal.close()
+
+
+def test_a_journal_reached_by_a_link_is_repaired_in_its_own_file(tmp_path):
+    game, journal, real = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    journal.close()
+    real.write_bytes(real.read_bytes() + b'{"type":"bid","pla')  # cut off by a kill
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real.name)
+    resumed = resume(link)
+    assert resumed.notes and resumed.game.bids == [("Ana", Bid(3, 4))]
+    resumed.journal.append(resumed.game.bid("Ben", Bid(4, 4)))
+    resumed.journal.close()
+    assert link.is_symlink() and load_game(real).bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
+
+
+def test_a_damaged_journal_that_cannot_be_written_is_left_as_it_was(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes a read-only file")
+    path = two_round_journal(tmp_path)
+    damaged, _ = damage(path, 9, b"{")
+    path.chmod(0o444)
+    with pytest.raises(JournalError, match="cannot write the journal"):
+        resume(path)
+    assert path.read_bytes() == damaged and not list(tmp_path.glob("*.corrupt-*"))
 
 
 def test_a_journal_that_cannot_be_written_mid_game_is_a_clear_error(tmp_path):

@@ -137,6 +137,26 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_winning_count_the_journal_could_not_write_does_not_end_the_game(tmp_path):
+    import resource
+
+    script = "one four\ndudo\nzero\n"
+    whole, journal = play(tmp_path, script, "--dice", "1", players=("Ana", "Ben"))
+    assert "the game is over" in whole.stderr
+    lines = journal.read_bytes().splitlines(keepends=True)
+    before_count = sum(map(len, lines[:4]))  # the start (two lines), the bid, the dudo
+    limited = tmp_path / "limited.jsonl"
+
+    def small_disk():  # the journal can grow no further than the dudo
+        resource.setrlimit(resource.RLIMIT_FSIZE, (before_count + 10, before_count + 10))
+
+    result = subprocess.run([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "--dice", "1",
+                             "--input", "text", "--mute", "--journal", str(limited)], input=script,
+                            capture_output=True, text=True, timeout=120, preexec_fn=small_disk)
+    assert "cannot write the journal" in result.stderr
+    assert "the game is paused; continue it with" in result.stderr and "the game is over" not in result.stderr
+
+
 def test_output_cut_short_by_its_reader_ends_quietly():
     # `companion rules | head -1`: here the reader goes before anything is written
     rules = subprocess.Popen([sys.executable, "-m", "companion", "rules"], stdout=subprocess.PIPE,

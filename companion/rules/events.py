@@ -41,7 +41,7 @@ class Event:
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> "Event":
-        if not isinstance(data, Mapping) or "type" not in data:
+        if not isinstance(data, Mapping) or not isinstance(data.get("type"), str):
             raise EventFormatError("an event needs a 'type'")
         cls = EVENT_TYPES.get(data["type"])
         if cls is None:
