@@ -12,7 +12,7 @@ Long: everything the referee says back to the table, and why, is read in this on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence
 
@@ -114,6 +114,12 @@ class Referee:
         said: list[Announcement] = []
         if self.game.phase is Phase.REVEAL and self._hands and not self._hands_missing():
             said = self._settle_from_hands()
+        elif self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None:
+            # stopped before the camera looked (or while players were told it could not):
+            # it looks now, as it would have, at this round's dice; the status asks for the
+            # count if it cannot
+            said = [replace(a, prompt=None) if isinstance(a, (announce.CameraCannotCount, announce.CameraFailed))
+                    else a for a in self.read_camera().announcements]
         return [*said, announce.Resumed(self.status())]
 
     def learn_names(self, source: CallSource) -> bool:

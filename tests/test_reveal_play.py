@@ -139,6 +139,32 @@ def test_each_reveal_reads_its_own_photo(tmp_path, table_photo):
     assert (tmp_path / "game-reveals" / "reveal-0002.png").is_file()
 
 
+def test_a_game_stopped_before_the_camera_looked_has_it_look_on_resuming(tmp_path, table_photo):
+    path, faces = table_photo
+    _, journal, _ = play_with_camera(tmp_path, path, 3, "two fours\ndudo\n")
+    stopped = tmp_path / "stopped.jsonl"  # killed between the dudo's line and the camera's look
+    stopped.write_text("".join(journal.read_text().splitlines(keepends=True)[:4]))
+    assert '"type":"challenge"' in stopped.read_text().splitlines()[-1]
+    result = run_companion("play", "--resume", stopped, "--input", "text", "--mute", "--camera-images", path,
+                           input_text="")
+    assert result.returncode == 0, result.stderr
+    counts = [json.loads(line) for line in stopped.read_text().splitlines() if '"type":"count"' in line]
+    assert [(c["count"], c["source"]) for c in counts] == [(count_matching(faces, 4, aces_wild=True), "camera")]
+    assert result.stdout.index("I see ") < result.stdout.index("Resuming the game. Round two")
+
+
+def test_a_camera_that_cannot_count_on_resuming_says_why_then_asks_once(tmp_path, table_photo):
+    path, _ = table_photo
+    _, journal, _ = play_with_camera(tmp_path, path, 4, "two fours\ndudo\n1\n")  # eight dice: a mismatch
+    stopped = tmp_path / "stopped.jsonl"
+    stopped.write_text("".join(journal.read_text().splitlines(keepends=True)[:4]))
+    result = run_companion("play", "--resume", stopped, "--input", "text", "--mute", "--camera-images", path,
+                           input_text="")
+    assert result.returncode == 0, result.stderr
+    assert "I cannot count this one" in result.stdout and result.stdout.count("How many fours") == 1
+    assert '"type":"count"' not in stopped.read_text()
+
+
 def test_the_cameras_dice_are_journalled_with_its_count(tmp_path, table_photo):
     path, faces = table_photo
     _, journal, counts = play_with_camera(tmp_path, path, 3, "two fours\ndudo\n")

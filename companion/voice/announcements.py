@@ -334,19 +334,23 @@ class HandsMake:
 @dataclass(frozen=True)
 class CameraFailed:
     error: str
-    prompt: CountPrompt
+    prompt: CountPrompt | None  # None: the count is asked for in what follows
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"The camera failed: {self.error}. {self.prompt.sentence(rules)}"]
+        return [f"The camera failed: {self.error}.{_then_ask(self.prompt, rules)}"]
 
 
 @dataclass(frozen=True)
 class CameraCannotCount:
     reason: str
-    prompt: CountPrompt
+    prompt: CountPrompt | None  # None: the count is asked for in what follows
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"I cannot count this one: {self.reason}. {self.prompt.sentence(rules)}"]
+        return [f"I cannot count this one: {self.reason}.{_then_ask(self.prompt, rules)}"]
+
+
+def _then_ask(prompt: CountPrompt | None, rules: Rules) -> str:
+    return f" {prompt.sentence(rules)}" if prompt is not None else ""
 
 
 @dataclass(frozen=True)
