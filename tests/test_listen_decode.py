@@ -322,7 +322,7 @@ def test_other_rates_are_converted_and_unreadable_encodings_refused_clearly(spee
     assert run_hear(parser.parse_args(["--json", "--engine", "bundled", good,
                                        str(tmp_path / "alaw.wav"), str(tmp_path / "good-cd.wav")])) == 1
     captured = capsys.readouterr()
-    assert "error:" in captured.err and "A-law" in captured.err
+    assert "companion:" in captured.err and "A-law" in captured.err
     assert "Traceback" not in captured.err
     lines = [json.loads(line) for line in captured.out.splitlines()]
     assert [line["call"] for line in lines] == [CALLS["five fives"]] * 2

@@ -173,7 +173,7 @@ def test_models_download_command_offline(capsys):
     code = run_models(parser.parse_args(["download", "no-such-model",
                                          "--url", "http://127.0.0.1:9/x.zip"]))
     err = capsys.readouterr().err
-    assert code == 2 and "error: cannot download no-such-model" in err
+    assert code == 2 and "companion: cannot download no-such-model" in err
     assert "Traceback" not in err
 
 

@@ -114,7 +114,7 @@ def test_hear_with_the_korean_model_is_one_clear_error(korean_model_dir, tmp_pat
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"error: the Vosk model at {korean_model_dir} does not know "
+    assert lines[0].startswith(f"companion: the Vosk model at {korean_model_dir} does not know "
                                "the call words one, two,")
     assert "English Vosk model" in lines[0]
 

@@ -46,7 +46,7 @@ def run_hear(args: argparse.Namespace) -> int:
     failed = 0
     args.players, args.files = names_and_files(args.players, args.files)
     if not args.files:
-        print("error: name the WAV files or folders to hear: companion hear FILE...", file=sys.stderr)
+        print("companion: name the WAV files or folders to hear: companion hear FILE...", file=sys.stderr)
         return 2
     try:
         engine = make_engine(args.engine, args.model, args.players,
@@ -64,13 +64,13 @@ def run_hear(args: argparse.Namespace) -> int:
                 except AudioFormatError as err:
                     failed += _report(err)
     except CompanionError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"companion: {err}", file=sys.stderr)
         return 2
     return 1 if failed else 0
 
 
 def _report(err: AudioFormatError) -> int:
-    print(f"error: {err}", file=sys.stderr, flush=True)
+    print(f"companion: {err}", file=sys.stderr, flush=True)
     return 1
 
 
@@ -139,7 +139,7 @@ def run_models(args: argparse.Namespace) -> int:
         return 0
     except CompanionError as err:
         print(file=sys.stderr)
-        print(f"error: {err}", file=sys.stderr)
+        print(f"companion: {err}", file=sys.stderr)
         return 2
 
 
@@ -151,7 +151,7 @@ def run_devices(args: argparse.Namespace) -> int:
     try:
         mics = list_microphones()
     except CompanionError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"companion: {err}", file=sys.stderr)
         return 2
     if not mics:
         print("no microphones found: plug one in (a USB microphone or a headset), then run this again")
