@@ -163,8 +163,11 @@ class CallSource(Protocol):
         """Hear again, after the companion's own voice (and its echo) has ended."""
 
 
+QUIT_WORDS = ("quit", "exit")  # typed alone, they end the input as the end of a file does
+
+
 class TextSource:
-    """One call per line from the keyboard or a pipe."""
+    """One call per line from the keyboard or a pipe; "quit" ends it."""
 
     def __init__(self, lines: Iterable[str] | TextIO | None = None, prompt: str = "> ") -> None:
         self._stream = lines if lines is not None else sys.stdin
@@ -184,6 +187,8 @@ class TextSource:
                 if line is None:
                     return None
             line = line.strip()
+            if line.lower().rstrip("!.") in QUIT_WORDS:
+                return None  # the input ends here: the game pauses, saved
             if line and not line.startswith("#"):  # comments let scripted games explain themselves
                 return Utterance(line)
 

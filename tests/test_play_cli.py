@@ -157,6 +157,13 @@ def test_a_winning_count_the_journal_could_not_write_does_not_end_the_game(tmp_p
     assert "the game is paused; continue it with" in result.stderr and "the game is over" not in result.stderr
 
 
+def test_typing_quit_pauses_the_game_there(tmp_path):
+    result, journal = play(tmp_path, "two fives\nQuit\nthree fives\n")
+    assert result.returncode == 0, result.stderr
+    assert "the game is paused; continue it with" in result.stderr
+    assert load_game(journal).bids == [("Ana", Bid(2, 5))]  # nothing after the quit
+
+
 def test_output_cut_short_by_its_reader_ends_quietly():
     # `companion rules | head -1`: here the reader goes before anything is written
     rules = subprocess.Popen([sys.executable, "-m", "companion", "rules"], stdout=subprocess.PIPE,

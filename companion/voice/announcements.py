@@ -98,7 +98,7 @@ class NotUnderstood:
             return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
                     f"a challenge the count, like seven. Also: take it back, repeat, status{palifico}."]
         if word in ("quit", "exit", "stop", "end", "bye"):
-            return ["To stop, press Control C, or end the input: the game is saved, and "
+            return ["To stop, type quit or press Control C: the game is saved, and "
                     "companion play --resume carries it on."]
         why = "" if self.why == UnparsableCall(self.text).why else f" ({self.why})"
         return [f"Sorry, I did not understand {self.text!r}{why}. Say it again, or type help."]
