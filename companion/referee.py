@@ -428,14 +428,12 @@ class Referee:
             return [announce.HandsStayHidden()]
         checked = game.check_hands({call.player: call.dice})
         self._record([HandShown(player, dice) for player, dice in checked.items()])
-        for player in checked:  # kept in the order last said, so "take it back" takes the last
-            self._hands.pop(player, None)
+        (player, dice), = checked.items()
+        before = self._hands.pop(player, None)  # kept in the order last said, so "take it back" takes the last
         self._hands.update(checked)
         missing = self._hands_missing()
-        (player, dice), = checked.items()
-        if missing:
-            return [announce.GotHand(player, dice, tuple(missing))]
-        return [announce.GotHand(player, dice, ()), *self._settle_from_hands()]
+        got = announce.GotHand(player, dice, tuple(missing), before if before != dice else None)
+        return [got] if missing else [got, *self._settle_from_hands()]
 
     def _settle_from_hands(self) -> list[Announcement]:
         """The count every player's dice make, applied (every hand is in: the bounds meet)."""

@@ -692,7 +692,11 @@ def test_take_it_back_after_a_hand_takes_back_that_hand_not_the_challenge():
 
 def test_a_hand_said_again_is_the_last_said():
     referee, _, _ = make()
-    say(referee, "three fours", "dudo", "Ana 4 4 3 1 2", "Ben 1 1 1 1 1", "Ana 4 4 3 1 3")
+    say(referee, "three fours", "dudo", "Ana 4 4 3 1 2", "Ben 1 1 1 1 1")
+    # said aloud, so a hand put under the wrong name shows
+    assert say(referee, "Ana 4 4 3 1 3").startswith(
+        "Got Ana's dice: four, four, three, one, three (in place of four, four, three, one, two).")
+    assert "in place of" not in say(referee, "Ana 4 4 3 1 3")  # the same dice again replace nothing
     assert say(referee, "undo") == "Took back Ana's dice. Still need Ana and Cleo."
 
 

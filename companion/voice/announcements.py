@@ -315,10 +315,13 @@ class GotHand:
     player: str
     dice: tuple[int, ...]
     missing: tuple[str, ...]
+    replaced: tuple[int, ...] | None = None  # the other dice said for this player before
 
     def words(self, rules: Rules) -> list[str]:
-        got = f"Got {self.player}'s dice: {', '.join(number_words(d) for d in self.dice)}."
-        return [f"{got} Still need {join_and(self.missing)}." if self.missing else got]
+        got = f"Got {self.player}'s dice: {', '.join(number_words(d) for d in self.dice)}"
+        if self.replaced is not None:  # said aloud: a hand heard under the wrong name shows
+            got += f" (in place of {', '.join(number_words(d) for d in self.replaced)})"
+        return [f"{got}. Still need {join_and(self.missing)}." if self.missing else f"{got}."]
 
 
 @dataclass(frozen=True)
