@@ -354,6 +354,14 @@ def check_player_names(names: Sequence[str]) -> None:
         said = " ".join(_normalise(name))  # "Ben-Calza" said is "ben calza": Ben's calza
         if parse_call_or_none(said, [n for n in names if n != name]) is not None:
             raise BadSetup(f"{name!r} said aloud is a call ({said!r}); choose another name for that player")
+    for name in names:  # every name its own word or words by now
+        words = _normalise(name)
+        for other in names:
+            part = _normalise(other)
+            if other != name and len(part) < len(words) and any(
+                    words[i:i + len(part)] == part for i in range(len(words) - len(part) + 1)):
+                # "Ana Ben calza" aloud: Ana-Ben's, or Ben's after "Ana"?
+                raise BadSetup(f"{name!r} holds another player's name, {other}; choose another name for one of them")
 
 
 def describe_call(call: Call, ace_word: str = "pacos") -> str:

@@ -169,6 +169,14 @@ def test_a_name_that_said_aloud_is_another_players_call_is_refused():
     check_player_names(["Ana", "Bob", "Ben-Calza"])  # without a Ben it is only a name
 
 
+def test_a_name_holding_another_players_name_is_refused():
+    with pytest.raises(BadSetup, match="'Ana-Ben' holds another player's name, Ana"):
+        check_player_names(["Ana", "Ben", "Ana-Ben"])  # "Ana Ben calza": whose?
+    with pytest.raises(BadSetup, match="holds another player's name, Luc"):
+        check_player_names(["Jean-Luc", "Luc"])
+    check_player_names(["Ana", "Anabel", "Jean-Luc", "Jean-Marc"])  # words, not letters, count
+
+
 def test_a_name_in_another_script_is_refused_with_what_is_allowed():
     with pytest.raises(BadSetup, match="Latin letters"):
         check_player_names(["Ana", "Иван"])
