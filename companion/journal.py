@@ -47,6 +47,10 @@ class JournalError(CompanionError):
     """A journal that cannot be read or replayed; nothing is changed."""
 
 
+class DamagedJournal(JournalError):
+    """A journal with a damaged line after its game start: resume can cut it back to the lines before it."""
+
+
 def default_sessions_dir() -> Path:
     from platformdirs import user_data_dir
 
@@ -204,7 +208,7 @@ def read_events(path: Path) -> tuple[list[Event], bool]:
     dropped."""
     scan = _scan(_read_bytes(path), path)
     if scan.bad is not None:
-        raise JournalError(f"{path} is corrupt at line {scan.bad.number}: it {scan.bad.why}")
+        raise DamagedJournal(f"{path} is corrupt at line {scan.bad.number}: it {scan.bad.why}")
     return scan.events, scan.torn
 
 
@@ -226,7 +230,7 @@ def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game,
     """
     game, kept, bad = _replay_until_bad(events, path)
     if bad is not None:
-        raise JournalError(f"{path}: line {bad.number} {bad.why}")
+        raise DamagedJournal(f"{path}: line {bad.number} {bad.why}")
     return game, kept
 
 

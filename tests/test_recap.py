@@ -210,6 +210,7 @@ def test_a_file_that_is_not_a_journal_is_one_clear_line_and_nothing_is_written(t
     assert isinstance(caught.value, CompanionError) and says in message and "\n" not in message
     assert str(path) in message
     assert sorted(tmp_path.iterdir()) == before
+    assert ("--resume" in message) == (content in ("corrupt", "edited"))  # what repairs it, where it can
 
 
 def test_a_last_line_cut_off_mid_write_is_left_out_and_said(tmp_path, capsys):
