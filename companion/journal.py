@@ -89,6 +89,11 @@ def check_new(path: Path) -> None:
     if path.is_dir():
         raise JournalError(f"{path} is a folder: name a journal file (.jsonl) in it")
     if path.exists() and path.stat().st_size > 0:
+        try:
+            _scan(_read_bytes(path), path)
+        except JournalError:  # a game start cut off, or another file: nothing to resume
+            raise JournalError(f"{path} is not empty and holds no game to resume; a new game never "
+                               "overwrites a file: choose another --journal") from None
         raise JournalError(f"{path} already holds a game; resume it with --resume, or choose another --journal")
 
 

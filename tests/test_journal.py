@@ -164,6 +164,10 @@ def test_a_new_game_never_overwrites_a_journal(tmp_path):
         Journal.start(path, game)
     with pytest.raises(JournalError, match="is a folder: name a journal file"):
         Journal.start(tmp_path, game)
+    cut = tmp_path / "cut.jsonl"  # a game start cut off: resume refuses it, so must this
+    cut.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(JournalError, match="holds no game to resume; a new game never overwrites"):
+        Journal.start(cut, game)
 
 
 def two_round_journal(tmp_path):
