@@ -53,8 +53,8 @@ class PlaySettings:
             raise CompanionError("name the recordings to play from: "
                                  "companion play --input wav FILE_OR_FOLDER...")
         if self.input != "wav" and self.paths:
-            hint = (f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}"
-                    if self.input == "text" else "")
+            hint = ("; add --input wav to play recordings" if self.paths[0].suffix.lower() == ".wav" else
+                    f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}")
             raise CompanionError(f"files are only read with --input wav (got {self.paths[0]} "
                                  f"with --input {self.input}){hint}")
         if self.starting_dice is not None and self.starting_dice < 1:

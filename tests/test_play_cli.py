@@ -407,7 +407,8 @@ def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
               # a bad recording anywhere in the list is found before the game starts
               (["--input", "wav", tmp_path / "fine.wav", tmp_path / "phone.wav"], "phone.wav: its audio is A-law"),
               (["--input", "wav"], "name the recordings"),
-              (["--input", "text", tmp_path / "fine.wav"], "pipe it in: companion play --input text <"),
+              (["--input", "text", tmp_path / "fine.wav"], "add --input wav to play recordings"),
+              (["--input", "text", tmp_path / "calls.txt"], "pipe it in: companion play --input text <"),
               (["--input", "text", "--camera-images", tmp_path / "nothing.png"], "nothing.png: no such file"),
               (["--input", "text", "--camera", "0", "--camera-images", tmp_path / "x.png"], "not both")]
     try:
