@@ -24,7 +24,7 @@ from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
     RulesError, count_matching)
-from companion.rules.events import Event, HandShown, HandTakenBack, Undone
+from companion.rules.events import ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack, RoundStarted, Undone
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
@@ -120,7 +120,20 @@ class Referee:
             # count if it cannot
             said = [replace(a, prompt=None) if isinstance(a, (announce.CameraCannotCount, announce.CameraFailed))
                     else a for a in self.read_camera().announcements]
-        return [*said, announce.Resumed(self.status())]
+        return [*said, announce.Resumed(self.status(), None if said else self._last_round())]
+
+    def _last_round(self) -> announce.EventsHappened | None:
+        """How the last challenge ended, when the game stands at a new round's start: a game
+        stopped as that was said (or days ago) is picked up knowing who lost the die."""
+        events = self.game.events
+        if self.game.phase is not Phase.BIDDING or self.game.last_bid is not None:
+            return None
+        counted = [i for i, e in enumerate(events) if isinstance(e, DiceCounted)]
+        if not counted:
+            return None
+        challenge = next(e for e in reversed(events[:counted[-1]]) if isinstance(e, ChallengeCalled))
+        outcome = tuple(e for e in events[counted[-1]:] if not isinstance(e, RoundStarted))
+        return announce.EventsHappened(outcome, challenge.kind == CALZA)
 
     def learn_names(self, source: CallSource) -> bool:
         """Before play, where the source can learn from it, each player still in says their

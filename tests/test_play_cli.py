@@ -247,6 +247,16 @@ def test_resume_after_a_kill_loses_nothing(tmp_path):
     assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
 
 
+def test_a_game_resumed_at_a_rounds_start_says_how_the_last_round_ended(tmp_path):
+    _, journal = play(tmp_path, "two fours\ndudo\n3\n")  # stopped as the count was said
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert ("Resuming the game. In the last round, three counted: the bid was right. Ben loses a die and "
+            "has four dice left. Round two, no bid yet. Ben opens.") in result.stdout
+    bid = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="two threes\n")
+    again = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert bid.returncode == 0 and "In the last round" not in again.stdout  # a round under way says its bid
+
+
 def _ctrl_c_as_at_a_terminal():
     # A shell starts background jobs (a CI runner's, `nohup ... &`) with SIGINT ignored, and the
     # child would inherit that; at a terminal, Ctrl-C reaches the game.

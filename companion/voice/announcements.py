@@ -441,9 +441,14 @@ class Status:
 @dataclass(frozen=True)
 class Resumed:
     status: Status
+    last_round: EventsHappened | None = None  # how the round before ended, when none is under way
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"Resuming the game. {self.status.sentence(rules)}"]
+        before = ""
+        if self.last_round is not None:  # it begins with the count, in words: "Three counted: ..."
+            said = " ".join(self.last_round.words(rules))
+            before = f" In the last round, {said[:1].lower()}{said[1:]}"
+        return [f"Resuming the game.{before} {self.status.sentence(rules)}"]
 
 
 Announcement = Union[
