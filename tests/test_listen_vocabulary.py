@@ -177,6 +177,17 @@ def test_models_download_command_offline(capsys):
     assert "Traceback" not in err
 
 
+def test_models_list_says_where_it_looked_when_it_finds_no_vosk_model(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr(vosk_engine, "CHECKOUT_MODELS_DIR", tmp_path / "no-checkout")
+    parser = argparse.ArgumentParser()
+    add_models_arguments(parser)
+    assert run_models(parser.parse_args(["list"])) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "bundled call recogniser   (used by --engine auto)"
+    assert "no Vosk model in" in err and str(tmp_path / "data" / "companion" / "models") in err
+
+
 def test_broken_vosk_model_is_a_clean_error(tmp_path):
     (tmp_path / "am").mkdir()
     with pytest.raises(ModelError, match="cannot be loaded"):

@@ -133,6 +133,8 @@ def run_models(args: argparse.Namespace) -> int:
         found = [p for folder in models_dirs() if folder.is_dir()
                  for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")]
         active = find_model()
+        if not found:
+            print(f"(no Vosk model in {' or '.join(str(folder) for folder in models_dirs())})", file=sys.stderr)
         for path in found:
             print(f"{path}{'   (used by --engine auto)' if path == active else ''}")
         print("bundled call recogniser" + ("" if active else "   (used by --engine auto)"))
