@@ -100,6 +100,8 @@ class Referee:
         if not self.learn_names(source):
             return self.game
         self.say(self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))])
+        if resumed and self._camera_due_on_resuming():
+            self.say(self.read_camera().announcements)
         while True:
             source.expect(self.expecting(), self.hand_sizes())
             utterance = source.next_utterance()
@@ -114,13 +116,14 @@ class Referee:
         said: list[Announcement] = []
         if self.game.phase is Phase.REVEAL and self._hands and not self._hands_missing():
             said = self._settle_from_hands()
-        elif self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None:
-            # stopped before the camera looked (or while players were told it could not):
-            # it looks now, as it would have, at this round's dice; the status asks for the
-            # count if it cannot
-            said = [replace(a, prompt=None) if isinstance(a, (announce.CameraCannotCount, announce.CameraFailed))
-                    else a for a in self.read_camera().announcements]
+        elif self._camera_due_on_resuming():
+            return [announce.Resumed(replace(self.status(), camera_looks=True))]  # "Lift the cups."
         return [*said, announce.Resumed(self.status(), None if said else self._last_round())]
+
+    def _camera_due_on_resuming(self) -> bool:
+        """Stopped at a reveal before the camera looked (or while the players were told it
+        could not), nobody's dice said yet: it looks as the game resumes, at this round's dice."""
+        return self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None
 
     def _last_round(self) -> announce.EventsHappened | None:
         """How the last challenge ended, when the game stands at a new round's start: a game

@@ -150,10 +150,12 @@ def test_a_game_stopped_before_the_camera_looked_has_it_look_on_resuming(tmp_pat
     assert result.returncode == 0, result.stderr
     counts = [json.loads(line) for line in stopped.read_text().splitlines() if '"type":"count"' in line]
     assert [(c["count"], c["source"]) for c in counts] == [(count_matching(faces, 4, aces_wild=True), "camera")]
-    assert result.stdout.index("I see ") < result.stdout.index("Resuming the game. Round two")
+    # said first, as a fresh challenge is: which challenge, and that the cups go up
+    assert result.stdout.index("Resuming the game. Ben called dudo on Ana's two fours. Lift the cups.") < \
+        result.stdout.index("I see ")
 
 
-def test_a_camera_that_cannot_count_on_resuming_says_why_then_asks_once(tmp_path, table_photo):
+def test_a_camera_that_cannot_count_on_resuming_says_why_then_asks(tmp_path, table_photo):
     path, _ = table_photo
     _, journal, _ = play_with_camera(tmp_path, path, 4, "two fours\ndudo\n1\n")  # eight dice: a mismatch
     stopped = tmp_path / "stopped.jsonl"
@@ -162,6 +164,7 @@ def test_a_camera_that_cannot_count_on_resuming_says_why_then_asks_once(tmp_path
                            input_text="")
     assert result.returncode == 0, result.stderr
     assert "I cannot count this one" in result.stdout and result.stdout.count("How many fours") == 1
+    assert result.stdout.index("Lift the cups") < result.stdout.index("I cannot count this one")
     assert '"type":"count"' not in stopped.read_text()
 
 

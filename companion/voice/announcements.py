@@ -337,23 +337,19 @@ class HandsMake:
 @dataclass(frozen=True)
 class CameraFailed:
     error: str
-    prompt: CountPrompt | None  # None: the count is asked for in what follows
+    prompt: CountPrompt
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"The camera failed: {self.error}.{_then_ask(self.prompt, rules)}"]
+        return [f"The camera failed: {self.error}. {self.prompt.sentence(rules)}"]
 
 
 @dataclass(frozen=True)
 class CameraCannotCount:
     reason: str
-    prompt: CountPrompt | None  # None: the count is asked for in what follows
+    prompt: CountPrompt
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"I cannot count this one: {self.reason}.{_then_ask(self.prompt, rules)}"]
-
-
-def _then_ask(prompt: CountPrompt | None, rules: Rules) -> str:
-    return f" {prompt.sentence(rules)}" if prompt is not None else ""
+        return [f"I cannot count this one: {self.reason}. {self.prompt.sentence(rules)}"]
 
 
 @dataclass(frozen=True)
@@ -389,6 +385,7 @@ class Status:
     palifico_player: str | None  # in a palifico round
     dice: tuple[tuple[str, int], ...]  # each player still in, and their dice
     dice_in_play: int
+    camera_looks: bool = False  # at a reveal: the camera is about to count, not the players
 
     @classmethod
     def of(cls, game: Game, hands_said: Sequence[str] = ()) -> "Status":
@@ -419,8 +416,8 @@ class Status:
         parts = []
         if self.challenge is not None and self.count_prompt is not None:
             c = self.challenge
-            parts.append(f"{c.player} called {c.kind} on {c.bidder}'s "
-                         f"{bid_words(Bid(c.count, c.face), ace)}. {self.count_prompt.sentence(rules)}")
+            ask = "Lift the cups." if self.camera_looks else self.count_prompt.sentence(rules)
+            parts.append(f"{c.player} called {c.kind} on {c.bidder}'s {bid_words(Bid(c.count, c.face), ace)}. {ask}")
             if self.hands_said:
                 got = join_and([f"{player}'s" for player in self.hands_said])
                 parts.append(f"Got {got} dice. Still need {join_and(self.hands_missing)}.")
