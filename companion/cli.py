@@ -213,8 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ROOM_COMMANDS:
             module, room, _ = ROOM_COMMANDS[args.command]
             return getattr(importlib.import_module(module), f"run_{room}")(args)
-        if args.command == "bench":
-            # Beside the package, with the training tools they need (benchmarks/__init__.py).
+        if args.command == "bench":  # beside the package, with the training tools they need
             suite = importlib.import_module(f"benchmarks.{args.suite}")
             return suite.main(list(args.bench_args))
     except CompanionError as error:
@@ -224,9 +223,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ncompanion: stopped.", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader went away (`companion rules | head`): nothing left to say
+    except OSError as error:  # output whose reader went (`companion rules | head`) or whose disk is full
+        if not isinstance(error, BrokenPipeError):
+            print(f"companion: {error.strerror or error}", file=sys.stderr)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
-        return 141
+        return 141 if isinstance(error, BrokenPipeError) else 2
     return 2
 
 

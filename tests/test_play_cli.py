@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import wave
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -155,6 +156,15 @@ def test_a_winning_count_the_journal_could_not_write_does_not_end_the_game(tmp_p
                             capture_output=True, text=True, timeout=120, preexec_fn=small_disk)
     assert "cannot write the journal" in result.stderr
     assert "the game is paused; continue it with" in result.stderr and "the game is over" not in result.stderr
+
+
+def test_output_to_a_full_disk_is_one_line_not_a_traceback():
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full to fill")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "companion", "rules"], stdout=full, stderr=subprocess.PIPE,
+                                text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.strip() == "companion: No space left on device", result.stderr
 
 
 def test_typing_quit_pauses_the_game_there(tmp_path):
