@@ -104,6 +104,16 @@ def test_calibration_needs_empty_and_paco(tmp_path, calib_dir):
         load_calibration_images(d)
 
 
+@pytest.mark.parametrize("typo", ["dice-4557.png", "dice-0.png", "dice-45x6.png"])
+def test_a_dice_photo_whose_faces_are_misnamed_is_refused_not_left_unchecked(calib_dir, tmp_path, typo):
+    d = tmp_path / "typo"
+    d.mkdir()
+    for f in calib_dir.glob("*.png"):
+        (d / (typo if f.name.startswith("dice") else f.name)).write_bytes(f.read_bytes())
+    with pytest.raises(CalibrationFailed, match=f"{typo}: the faces after 'dice-' are digits 1 to 6"):
+        load_calibration_images(d)
+
+
 def test_dice_in_the_empty_table_photo_are_named_as_the_likely_cause(calib_dir, tmp_path):
     d = tmp_path / "busy"
     d.mkdir()
