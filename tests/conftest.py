@@ -20,3 +20,20 @@ def run_companion(*args, input_text=None, timeout=120, env_extra=None):
 @pytest.fixture
 def companion_cli():
     return run_companion
+
+
+@pytest.fixture
+def page_of_text():
+    """A screen of code, as a camera pointed at a laptop would see it (1280x720): no dice, and
+    a great many things a dice reader must turn down."""
+    import cv2
+    import numpy as np
+
+    img = np.full((720, 1280, 3), 250, np.uint8)
+    lines = ["fn main() { let x = vec![1, 2, 3]; println!(\"{:?}\", x); }",
+             "impl Display for Dice { fn fmt(&self, f) -> Result { write!(f, \"o o o\") } }",
+             "0 1 2 3 4 5 6 7 8 9 : . o O 0 ; :: ... ooo",
+             "the quick brown fox jumps over the lazy dog 0123456789"]
+    for i in range(22):
+        cv2.putText(img, lines[i % 4], (10, 30 + 31 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.75, (20, 20, 20), 2, cv2.LINE_AA)
+    return img

@@ -95,6 +95,14 @@ def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, s
     assert f"read doubtfully, marked ?: a reveal would ask the players)" in capsys.readouterr().out
 
 
+def test_see_says_when_a_reveal_would_not_trust_a_cluttered_frame(tmp_path, capsys, page_of_text):
+    path = tmp_path / "screen.png"
+    cv2.imwrite(str(path), page_of_text)
+    assert _see(path) == 0
+    assert f"(more than {CameraSettings().max_refused} things refused: a reveal would not trust this frame" \
+        in capsys.readouterr().out
+
+
 def test_see_names_the_file_that_is_too_small(tmp_path, capsys, scene_file):
     tiny = tmp_path / "tiny.png"
     cv2.imwrite(str(tiny), cv2.imread(str(scene_file[0]))[:8, :8])

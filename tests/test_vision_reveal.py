@@ -260,32 +260,20 @@ def test_a_profile_made_for_another_framing_is_warned_about_once():
     assert len(notes) == 1  # the same framing at another size is fine
 
 
-def _page_of_text() -> np.ndarray:
-    """A screen of code, as a camera pointed at a laptop would see it."""
-    img = np.full((720, 1280, 3), 250, np.uint8)
-    lines = ["fn main() { let x = vec![1, 2, 3]; println!(\"{:?}\", x); }",
-             "impl Display for Dice { fn fmt(&self, f) -> Result { write!(f, \"o o o\") } }",
-             "0 1 2 3 4 5 6 7 8 9 : . o O 0 ; :: ... ooo",
-             "the quick brown fox jumps over the lazy dog 0123456789"]
-    for i in range(22):
-        cv2.putText(img, lines[i % 4], (10, 30 + 31 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.75, (20, 20, 20), 2, cv2.LINE_AA)
-    return img
-
-
-def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, reader):
+def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, reader, page_of_text):
     settings = CameraSettings()
     refused = tuple(Refused((20 * i, 40, 8, 8), 0.99) for i in range(settings.max_refused + 1))
     cluttered = DiceReading(_reading([6, 6, 1]).dice, refused)
     assert not settings.accepts(cluttered, 3)  # sure dice, the right total, and still not trusted
     assert settings.accepts(DiceReading(cluttered.dice, refused[:settings.max_refused]), 3)
     out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([cluttered])).reveal(3)
-    assert out.reading is None and "things that are not dice" in out.reason
+    assert out.reading is None and "things I cannot take for dice" in out.reason
     # real pixels: three dice below a screen of code, read by the shipped reader. Every die is
     # read, surely; it is the screen's letters that make the frame no table to settle from.
     scene = _easy_scene(543, 3)
     h, w = scene.image.shape[:2]
     frame = np.full((720 + h, 1280, 3), 250, np.uint8)
-    frame[:720], frame[720:, :w] = _page_of_text(), scene.image
+    frame[:720], frame[720:, :w] = page_of_text, scene.image
     read = reader.read(frame)
     assert read.counts == scene.counts and not settings.doubtful(read) and settings.cluttered(read)
     out = CameraCounter(ImageFrames([_save(tmp_path, frame, "screen.png")]), reader).reveal(3)

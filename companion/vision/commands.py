@@ -110,10 +110,14 @@ def run_see(args: argparse.Namespace) -> int:
         else:
             counts = "  ".join(f"{f}s: {reading.counts[f]}" for f in range(1, 7))
             # the same line a reveal draws: below it, a game would ask the players instead
-            doubtful = CameraSettings().doubtful(reading)
+            camera = CameraSettings()
+            doubtful = camera.doubtful(reading)
             marked = ", marked ?" if args.annotate is not None else ""
             doubt = f"  ({doubtful} read doubtfully{marked}: a reveal would ask the players)" \
                 if doubtful else ""
+            if camera.cluttered(reading):
+                doubt += (f"  (more than {camera.max_refused} things refused: a reveal would not trust "
+                          "this frame and would ask the players)")
             print(f"{path}: {reading.total} {'die' if reading.total == 1 else 'dice'}  {counts}{doubt}", flush=True)
             refused = refused_line(reading)
             if refused:

@@ -107,7 +107,7 @@ class CameraCounter:
             return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
                               best, save_dir)
         if settings.cluttered(reading):
-            return self._done(None, f"I see {number_words(len(reading.refused))} things that are not dice: "
+            return self._done(None, f"I see {number_words(len(reading.refused))} things I cannot take for dice: "
                                     f"this does not look like dice on a table", best, save_dir)
         if reading.total != expected_total:
             return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
