@@ -49,6 +49,8 @@ class PlaySettings:
 
     def __post_init__(self) -> None:
         # Refused before any device, model or journal is touched.
+        if any(p.suffix.lower() == ".wav" for p in self.camera_images):  # `--camera-images a.png b.wav`
+            raise CompanionError("--camera-images takes every file after it as a photo: name the recordings before it")
         if self.input == "wav" and not self.paths:
             raise CompanionError("name the recordings to play from: "
                                  "companion play --input wav FILE_OR_FOLDER...")
@@ -328,9 +330,9 @@ def run_play(settings: PlaySettings) -> int:
     display = None
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
-        # leave an empty game behind.
-        source = _source(settings, game)
+        # leave an empty game behind; the photos first, before the speech engine's wait.
         counter = _counter(settings)
+        source = _source(settings, game)
         speaker = make_speaker(settings)
         if journal is None:
             journal = journals.Journal.start(path, game)
@@ -390,11 +392,9 @@ def _stopped_by_sigterm():
 
 
 def _last_line(path) -> None:
-    """The last line of a game, as its journal holds it (a move it could not write never
-    happened): how to carry it on, or, once won, how to see it."""
-    from companion.journal import finished
+    """How to see a game its journal holds as won, or else how to carry it on."""
+    from companion.journal import finished  # the journal's: a move it could not write never happened
 
-    if finished(path):
-        print(f"companion: the game is over; its recap page: companion recap {path}", file=sys.stderr)
-    else:
-        print(f"companion: the game is paused; continue it with: companion play --resume {path}", file=sys.stderr)
+    what = "the game is over; its recap page: companion recap" if finished(path) else \
+        "the game is paused; continue it with: companion play --resume"
+    print(f"companion: {what} {path}", file=sys.stderr)

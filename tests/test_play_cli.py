@@ -430,7 +430,10 @@ def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
               (["--input", "text", tmp_path / "fine.wav"], "add --input wav to play recordings"),
               (["--input", "text", tmp_path / "calls.txt"], "pipe it in: companion play --input text <"),
               (["--input", "text", "--camera-images", tmp_path / "nothing.png"], "nothing.png: no such file"),
-              (["--input", "text", "--camera", "0", "--camera-images", tmp_path / "x.png"], "not both")]
+              (["--input", "text", "--camera", "0", "--camera-images", tmp_path / "x.png"], "not both"),
+              # recordings named after the photos would be taken for photos
+              (["--input", "wav", "--camera-images", tmp_path / "x.png", tmp_path / "fine.wav"],
+               "--camera-images takes every file after it as a photo: name the recordings before it")]
     try:
         microphones = list_microphones()
     except Exception:
