@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from companion.vision.errors import ImageUnreadable, ModelError, ProfileError, VisionError
-from companion.vision.frames import ImageFrames, as_bgr, read_image
+from companion.vision.frames import ImageFrames, as_bgr, header_size, read_image
 from companion.vision.detect import load_detector
 from companion.vision.model import load_model
 from companion.vision.profile import load_profile
@@ -23,6 +23,21 @@ def test_bad_image_files(tmp_path, content):
     p.write_bytes(content)
     with pytest.raises(ImageUnreadable, match="x.png"):
         read_image(p)
+
+
+def test_an_image_too_big_for_any_camera_is_refused_before_it_is_decoded(tmp_path):
+    import cv2
+    import zlib
+
+    # a 20000 x 20000 PNG of one colour is a small file that decodes to 1.2 GB
+    ihdr = b"IHDR" + (20000).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])
+    png = b"\x89PNG\r\n\x1a\n" + (13).to_bytes(4, "big") + ihdr + zlib.crc32(ihdr).to_bytes(4, "big")
+    (tmp_path / "huge.png").write_bytes(png + b"\x00" * 64)
+    with pytest.raises(ImageUnreadable, match="huge.png: 20000x20000 pixels is more than any camera's photo"):
+        read_image(tmp_path / "huge.png")
+    for ext, options in ((".png", []), (".jpg", []), (".jpg", [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])):
+        ok, data = cv2.imencode(ext, np.zeros((33, 47, 3), np.uint8), options)
+        assert header_size(data.tobytes()) == (47, 33)  # what the check reads is the size
 
 
 def test_missing_image_and_folder(tmp_path):

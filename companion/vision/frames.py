@@ -27,6 +27,27 @@ class FrameSource(Protocol):
         ...
 
 
+MAX_PIXELS = 120_000_000  # above the largest phone cameras' photos (108 Mpx)
+# JPEG's start-of-frame markers, which hold its size (not C4, C8 and CC, which are other tables)
+_JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def header_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) as a PNG's or JPEG's header gives them, before anything is decoded;
+    None for other formats or a header that cannot be read."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] != b"\xff\xd8":
+        return None
+    i = 2
+    while i + 9 < len(data) and data[i] == 0xFF:
+        marker, length = data[i + 1], int.from_bytes(data[i + 2:i + 4], "big")
+        if marker in _JPEG_FRAMES:
+            return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
+        i += 2 + length
+    return None
+
+
 def read_image(path: str | pathlib.Path) -> np.ndarray:
     """Decode one image file to BGR, or raise ImageUnreadable with a sentence a person understands."""
     p = pathlib.Path(path)
@@ -40,6 +61,11 @@ def read_image(path: str | pathlib.Path) -> np.ndarray:
         raise ImageUnreadable(f"{p}: cannot be read ({exc.strerror or exc})") from None
     if not data:
         raise ImageUnreadable(f"{p}: the file is empty")
+    size = header_size(data)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        # decoded, it would take gigabytes (a small file can say so: a PNG of one colour)
+        raise ImageUnreadable(f"{p}: {size[0]}x{size[1]} pixels is more than any camera's photo; "
+                              f"scale it down (to 4000 px across, say)")
     img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if img is None or img.size == 0:
         raise ImageUnreadable(f"{p}: not an image OpenCV can decode")
