@@ -103,6 +103,16 @@ def test_see_says_when_a_reveal_would_not_trust_a_cluttered_frame(tmp_path, caps
         in capsys.readouterr().out
 
 
+def test_see_warns_once_of_photos_framed_unlike_the_profile(tmp_path, capsys, scene_file):
+    path, _ = scene_file
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "profile.json").write_text(json.dumps(
+        {"version": 2, "name": "t", "resolution": [48, 96], "die_size": 10.0, "background": None, "paco": []}))
+    assert _see("--profile", profile, path, path, path) == 0  # 640x480: another shape of frame
+    assert capsys.readouterr().err.count("unlike the profile's 96x48 photos") == 1
+
+
 def test_see_names_the_file_that_is_too_small(tmp_path, capsys, scene_file):
     tiny = tmp_path / "tiny.png"
     cv2.imwrite(str(tiny), cv2.imread(str(scene_file[0]))[:8, :8])

@@ -92,12 +92,14 @@ def run_see(args: argparse.Namespace) -> int:
     if args.camera is not None:
         return _see_camera(args, reader)
     status = 0
+    noted: set[str] = set()
     for i, path in enumerate(args.images):
         try:
             img = read_frame(path)
             reading = reader.read(img)
             note = reader.profile.framing_note(img.shape) if reader.profile is not None else None
-            if note:
+            if note and note not in noted:  # once for every photo of that size, not once each
+                noted.add(note)
                 _err(f"{path}: {note}")
         except VisionError as exc:
             _err(str(exc))
