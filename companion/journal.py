@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
 from companion.errors import CompanionError
-from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError
+from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (
     ACTION_TYPES,
@@ -290,10 +290,12 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
     its consequences, re-derived if they were cut off), or raises _DoesNotReplay."""
     event = events[i]
     if isinstance(event, Undone):
-        try:
-            game.undo()
-        except RulesError as exc:
-            raise _DoesNotReplay(f"undoes nothing: {exc}") from None
+        if not game.actions:
+            raise _DoesNotReplay("undoes nothing: the game has no call to take back")
+        if event.action and event.to_dict() != undone_event(game.actions[-1]).to_dict():
+            # (an undo with no action named, as tools may write it, takes back the last)
+            raise _DoesNotReplay("takes back another call than the last")
+        game.undo()
         return [event]
     if isinstance(event, HandShown):
         try:

@@ -23,8 +23,8 @@ from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes
                                unsure_call, why_ignored)
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
-    RulesError, count_matching)
-from companion.rules.events import ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack, RoundStarted, Undone
+    RulesError, count_matching, undone_event)
+from companion.rules.events import ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack, RoundStarted
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
@@ -490,7 +490,7 @@ class Referee:
             action = self.game.undo()
         except RulesError as error:
             return [announce.Refused(error)]
-        self._record([Undone(_action_dict(action))])
+        self._record([undone_event(action)])
         return [announce.TookBack(action, self.status())]
 
     def status(self) -> announce.Status:
@@ -506,11 +506,3 @@ def _turn_move(call: Call) -> bool:
     """A move whose player and effect depend on whose turn it is and on the last bid."""
     return isinstance(call, (BidCall, DudoCall, CalzaCall))
 
-
-def _action_dict(action: Action) -> dict:
-    """An undone action as the journal stores it."""
-    if isinstance(action, BidAction):
-        return {"kind": "bid", "player": action.player, "count": action.bid.count, "face": action.bid.face}
-    if isinstance(action, ChallengeAction):
-        return {"kind": action.kind, "player": action.player}
-    return {"kind": "count", "count": action.count}

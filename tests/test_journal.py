@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from companion.journal import Damage, Journal, JournalError, load_game, read_events, resume
-from companion.rules import Bid, Game, Rules, get_preset
+from companion.rules import Bid, Game, Rules, get_preset, undone_event
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (EVENT_TYPES, Event, GameOver, HandShown, HandTakenBack, PlayerEliminated,
                                     Undone)
@@ -85,11 +85,22 @@ def test_undo_is_journalled_and_replayed(tmp_path):
     game, journal, path = started(tmp_path)
     act(game, journal, game.bid, "Ana", Bid(3, 4))
     act(game, journal, game.bid, "Ben", Bid(4, 4))
-    game.undo()
-    journal.append([Undone({"kind": "bid"})])
+    journal.append([undone_event(game.undo())])
     journal.close()
     again = load_game(path)
     assert again.bids == [("Ana", Bid(3, 4))] and again.turn == "Ben"
+
+
+def test_an_undo_line_naming_another_call_than_the_last_is_caught(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    act(game, journal, game.bid, "Ben", Bid(4, 4))
+    journal.append([Undone({"kind": "bid", "player": "Ana", "count": 3, "face": 4})])  # not the last
+    journal.close()
+    resumed = resume(path)
+    resumed.journal.close()
+    assert "takes back another call than the last" in resumed.dropped.first.why
+    assert resumed.game.bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
 
 
 def test_a_line_cut_off_by_a_kill_is_dropped_and_repaired(tmp_path):

@@ -42,6 +42,7 @@ from companion.rules.events import (
     PalificoDeclared,
     PlayerEliminated,
     RoundStarted,
+    Undone,
 )
 from companion.rules.presets import CalzaCaller, CalzaStarter, DudoCaller, DudoLoss, FaceChange, Rules
 from companion.rules.names import name_key
@@ -77,6 +78,15 @@ class CountAction:
 
 
 Action = Union[BidAction, ChallengeAction, CountAction]
+
+
+def undone_event(action: Action) -> Undone:
+    """The journal's line for an action taken back: what it was, so a replay can check it."""
+    if isinstance(action, BidAction):
+        return Undone({"kind": "bid", "player": action.player, "count": action.bid.count, "face": action.bid.face})
+    if isinstance(action, ChallengeAction):
+        return Undone({"kind": action.kind, "player": action.player})
+    return Undone({"kind": "count", "count": action.count})
 
 
 def count_matching(dice: Sequence[int], face: int, aces_wild: bool) -> int:
