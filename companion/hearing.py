@@ -133,7 +133,8 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         verdict = Verdict.ASK
     if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
         verdict = Verdict.SAY_AGAIN
-    if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and heard_twice(call, heard, moment, policy):
+    if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and (
+            heard_twice(call, heard, moment, policy) or corrects_a_hand(call, heard, moment, policy)):
         verdict = Verdict.ASK
     if verdict is Verdict.ASK and not makes_sense(call, moment):
         return Decision(Verdict.REFUSE, call)  # no question about a call that cannot stand
@@ -161,6 +162,16 @@ def heard_twice(call: Call, heard: Heard, moment: Moment, policy: HearingPolicy)
     when it makes sense now and no question is waiting."""
     return (call == moment.unsure_before and not moment.asking and makes_sense(call, moment)
             and (heard.confidence or 0.0) >= policy.repeated_from and not is_answer(call))
+
+
+def corrects_a_hand(call: Call, heard: Heard, moment: Moment, policy: HearingPolicy) -> bool:
+    """Other dice for the player whose dice were just read back wrong: the player saying them
+    again after their "no". A hand's confidence stays low even when every die is right, and
+    a question costs a "yes", never a wrong count."""
+    declined = moment.declined
+    return (isinstance(call, HandCall) and isinstance(declined, HandCall) and call.player == declined.player
+            and call.dice != declined.dice and (heard.confidence or 0.0) >= policy.repeated_from
+            and makes_sense(call, moment))
 
 
 def unsure_call(heard: Heard, decision: Decision, policy: HearingPolicy) -> Call | None:

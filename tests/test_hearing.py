@@ -103,6 +103,19 @@ def test_a_call_just_declined_gives_way_to_another_reading_or_is_said_again():
     assert decide(spoken("take it back", 0.6)).verdict is Verdict.ASK  # nothing asked: it undoes a call
 
 
+def test_other_dice_for_the_player_whose_hand_was_declined_are_asked_about():
+    misheard = parse_call("Ben four four one two six", PLAYERS)
+    after_no = Moment(declined=misheard)
+    right = parse_call("Ben four four four two six", PLAYERS)
+    faint = spoken("Ben four four four two six", 0.1)  # under every line but the repeat's
+    assert decide(faint) == Decision(Verdict.IGNORE, right)  # heard with nothing declined
+    assert decide(faint, after_no) == Decision(Verdict.ASK, right)  # the correction after a "no"
+    assert decide(spoken("Ben four four one two six", 0.1), after_no).verdict is Verdict.IGNORE  # the same again
+    assert decide(spoken("Cleo four four four two six", 0.1), after_no).verdict is Verdict.IGNORE  # another's
+    assert decide(faint, replace(after_no, allowed=lambda call: False)).verdict is Verdict.IGNORE
+    assert decide(spoken("Ben four four four two six", 0.01), after_no).verdict is Verdict.IGNORE  # too faint
+
+
 def test_a_call_whose_caller_the_moment_names_is_asked_about_by_that_name():
     cleo = CalzaCall("Cleo")
     only_cleo = Moment(named=lambda call: cleo if call == CalzaCall() else call)
