@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Iterator, Sequence, Union
 
 from companion.errors import CompanionError
 from companion.rules.bids import ACE, Bid
@@ -268,6 +268,8 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
     if not words:
         raise UnparsableCall(text, "nothing was said")
     speaker, words = _strip_name(words, players)
+    if not words:
+        raise UnparsableCall(text, "nothing was said")  # a name alone
     phrase = " ".join(words)
 
     if phrase in COMMAND_PHRASES:
@@ -278,13 +280,21 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
         if phrase in table:
             return kind(speaker)
 
+    # Fillers around a command or challenge ("take it back please", "ok, dudo"); inside one
+    # they are its own words ("it" of "take it back", "the" of "the bid").
+    for phrase in _cores(words):
+        if phrase in COMMAND_PHRASES:
+            return CommandCall(COMMAND_PHRASES[phrase], speaker)
+        for table, kind in ((DUDO_PHRASES, DudoCall), (CALZA_PHRASES, CalzaCall), (PALIFICO_PHRASES, PalificoCall)):
+            if phrase in table:
+                return kind(speaker)
     words = [w for w in words if w not in FILLERS or w in NUMBER_WORDS]
     # "a" and "an" only count as one in front of a face ("a six"); elsewhere they are filler.
     if len(words) != 2:
         words = [w for w in words if w not in ("a", "an")]
     phrase = " ".join(words)
     if not words:
-        raise UnparsableCall(text, "nothing was said")
+        raise UnparsableCall(text)  # only words said around a call ("make it", "um")
     if phrase in DUDO_PHRASES:
         return DudoCall(speaker)
     if phrase in CALZA_PHRASES:
@@ -316,6 +326,18 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
             raise UnparsableCall(text, "a bid needs a count from one up")
         return BidCall(Bid(value, _face(rest[0])), speaker)
     raise UnparsableCall(text)
+
+
+def _cores(words: list[str]) -> Iterator[str]:
+    """The line with fillers taken off its ends, fewest first: "whose turn is it please" gives
+    "whose turn is it please", "whose turn is it", "whose turn is"..."""
+    lead = min(6, next((i for i, w in enumerate(words) if w not in FILLERS), len(words)))
+    trail = min(6, next((i for i, w in enumerate(reversed(words)) if w not in FILLERS), len(words)))
+    for cut in range(lead + trail + 1):
+        for i in range(min(cut, lead) + 1):
+            j = len(words) - (cut - i)
+            if cut - i <= trail and i < j:
+                yield " ".join(words[i:j])
 
 
 def _read_numbers(words: list[str], text: str) -> list[int]:

@@ -58,6 +58,21 @@ def test_bids_typed_as_rulebooks_and_players_write_them(text, bid):
     assert parse_call(text) == BidCall(bid)
 
 
+@pytest.mark.parametrize("text, name", [
+    ("take it back please", "undo"), ("um take it back", "undo"), ("ok, take it back", "undo"),
+    ("whose turn is it please", "status"), ("ok whose turn is it", "status"), ("the bid please", "status"),
+])
+def test_commands_holding_filler_words_are_read_with_fillers_around_them(text, name):
+    assert parse_call(text) == CommandCall(Command(name))
+
+
+@pytest.mark.parametrize("text", ["make it", "um", "the", "please"])
+def test_only_words_said_around_a_call_is_no_call_and_not_a_name_said_alone(text):
+    with pytest.raises(UnparsableCall) as caught:
+        parse_call(text, ("Ana", "Ben"))
+    assert caught.value.why != "nothing was said"  # which the referee answers as a name alone
+
+
 @pytest.mark.parametrize("text", ["four 7", "2s", "four 0"])
 def test_a_digit_that_is_no_face_is_no_bid(text):
     with pytest.raises(UnparsableCall):
