@@ -5,6 +5,9 @@ Every input source (keyboard, pipe, microphone, WAV files) turns what it heard i
 hands it to `parse_call`, so typed and spoken calls cannot drift apart. The parser is strict:
 the whole utterance must be a call, give or take a few filler words, so table chatter such as
 "six of us played last night" never becomes one.
+
+Long: the call types, the words each is said in and the parser that reads them stay together,
+so a word added to a table is read by the parser in the same place.
 """
 
 from __future__ import annotations
