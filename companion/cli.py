@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import signal
@@ -209,15 +210,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_command_in(argv)).parse_args(argv)
     try:
         if args.command == "play":
-            return run_play(PlaySettings.from_args(args))
-        if args.command == "rules":
-            return run_rules(args.preset)
-        if args.command in ROOM_COMMANDS:
+            status = run_play(PlaySettings.from_args(args))
+        elif args.command == "rules":
+            status = run_rules(args.preset)
+        elif args.command in ROOM_COMMANDS:
             module, room, _ = ROOM_COMMANDS[args.command]
-            return getattr(importlib.import_module(module), f"run_{room}")(args)
-        if args.command == "bench":  # beside the package, with the training tools they need
-            suite = importlib.import_module(f"benchmarks.{args.suite}")
-            return suite.main(list(args.bench_args))
+            status = getattr(importlib.import_module(module), f"run_{room}")(args)
+        else:  # bench: beside the package, with the training tools they need
+            status = importlib.import_module(f"benchmarks.{args.suite}").main(list(args.bench_args))
+        sys.stdout.flush()  # what is still buffered fails here, where the handlers below catch it
+        return status
     except CompanionError as error:
         for line in str(error).splitlines() or [""]:  # several problems at once: one line each
             print(f"companion: {line}", file=sys.stderr)
@@ -226,11 +228,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ncompanion: stopped.", file=sys.stderr)
         return 130
     except OSError as error:  # output whose reader went (`companion rules | head`) or whose disk is full
+        if error.filename is not None or error.errno not in _OUTPUT_ERRORS:
+            raise  # not the output's: said as it is
         if not isinstance(error, BrokenPipeError):
-            print(f"companion: {error.strerror or error}", file=sys.stderr)
+            print(f"companion: cannot write the output: {error.strerror}", file=sys.stderr)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
         return 141 if isinstance(error, BrokenPipeError) else 2
-    return 2
+
+
+_OUTPUT_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT)
 
 
 def run_rules(name: str | None) -> int:
@@ -351,12 +357,12 @@ def run_play(settings: PlaySettings) -> int:
                 referee.run(source, resumed=settings.resuming)
         except KeyboardInterrupt as stop:  # Ctrl-C, or a service manager stopping the game
             print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
-            _last_line(path)
+            print(f"companion: {journals.last_line(path)}", file=sys.stderr)
             return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
-            _last_line(path)
+            print(f"companion: {journals.last_line(path)}", file=sys.stderr)
             return 2
         finally:
             close = getattr(source, "close", None)
@@ -367,7 +373,7 @@ def run_play(settings: PlaySettings) -> int:
     finally:
         if journal is not None:
             journal.close()
-    _last_line(path)
+    print(f"companion: {journals.last_line(path)}", file=sys.stderr)
     return 0
 
 
@@ -389,12 +395,3 @@ def _stopped_by_sigterm():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def _last_line(path) -> None:
-    """How to see a game its journal holds as won, or else how to carry it on."""
-    from companion.journal import finished  # the journal's: a move it could not write never happened
-
-    what = "the game is over; its recap page: companion recap" if finished(path) else \
-        "the game is paused; continue it with: companion play --resume"
-    print(f"companion: {what} {path}", file=sys.stderr)

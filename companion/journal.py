@@ -395,6 +395,14 @@ def resume(path: Path) -> Resumed:
     return Resumed(game, journal, notes, hands_so_far(kept), dropped)
 
 
+def last_line(path: Path) -> str:
+    """What to tell the players as a game stops: how to see it if its journal holds it won,
+    or else how to carry it on."""
+    if finished(path):
+        return f"the game is over; its recap page: companion recap {path}"
+    return f"the game is paused; continue it with: companion play --resume {path}"
+
+
 def finished(path: Path) -> bool:
     """Does the journal on disk hold a won game? What a resume would find, whatever the game
     in memory reached: a move its journal line never reached never happened."""

@@ -164,7 +164,7 @@ def test_output_to_a_full_disk_is_one_line_not_a_traceback():
     with open("/dev/full", "w") as full:
         result = subprocess.run([sys.executable, "-m", "companion", "rules"], stdout=full, stderr=subprocess.PIPE,
                                 text=True, timeout=60)
-    assert result.returncode == 2 and result.stderr.strip() == "companion: No space left on device", result.stderr
+    assert result.returncode == 2 and result.stderr.strip() == "companion: cannot write the output: No space left on device", result.stderr
 
 
 def test_typing_quit_pauses_the_game_there(tmp_path):
