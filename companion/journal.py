@@ -15,16 +15,17 @@ so that a change to it is made in one place.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
+from enum import Enum
+from pathlib import Path
+from typing import Iterable, NamedTuple, Sequence
 
 try:
     import fcntl  # POSIX: one referee per journal
 except ImportError:  # Windows: no lock
     fcntl = None  # type: ignore[assignment]
-from enum import Enum
-from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
 
 from companion.errors import CompanionError
 from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
@@ -112,14 +113,26 @@ class Journal:
             file = open(self.path, "a", encoding="utf-8")
         except OSError as exc:
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
+        if fcntl is None:
+            return file
         try:
-            if fcntl is not None:
-                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return file  # a file system without locks (some network shares): unlocked, as before
             file.close()
-            raise JournalError(f"{self.path} is in use: another companion is playing this game; "
-                               "stop that one first, or choose another --journal") from None
+            raise self._in_use() from None
+        try:
+            replaced = os.fstat(file.fileno()).st_ino != os.stat(self.path).st_ino
+        except OSError:
+            replaced = True
+        if replaced:  # locked a file another referee's repair had just replaced
+            file.close()
+            raise self._in_use()
         return file
+
+    def _in_use(self) -> JournalError:
+        return JournalError(f"{self.path} is in use: another companion is playing this game; stop that one first")
 
     def reopen(self) -> None:
         """Write to (and lock) the file now at the path, after a repair replaced the old one."""
@@ -387,6 +400,8 @@ def resume(path: Path) -> Resumed:
         elif scan.torn or len(kept) != len(scan.events):
             notes.append("the journal's last line had been cut off mid-write; it was repaired")
         if dropped is not None or notes:
+            if fcntl is None:
+                journal.close()  # Windows replaces no file that is open
             _rewrite(journal.path, kept)
             journal.reopen()
     except BaseException:

@@ -356,6 +356,33 @@ def test_two_referees_never_write_one_journal(tmp_path):
     resumed.journal.close()
 
 
+def test_a_referee_that_locked_a_journal_a_repair_replaced_gives_way(tmp_path, monkeypatch):
+    game, journal, path = started(tmp_path)
+    journal.close()
+    stale = open(path, "a")  # opened just before another referee's repair replaced the file
+    replaced = tmp_path / "new.jsonl"
+    replaced.write_bytes(path.read_bytes())
+    os.replace(replaced, path)
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda *a, **k: stale if Path(a[0]) == path else real_open(*a, **k))
+    with pytest.raises(JournalError, match="is in use"):
+        Journal(path)  # it locks the old file, sees the name holds another, and stops
+
+
+def test_a_file_system_without_locks_still_keeps_the_journal(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    def no_locks(fd, how):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    journal.close()
+    assert load_game(path).bids == [("Ana", Bid(3, 4))]
+
+
 def test_a_journal_reached_by_a_link_is_repaired_in_its_own_file(tmp_path):
     game, journal, real = started(tmp_path)
     act(game, journal, game.bid, "Ana", Bid(3, 4))
