@@ -110,8 +110,21 @@ def test_a_dice_photo_whose_faces_are_misnamed_is_refused_not_left_unchecked(cal
     d.mkdir()
     for f in calib_dir.glob("*.png"):
         (d / (typo if f.name.startswith("dice") else f.name)).write_bytes(f.read_bytes())
-    with pytest.raises(CalibrationFailed, match=f"{typo}: the faces after 'dice-' are digits 1 to 6"):
+    with pytest.raises(CalibrationFailed, match=f"{typo}: the faces after its last '-' are digits 1 to 6"):
         load_calibration_images(d)
+
+
+def test_dice_photos_numbered_without_faces_are_taken_unchecked(calib_dir, tmp_path):
+    d = tmp_path / "numbered"
+    d.mkdir()
+    for f in calib_dir.glob("*.png"):
+        if f.name.startswith("dice"):
+            for name in ("dice1.png", "dice2.png"):
+                (d / name).write_bytes(f.read_bytes())
+        else:
+            (d / f.name).write_bytes(f.read_bytes())
+    images = load_calibration_images(d)
+    assert [faces for _, faces in images.dice] == [None, None]
 
 
 def test_dice_in_the_empty_table_photo_are_named_as_the_likely_cause(calib_dir, tmp_path):

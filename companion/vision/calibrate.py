@@ -71,9 +71,10 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     if not paco:
         problems.append(f"{d}: no paco*.png (or .jpg) photo of the Paco face held to the camera")
     for p in dice:  # a face typed wrong would leave the photo silently unchecked
-        if expected_faces(p.name) is None and re.search(r"\d", p.stem):
-            problems.append(f"{p.name}: the faces after 'dice-' are digits 1 to 6 (dice-2356.png); "
-                            f"name it dice.png not to check what it shows")
+        faces = p.stem.rsplit("-", 1)[1] if "-" in p.stem else ""
+        if re.search(r"\d", faces) and not re.fullmatch(r"[1-6]+", faces):
+            problems.append(f"{p.name}: the faces after its last '-' are digits 1 to 6 (dice-2356.png); "
+                            f"leave digits out of that part (dice-a.png) not to check what it shows")
     images: dict[pathlib.Path, np.ndarray] = {}
     for p in empty + dice + paco:
         try:
