@@ -90,8 +90,9 @@ def check_new(path: Path) -> None:
     if path.is_dir():
         raise JournalError(f"{path} is a folder: name a journal file (.jsonl) in it")
     if path.exists() and path.stat().st_size > 0:
+        raw = _read_bytes(path)  # one that cannot be read says so
         try:
-            _scan(_read_bytes(path), path)
+            _scan(raw, path)
         except JournalError:  # a game start cut off, or another file: nothing to resume
             raise JournalError(f"{path} is not empty and holds no game to resume; a new game never "
                                "overwrites a file: choose another --journal") from None

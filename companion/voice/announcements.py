@@ -97,7 +97,7 @@ class NotUnderstood:
             palifico = ", palifico" if rules.palifico else ""
             return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
                     f"a challenge the count, like seven. Also: take it back, repeat, status{palifico}."]
-        if word in ("quit", "exit", "stop", "end", "bye"):
+        if word in ("stop", "end", "bye"):  # typed "quit" and "exit" stop the game themselves
             return ["To stop, type quit or press Control C: the game is saved, and "
                     "companion play --resume carries it on."]
         why = "" if self.why == UnparsableCall(self.text).why else f" ({self.why})"
