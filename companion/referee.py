@@ -428,7 +428,9 @@ class Referee:
             if not low <= value <= high:
                 missing = tuple(self._hands_missing())
                 return [announce.CountRuledOut(value, low, high, tuple(self._hands), missing)]
-        return self._apply(CountAction(value))
+        said = self._apply(CountAction(value))
+        self._hands = {}  # the count settled the reveal: the dice said for it are done with
+        return said
 
     def _count_bounds(self) -> tuple[int, int]:
         """The counts the dice said so far allow: what they show, up to every other die
