@@ -465,7 +465,7 @@ class Referee:
     def _command(self, call: CommandCall) -> list[Announcement]:
         name = call.name
         if name is Command.REPEAT:
-            return list(self._last_said) or [self.status()]
+            return [announce.Repeated(self._last_said)] if self._last_said else [self.status()]
         if name is Command.STATUS:
             return [self.status()]
         if name is Command.YES:

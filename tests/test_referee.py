@@ -200,9 +200,11 @@ def test_undo_takes_back_the_last_call_and_is_journalled():
 def test_repeat_and_status():
     referee, speaker, _ = make()
     referee.hear(Utterance("three fours"))
-    assert say(referee, "repeat") == "Ana: three fours. Ben, your call."
+    assert say(referee, "repeat") == "Again: Ana: three fours. Ben, your call."
     status = say(referee, "what's the bid")
     assert "The bid is three fours by Ana. Ben, your call." in status and "fifteen dice in play" in status
+    say(referee, "undo")
+    assert say(referee, "repeat").startswith("Again: Undone: Ana's three fours.")  # not a second undo
 
 
 def test_secret_totals_stay_secret():
@@ -577,7 +579,7 @@ def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_aga
     assert say(referee, "dudo", confidence=0.6) == "There is no bid yet to doubt."
     said = say(referee, "three fives")
     assert say(referee, "four fives", confidence=0.3) == "Sorry, say again?"
-    assert say(referee, "repeat") == said
+    assert say(referee, "repeat") == f"Again: {said}"
 
 
 def test_a_faint_calza_without_a_name_is_asked_about_under_every_caller_rule():

@@ -436,6 +436,18 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Repeated:
+    """What was said last, said again on "repeat", marked so: "Ben loses a die" heard twice
+    must not sound like a second die lost, nor "Undone: ..." like a second undo."""
+
+    said: tuple  # the announcements, as said
+
+    def words(self, rules: Rules) -> list[str]:
+        again = sentences(self.said, rules)
+        return [f"Again: {again[0]}", *again[1:]] if again else []
+
+
+@dataclass(frozen=True)
 class Resumed:
     status: Status
     last_round: EventsHappened | None = None  # how the round before ended, when none is under way
@@ -452,7 +464,7 @@ Announcement = Union[
     EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
     NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack, SayYourName, NameLearned, CalzaNotPlayed, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
-    GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed]
+    GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated]
 
 
 def sentences(announcements: Sequence[Announcement], rules: Rules) -> list[str]:
