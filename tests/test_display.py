@@ -289,7 +289,12 @@ def test_a_camera_reveal_puts_its_picture_on_the_page(tmp_path):
     outcome = display.watch_counter(camera).reveal(15)
     assert outcome.reading is not None  # the referee gets the camera's outcome as it was
     assert server.image == b"\x89PNG picture"
-    assert server.states[-1]["reveal"] == {"image": "/camera.png?v=1", "dice_seen": 15, "note": ""}
+    first = server.states[-1]["reveal"]
+    assert first["image"].startswith("/camera.png?v=") and (first["dice_seen"], first["note"]) == (15, "")
+    # a page left open across a resume: the next run's first picture has another address
+    again = TableDisplay(Game(PLAYERS), server)
+    again.watch_counter(camera).reveal(15)
+    assert server.states[-1]["reveal"]["image"] != first["image"]
     camera.saves = False
     display.watch_counter(camera).reveal(14)
     # the page says what this reveal saw, under no picture rather than the last reveal's

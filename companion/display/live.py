@@ -6,6 +6,7 @@ A display that fails says so once and stops; the game never does."""
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -43,6 +44,9 @@ class TableDisplay:
         self.said: str | None = None
         self.reveal: RevealShown | None = None
         self._pictures = 0
+        # a page left open across a resume must not take this game's first picture for the
+        # last one's: each run's pictures are named apart
+        self._run = secrets.token_hex(4)
         self._broken = False
 
     def close(self) -> None:
@@ -93,7 +97,7 @@ class TableDisplay:
             if picture is not None and Path(picture).exists():
                 self.server.show_image(Path(picture).read_bytes())
                 self._pictures += 1
-                version = self._pictures
+                version = f"{self._run}-{self._pictures}"
             reading = getattr(outcome, "reading", None)
             self.reveal = RevealShown(version, None if reading is None else len(reading.dice),
                                       getattr(outcome, "reason", "") or "")

@@ -24,7 +24,7 @@ class HeardLine:
 class RevealShown:
     """The camera's last reveal: its annotated picture (served by the page) and its count."""
 
-    image_version: int | None  # bumps with each new picture, so the page reloads it; None: none this reveal
+    image_version: str | None  # new with each new picture, so the page reloads it; None: none this reveal
     dice_seen: int | None  # dice the camera read (None: it could not count)
     note: str = ""
 
