@@ -258,10 +258,11 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
         try:
             Referee(game, speaker, record, settings=RefereeSettings(HearingPolicy.for_speech()),
                     log=lambda text: print(text, file=sys.stderr)).run(source)
-        finally:
+            if shown is not None:  # the game's end stays on the page until the table has seen it
+                _wait_for_enter("press Enter to close the display")
+        finally:  # a Ctrl-C stops the demo at once
             record.close()
             if shown is not None:
-                _wait_for_enter("press Enter to close the display")
                 shown.close()
         same = [e.to_dict() for e in game.events] == [e.to_dict() for e in typed.events]
         cost = table.cost
