@@ -300,6 +300,21 @@ def test_a_camera_reveal_puts_its_picture_on_the_page(tmp_path):
     # the page says what this reveal saw, under no picture rather than the last reveal's
     assert server.states[-1]["reveal"] == {"image": None, "dice_seen": 14, "note": ""}
 
+    # a bid taken back leaves the last reveal shown; the count or the challenge taken back does not
+    from companion.rules import BidAction, ChallengeAction, CountAction, undone_event
+
+    class Kept:
+        def append(self, events):
+            pass
+
+    journal = display.watch_journal(Kept())
+    journal.append([undone_event(BidAction("Ana", Bid(2, 2)))])
+    assert server.states[-1]["reveal"] is not None
+    for action in (CountAction(3), ChallengeAction("dudo", "Ben")):
+        display.watch_counter(camera).reveal(14)
+        journal.append([undone_event(action)])
+        assert server.states[-1]["reveal"] is None
+
 
 def test_a_resumed_game_is_shown_as_it_stands(tmp_path):
     journal = tmp_path / "game.jsonl"

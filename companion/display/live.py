@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 from companion.display import DEFAULT_HOST, DEFAULT_PORT, LOCAL_HOSTS
 from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
-from companion.rules import Event, Game
+from companion.rules import CALZA, DUDO, Event, Game
+from companion.rules.events import Undone
 from companion.sources import Utterance
 
 
@@ -117,9 +118,14 @@ class _Watched:
         return getattr(self._inner, name)
 
 
+COUNT = "count"  # an undone count's kind, as rules.undone_event writes it
+
+
 class _WatchedJournal(_Watched):
     def append(self, events: Sequence[Event]) -> None:
         self._inner.append(events)  # first on disk, then on the page
+        if any(isinstance(e, Undone) and e.action.get("kind") in (COUNT, DUDO, CALZA) for e in events):
+            self._display.reveal = None  # the reveal it showed was taken back, or its count was
         if events:
             self._display.refresh()
 
