@@ -341,3 +341,28 @@ def test_a_mistaken_option_is_one_line():
     assert result.stderr.strip().splitlines() == [
         "companion: argument --display-port: invalid int value: 'abc' (see: companion play --help)"]
     assert result.returncode == 2
+
+
+STALLED_VIEWER = """
+import socket, time
+from companion.display.server import DisplayServer
+server = DisplayServer("127.0.0.1", 0)
+server.start()
+viewer = socket.socket()
+viewer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+viewer.connect(("127.0.0.1", server.port))
+viewer.sendall(b"GET /events HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")  # and never reads
+time.sleep(0.5)
+for i in range(5):
+    server.publish({"x": "y" * 5_000_000, "i": i})
+time.sleep(0.5)
+server.close()
+print("closed")
+"""
+
+
+def test_a_viewer_that_stopped_reading_does_not_spoil_the_end_of_the_game():
+    # a tablet gone to sleep with the page open: its stream is cut, quietly
+    ended = subprocess.run([sys.executable, "-c", STALLED_VIEWER], capture_output=True, text=True, timeout=120)
+    assert ended.stdout.strip() == "closed", ended.stderr
+    assert "Traceback" not in ended.stderr and "destroyed" not in ended.stderr, ended.stderr

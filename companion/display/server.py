@@ -20,6 +20,7 @@ from companion.errors import CompanionError
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies and browsers from giving up
 START_TIMEOUT_S = 10.0  # a host name whose lookup takes longer is refused
+STOP_GRACE_S = 1.0  # streams still writing this long after the game ends are cut
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # listen on every address (a tablet's setup)
 
 
@@ -33,6 +34,7 @@ class DisplayServer:
         self._state: dict[str, Any] = {}
         self._image: bytes | None = None
         self._clients: set[asyncio.Queue] = set()
+        self._streams: set[asyncio.Task] = set()  # the event streams being served
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner = None
         self._thread: threading.Thread | None = None
@@ -130,13 +132,19 @@ class DisplayServer:
 
     async def _stop(self) -> None:
         for queue in list(self._clients):
-            queue.put_nowait(None)  # each stream ends
+            _latest(queue, None)  # each stream ends
+        streams = {task for task in self._streams if not task.done()}
+        if streams:  # a viewer that stopped reading (a tablet asleep) is not waited for
+            _, stalled = await asyncio.wait(streams, timeout=STOP_GRACE_S)
+            for task in stalled:
+                task.cancel()
+            await asyncio.gather(*stalled, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
 
     def _send(self, state: dict[str, Any]) -> None:
         for queue in self._clients:
-            queue.put_nowait(state)
+            _latest(queue, state)
 
     async def _page(self, request):
         from aiohttp import web
@@ -163,8 +171,9 @@ class DisplayServer:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
         await response.prepare(request)
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue = asyncio.Queue(maxsize=1)  # each state is whole: only the latest counts
         self._clients.add(queue)
+        self._streams.add(asyncio.current_task())
         try:
             state = self._state
             while state is not None:
@@ -179,7 +188,15 @@ class DisplayServer:
             pass
         finally:
             self._clients.discard(queue)
+            self._streams.discard(asyncio.current_task())
         return response
+
+
+def _latest(queue: asyncio.Queue, item) -> None:
+    """Put `item` in a one-place queue, in place of what a slow reader has not taken yet."""
+    if queue.full():
+        queue.get_nowait()
+    queue.put_nowait(item)
 
 
 def _why_not(error: BaseException, host: str, port: int) -> str:
