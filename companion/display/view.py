@@ -32,7 +32,8 @@ class RevealShown:
 def table_view(game: Game, heard: HeardLine | None = None, said: str | None = None,
                reveal: RevealShown | None = None) -> dict[str, Any]:
     """The whole page's state. Dice counts are left out (None) where the rules hide lost
-    dice, as the referee never tells them either."""
+    dice, as "status" leaves them out (a die lost is said as it goes, and a player who keeps
+    track can add them up, but nothing shows the sum)."""
     shown = game.rules.announce_dice_in_play
     bid = game.last_bid
     challenge = game.challenge if game.phase is Phase.REVEAL else None
