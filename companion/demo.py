@@ -210,6 +210,10 @@ def add_demo_arguments(parser) -> None:
 
 def run_demo(args) -> int:
     """`companion demo`."""
+    if not 0 <= args.display_port <= 65535:
+        raise DemoError(f"--display-port must be a port number (0-65535), not {args.display_port}")
+    if args.journal is not None and args.journal.exists() and args.journal.stat().st_size > 0:
+        raise DemoError(f"{args.journal} already holds a game; the demo keeps its journal in a new file")
     return play_demo(args.wav_out, args.mute, args.display, args.display_port, args.journal)
 
 
