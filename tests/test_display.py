@@ -366,3 +366,34 @@ def test_a_viewer_that_stopped_reading_does_not_spoil_the_end_of_the_game():
     ended = subprocess.run([sys.executable, "-c", STALLED_VIEWER], capture_output=True, text=True, timeout=120)
     assert ended.stdout.strip() == "closed", ended.stderr
     assert "Traceback" not in ended.stderr and "destroyed" not in ended.stderr, ended.stderr
+
+
+def test_while_the_players_say_their_names_the_page_shows_nobodys_call():
+    class Shown:
+        states: list = []
+
+        def publish(self, state):
+            self.states.append(state)
+
+    class Learning:  # a source whose engine learns each player's name before the game
+        def expect(self, what, hand_sizes=frozenset()):
+            pass
+
+        def learn_name(self, player, phrase):
+            return True
+
+        def next_utterance(self):
+            return Utterance("ana calza", confidence=0.9)
+
+    server = Shown()
+    display = TableDisplay(Game(PLAYERS), server)
+    source = display.watch_source(Learning())
+    source.expect("calls")
+    assert source.learn_name("Ana", "calza")
+    display.watch_speaker(type("Quiet", (), {"say": lambda self, text: None})()).say("Ana, say: Ana calza.")
+    source.next_utterance()
+    assert server.states[-1]["learning_names"] and server.states[-1]["turn"] is None
+    assert not any(p["turn"] for p in server.states[-1]["players"])
+    source.expect("calls")  # the game's first call
+    source.next_utterance()
+    assert not server.states[-1]["learning_names"] and server.states[-1]["turn"] == "Ana"

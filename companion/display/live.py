@@ -44,6 +44,7 @@ class TableDisplay:
         self.heard: HeardLine | None = None
         self.said: str | None = None
         self.reveal: RevealShown | None = None
+        self.learning_names = False  # the players say their names before the game
         self._pictures = 0
         # a page left open across a resume must not take this game's first picture for the
         # last one's: each run's pictures are named apart
@@ -58,7 +59,7 @@ class TableDisplay:
         if self._broken:
             return
         try:
-            self.server.publish(table_view(self.game, self.heard, self.said, self.reveal))
+            self.server.publish(table_view(self.game, self.heard, self.said, self.reveal, self.learning_names))
         except Exception as error:  # noqa: BLE001 - the page is never worth the game
             self._give_up(error)
 
@@ -137,7 +138,21 @@ class _WatchedSpeaker(_Watched):
 
 
 class _WatchedSource(_Watched):
+    _learning_now = False  # the utterance awaited is a name the source is learning
+
+    def expect(self, *args, **kwargs) -> None:
+        self._learning_now = False
+        self._inner.expect(*args, **kwargs)
+
+    def learn_name(self, player: str, phrase: str) -> bool:
+        self._learning_now = self._inner.learn_name(player, phrase)
+        self._display.learning_names = self._display.learning_names or self._learning_now
+        return self._learning_now
+
     def next_utterance(self) -> Utterance | None:
+        if self._display.learning_names and not self._learning_now:  # the game itself begins
+            self._display.learning_names = False
+            self._display.refresh()
         utterance = self._inner.next_utterance()
         if utterance is not None:
             self._display.heard_utterance(utterance)

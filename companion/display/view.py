@@ -30,23 +30,25 @@ class RevealShown:
 
 
 def table_view(game: Game, heard: HeardLine | None = None, said: str | None = None,
-               reveal: RevealShown | None = None) -> dict[str, Any]:
+               reveal: RevealShown | None = None, learning_names: bool = False) -> dict[str, Any]:
     """The whole page's state. Dice counts are left out (None) where the rules hide lost
     dice, as "status" leaves them out (a die lost is said as it goes, and a player who keeps
     track can add them up, but nothing shows the sum)."""
     shown = game.rules.announce_dice_in_play
+    turn = None if learning_names else game.current_player  # nobody's call while names are said
     bid = game.last_bid
     challenge = game.challenge if game.phase is Phase.REVEAL else None
     return {
         "round": game.round_number,
         "phase": game.phase.value,
-        "turn": game.current_player,
+        "turn": turn,
+        "learning_names": learning_names,
         "winner": game.winner,
         "palifico": game.palifico_player,
         "ace_word": game.rules.ace_word,
         "dice_in_play": game.dice_in_play if shown else None,
         "players": [{"name": p, "dice": game.dice[p] if shown else None,
-                     "out": game.dice[p] == 0, "turn": p == game.current_player,
+                     "out": game.dice[p] == 0, "turn": p == turn,
                      "palifico": p == game.palifico_player} for p in game.players],
         "bid": None if bid is None else {
             "count": bid.count, "face": bid.face, "by": game.last_bidder,
