@@ -194,10 +194,10 @@ def browser():
 class TypedGame:
     """`companion play --input text --display` fed one line at a time."""
 
-    def __init__(self, journal: Path) -> None:
+    def __init__(self, journal: Path, *extra: str) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "companion", "play", "--players", *PLAYERS, "--input", "text",
-             "--mute", "--journal", str(journal), "--display-port", "0"],
+             "--mute", "--journal", str(journal), "--display-port", "0", *extra],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         line = ""
         while "the table display is at" not in line:
@@ -397,3 +397,19 @@ def test_while_the_players_say_their_names_the_page_shows_nobodys_call():
     source.expect("calls")  # the game's first call
     source.next_utterance()
     assert not server.states[-1]["learning_names"] and server.states[-1]["turn"] == "Ana"
+
+
+def test_a_won_games_page_says_game_over_when_the_companion_stops(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    game = TypedGame(tmp_path / "game.jsonl", "--dice", "1")
+    try:
+        browser.get(game.url)
+        for line in ("one four", "dudo", "0", "one four", "dudo", "0"):  # Ana out, then Ben: Cleo wins
+            game.say(line)
+        WebDriverWait(browser, 10).until(lambda d: "Cleo wins" in d.find_element(By.ID, "winner").text)
+    finally:
+        game.close()
+    # a TV left showing the winner: not a red "reconnecting" under it
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "connection").text == "game over")
