@@ -160,6 +160,15 @@ def test_play_goes_on_when_the_display_cannot_start(tmp_path):
     assert '"type":"bid"' in journal.read_text()
 
 
+@pytest.mark.parametrize("host, local", [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True),
+                                         ("localhost", True), ("0.0.0.0", False), ("192.168.1.20", False),
+                                         ("table.local", False)])
+def test_only_addresses_of_this_machine_count_as_local(host, local):
+    from companion.display import is_local
+
+    assert is_local(host) is local
+
+
 def test_play_warns_when_the_display_is_seen_beyond_this_machine(tmp_path):
     result = play("--journal", str(tmp_path / "g.jsonl"), "--display-host", "0.0.0.0",
                   "--display-port", "0", script="")

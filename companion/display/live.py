@@ -10,7 +10,7 @@ import secrets
 from pathlib import Path
 from typing import Callable, Sequence
 
-from companion.display import DEFAULT_HOST, DEFAULT_PORT, LOCAL_HOSTS
+from companion.display import DEFAULT_HOST, DEFAULT_PORT, is_local
 from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
 from companion.rules import CALZA, DUDO, Event, Game
@@ -31,7 +31,7 @@ def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
     display = TableDisplay(game, server, warn)
     display.refresh()
     warn(f"the table display is at {url}")
-    if host not in LOCAL_HOSTS:
+    if not is_local(host):
         warn(f"warning: the display listens on {host}, not only this machine: "
              "anyone on the network can open it and see the game")
     return display
