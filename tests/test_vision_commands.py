@@ -113,6 +113,13 @@ def test_see_warns_once_of_photos_framed_unlike_the_profile(tmp_path, capsys, sc
     assert capsys.readouterr().err.count("unlike the profile's 96x48 photos") == 1
 
 
+@pytest.mark.parametrize("option", [["--headless"], ["--frames", "5"]])
+def test_see_says_which_options_are_for_a_live_camera_only(capsys, scene_file, option):
+    path, _ = scene_file
+    assert _see(path, *option) == 2
+    assert f"see: {option[0]} is for a live camera (--camera N)" in capsys.readouterr().err
+
+
 def test_see_names_the_file_that_is_too_small(tmp_path, capsys, scene_file):
     tiny = tmp_path / "tiny.png"
     cv2.imwrite(str(tiny), cv2.imread(str(scene_file[0]))[:8, :8])

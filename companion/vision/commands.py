@@ -72,6 +72,10 @@ def run_see(args: argparse.Namespace) -> int:
     if args.camera is not None and args.images:
         _err(f"see: give either --camera {args.camera} or image files ({args.images[0]}...), not both")
         return 2
+    if args.camera is None and (args.headless or args.frames):
+        _err(f"see: {'--headless' if args.headless else '--frames'} is for a live camera (--camera N); "
+             "image files are read once each")
+        return 2
     if args.annotate is not None:
         try:
             check_picture_name(args.annotate)  # before any image is read
