@@ -273,18 +273,9 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
     speaker, words = _strip_name(words, players)
     if not words:
         raise UnparsableCall(text, "nothing was said")  # a name alone
-    phrase = " ".join(words)
-
-    if phrase in COMMAND_PHRASES:
-        return CommandCall(COMMAND_PHRASES[phrase], speaker)
-    # Before fillers go: some sound-alikes contain one ("cal so", "dude oh").
-    for table, kind in ((DUDO_PHRASES, DudoCall), (CALZA_PHRASES, CalzaCall),
-                        (PALIFICO_PHRASES, PalificoCall)):
-        if phrase in table:
-            return kind(speaker)
-
-    # Fillers around a command or challenge ("take it back please", "ok, dudo"); inside one
-    # they are its own words ("it" of "take it back", "the" of "the bid").
+    # The whole line first, before fillers go (some sound-alikes contain one: "cal so", "dude
+    # oh"), then with fillers taken off its ends ("take it back please", "ok, dudo"); inside a
+    # command or challenge they are its own words ("it" of "take it back", "the" of "the bid").
     for phrase in _cores(words):
         if phrase in COMMAND_PHRASES:
             return CommandCall(COMMAND_PHRASES[phrase], speaker)
