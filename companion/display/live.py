@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from companion.display import DEFAULT_HOST, DEFAULT_PORT, is_local
 from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
-from companion.rules import CALZA, DUDO, Event, Game
+from companion.rules import CALZA, COUNT, DUDO, Event, Game
 from companion.rules.events import Undone
 from companion.sources import Utterance
 
@@ -117,9 +117,6 @@ class _Watched:
 
     def __getattr__(self, name):  # everything not watched: close(), expect(), mute() ...
         return getattr(self._inner, name)
-
-
-COUNT = "count"  # an undone count's kind, as rules.undone_event writes it
 
 
 class _WatchedJournal(_Watched):

@@ -49,6 +49,7 @@ from companion.rules.names import name_key
 
 DUDO = "dudo"
 CALZA = "calza"
+COUNT = "count"  # an undone count, as the journal names it
 
 
 class Phase(enum.Enum):
@@ -86,7 +87,7 @@ def undone_event(action: Action) -> Undone:
         return Undone({"kind": "bid", "player": action.player, "count": action.bid.count, "face": action.bid.face})
     if isinstance(action, ChallengeAction):
         return Undone({"kind": action.kind, "player": action.player})
-    return Undone({"kind": "count", "count": action.count})
+    return Undone({"kind": COUNT, "count": action.count})
 
 
 def count_matching(dice: Sequence[int], face: int, aces_wild: bool) -> int:
