@@ -60,7 +60,7 @@ HEAD = ["data", "images", "dice", "per-die", "face acc", "recall", "FP/image", "
 def _draw_errors(img, reading, gt, title: str):
     from companion.vision.annotate import annotate
 
-    out = annotate(img, reading, title)
+    out = img.copy()  # the misses and true faces first: annotate draws its banner above the frame
     matched = {j for _, j in match(reading.dice, gt)}
     for j, (face, (x, y, w, h), _) in enumerate(gt):
         if j not in matched:  # missed die: thick white box with the true face
@@ -70,7 +70,7 @@ def _draw_errors(img, reading, gt, title: str):
         if reading.dice[i].face != gt[j][0]:
             x, y, w, h = reading.dice[i].box
             cv2.putText(out, f"true {gt[j][0]}", (x, y + h + 14), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 255), 2)
-    return out
+    return annotate(out, reading, title)
 
 
 def body_colour(img: np.ndarray, box) -> str:

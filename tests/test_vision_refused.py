@@ -102,20 +102,20 @@ def _refused_pixels(img, box):
 def test_annotate_draws_what_was_refused(thing_on_table):
     img, _, _, reading = thing_on_table
     box = reading.refused[0].box
-    drawn = annotate(img, reading)
+    drawn = annotate(img, reading)[-img.shape[0]:]  # the frame, under the banner
     assert _refused_pixels(drawn, box) > _refused_pixels(img, box) + box[2]  # dashes and a label
     for d in reading.dice:  # the dice keep their own colours
         assert _refused_pixels(drawn, d.box) == _refused_pixels(img, d.box) or _inside(_centre(d.box), box)
     # the banner says how many were refused: it is longer than without them
     plain = annotate(img, DiceReading(dice=reading.dice))
-    assert _banner_width(drawn) > _banner_width(plain)
+    assert _banner_width(annotate(img, reading)) > _banner_width(plain)
 
 
 def test_annotate_draws_what_may_be_a_die_apart_from_what_is_not():
     frame = np.full((240, 320, 3), 60, np.uint8)
     card = Refused(box=(40, 60, 50, 50), not_die=0.3, reason=MAYBE_A_DIE)
     coin = Refused(box=(200, 60, 50, 50), not_die=0.9)
-    drawn = annotate(frame, DiceReading(dice=(), refused=(card, coin)))
+    drawn = annotate(frame, DiceReading(dice=(), refused=(card, coin)))[-240:]
     cyan = lambda box: int(np.all(drawn[box[1] - 30:box[1] + box[3] + 4, box[0] - 4:box[0] + box[2] + 4]
                                   == MAYBE_COLOUR, axis=2).sum())
     assert cyan(card.box) > card.box[2] and cyan(coin.box) == 0
@@ -124,9 +124,27 @@ def test_annotate_draws_what_may_be_a_die_apart_from_what_is_not():
         "2 objects refused as not dice, 1 left out as maybe a die"
 
 
+def test_annotate_leaves_the_top_of_the_frame_seen():
+    """The counts go in a banner above the frame, so a die at its top edge keeps its label, and
+    a label that has no room above its box goes inside it."""
+    frame = np.full((240, 320, 3), 90, np.uint8)
+    top_die = Die(face=4, box=(8, 0, 30, 30), confidence=0.99)
+    coin = Refused(box=(200, 2, 40, 40), not_die=0.9)
+    drawn = annotate(frame, DiceReading(dice=(top_die,), refused=(coin,)))
+    banner = drawn.shape[0] - frame.shape[0]
+    assert banner > 0 and drawn.shape[1] == frame.shape[1]
+    assert np.all(drawn[:3] == 0) and drawn[:banner].max() > 200  # the banner: white text on black
+    below = drawn[banner:]
+    green = np.all(below[0:30, 8:40] == (0, 200, 0), axis=2).sum()  # the four's colour
+    assert green > 30 * 4  # its box and its filled label, inside the box's top
+    assert np.all(below[:, 100:180] == 90)  # nothing drawn where nothing was found
+    assert _refused_pixels(below, coin.box) > coin.box[2]
+
+
 def _banner_width(img):
-    """How far the black banner reaches, along a row above its text."""
-    return int(np.all(img[3] == 0, axis=1).sum())
+    """How far the banner's text reaches across the picture."""
+    banner_rows = img[:12]
+    return int(np.nonzero((banner_rows > 128).any(axis=(0, 2)))[0].max())
 
 
 def test_see_prints_and_draws_what_was_refused(thing_on_table, tmp_path, capsys):

@@ -1,5 +1,5 @@
 """Drawing a reading onto a frame: boxes, faces, confidence, what was refused, and the counts in a
-banner."""
+banner above the frame (on it, it would hide the labels of the dice nearest the top)."""
 from __future__ import annotations
 
 import cv2
@@ -18,12 +18,27 @@ _REFUSED_STYLE = {NOT_A_DIE: (REFUSED_COLOUR, (255, 255, 255)), MAYBE_A_DIE: (MA
 
 def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
              settings: CameraSettings = CameraSettings()) -> np.ndarray:
-    """A copy of `frame` with every die boxed and labelled, and the counts written on top; a die
+    """A copy of `frame` with every die boxed and labelled, under a banner of the counts (the
+    picture returned is taller than the frame by the banner; the frame is its bottom); a die
     `settings` would doubt at a reveal is marked "?", and what was left out of the count is
     boxed in dashes: grey for "not a die", cyan for "maybe a die"."""
-    out = frame.copy()
-    scale = max(0.4, min(out.shape[:2]) / 900)
+    scale = max(0.4, min(frame.shape[:2]) / 900)
     thick = max(1, int(round(scale * 2)))
+    text = "  ".join(f"{f}:{reading.counts[f]}" for f in range(1, 7)) + f"  total {reading.total}"
+    if reading.refused:
+        text += f"  {len(reading.refused)} refused"
+    if note:
+        text += f"  {note}"
+    banner_scale, banner_thick = scale, thick
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, banner_scale, banner_thick)
+    if tw + 12 > frame.shape[1]:  # a small picture: shrink the banner to fit rather than cut it
+        banner_scale *= (frame.shape[1] - 12) / (tw + 12)
+        banner_thick = 1
+        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, banner_scale, banner_thick)
+    banner = th + 14
+    canvas = np.zeros((banner + frame.shape[0], frame.shape[1], 3), np.uint8)
+    canvas[banner:] = frame if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    out = canvas[banner:]  # a view: what is drawn on it lands on the canvas, in frame coordinates
     for r in reading.refused:
         _draw_refused(out, r, scale, thick)
     for d in reading.dice:
@@ -31,22 +46,10 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
         col = _COLOURS[d.face]
         cv2.rectangle(out, (x, y), (x + w, y + h), col, thick)
         label = ("P" if d.paco else str(d.face)) + ("?" if settings.doubts(d) else "")
-        (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-        cv2.rectangle(out, (x, max(0, y - th - 6)), (x + tw + 4, y), col, -1)
-        cv2.putText(out, label, (x + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
-    text = "  ".join(f"{f}:{reading.counts[f]}" for f in range(1, 7)) + f"  total {reading.total}"
-    if reading.refused:
-        text += f"  {len(reading.refused)} refused"
-    if note:
-        text += f"  {note}"
-    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-    if tw + 12 > out.shape[1]:  # a small picture: shrink the banner to fit rather than cut it
-        scale *= (out.shape[1] - 12) / (tw + 12)
-        thick = 1
-        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-    cv2.rectangle(out, (0, 0), (tw + 12, th + 14), (0, 0, 0), -1)
-    cv2.putText(out, text, (6, th + 6), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thick, cv2.LINE_AA)
-    return out
+        _label(out, label, x, y, col, (255, 255, 255), scale, thick)
+    cv2.putText(canvas, text, (6, th + 6), cv2.FONT_HERSHEY_SIMPLEX, banner_scale, (255, 255, 255), banner_thick,
+                cv2.LINE_AA)
+    return canvas
 
 
 def _draw_refused(out: np.ndarray, r: Refused, scale: float, thick: int) -> None:
@@ -61,7 +64,15 @@ def _draw_refused(out: np.ndarray, r: Refused, scale: float, thick: int) -> None
             a, b = k / n, min(1.0, (k + 1) / n)
             cv2.line(out, (int(round(x0 + (x1 - x0) * a)), int(round(y0 + (y1 - y0) * a))),
                      (int(round(x0 + (x1 - x0) * b)), int(round(y0 + (y1 - y0) * b))), colour, thick)
-    (tw, th), _ = cv2.getTextSize(r.reason, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-    lx = max(0, min(x, out.shape[1] - tw - 4))  # the whole label in the picture, even at its edge
-    cv2.rectangle(out, (lx, max(0, y - th - 6)), (lx + tw + 4, y), colour, -1)
-    cv2.putText(out, r.reason, (lx + 2, y - 4), cv2.FONT_HERSHEY_SIMPLEX, scale, text_colour, thick, cv2.LINE_AA)
+    _label(out, r.reason, x, y, colour, text_colour, scale, thick)
+
+
+def _label(out: np.ndarray, text: str, x: int, y: int, fill: tuple, text_colour: tuple, scale: float,
+           thick: int) -> None:
+    """A label on a filled strip just above the box whose top left is (x, y); inside the box's
+    top where the frame's edge leaves no room above, so the whole label is always seen."""
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+    lx = max(0, min(x, out.shape[1] - tw - 4))
+    top = y - th - 6 if y - th - 6 >= 0 else max(0, y)
+    cv2.rectangle(out, (lx, top), (lx + tw + 4, top + th + 6), fill, -1)
+    cv2.putText(out, text, (lx + 2, top + th + 2), cv2.FONT_HERSHEY_SIMPLEX, scale, text_colour, thick, cv2.LINE_AA)
