@@ -72,7 +72,7 @@ import numpy as np  # noqa: E402
 from benchmarks.speech_audio import Corpus, build_set, noise_tracks  # noqa: E402
 from benchmarks.speech_corpus import (  # noqa: E402
     FLOOR, LOFO_FAMILIES, MAX_COUNT, NOISES, PLAYERS, QUICK_SNRS, RATE, REAL_DIR, ROOT, SEED,
-    SNRS, SetSpec, call_json, conditions, confidence_for, real_items, voices_for)
+    SNRS, SetSpec, conditions, confidence_for, real_items, voices_for)
 
 
 # --- decoding --------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ def endpoint_delay(segments, speech_end: int, samples: int) -> float | None:
 
 
 def _decode_job(job: dict) -> dict:
-    from companion.calls import parse_call_or_none
+    from companion.calls import call_to_json, parse_call_or_none
     from companion.listen.audio import read_wav
     from companion.listen.endpoint import EndpointSettings
     from companion.listen.engine import Recognition
@@ -132,7 +132,7 @@ def _decode_job(job: dict) -> dict:
     return {"set": job["set"], "condition": job["condition"], "key": job["key"],
             "kind": job["kind"], "expect": job["expect"], "truth": job["truth"],
             "text": result.text, "alternatives": list(result.alternatives),
-            "call": call_json(parse_call_or_none(result.text, PLAYERS)),
+            "call": call_to_json(parse_call_or_none(result.text, PLAYERS)),
             "confidence": float(result.confidence), "voiced": result.voiced,
             "audio": sum(s.result.audio_seconds for s in spans),
             "cpu": sum(s.result.decode_seconds for s in spans),

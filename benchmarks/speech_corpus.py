@@ -156,7 +156,7 @@ class Item:
     kind: str  # bid, count, challenge, named, hand, command, phrase, chatter, digit
     say: str  # what the voice says (the recording's file name for real speech)
     truth_text: str | None  # the call as parse_call reads it; None for chatter
-    truth: dict | None  # call_json of that call
+    truth: dict | None  # call_to_json of that call
     voice: str  # the voice's name (or real:<speaker>)
     expect: str  # Expect value the game would listen with: "calls" or "count"
 
@@ -195,21 +195,10 @@ def confidence_for(network: Path, family: str, log) -> str:
     return str(settings.calibration)
 
 
-def call_json(call) -> dict | None:
-    """What is compared between the call said and the call heard: the call and, when one
-    was named, who called it ("Ben calza")."""
-    if call is None:
-        return None
-    data = dict(call.to_json())
-    if getattr(call, "speaker", None):
-        data["speaker"] = call.speaker
-    return data
-
-
 def truth_of(text: str | None) -> dict | None:
-    from companion.calls import parse_call
+    from companion.calls import call_to_json, parse_call
 
-    return None if text is None else call_json(parse_call(text, PLAYERS))
+    return None if text is None else call_to_json(parse_call(text, PLAYERS))
 
 
 def _expect_for(truth: dict | None, index: int) -> str:

@@ -400,4 +400,11 @@ def describe_call(call: Call, ace_word: str = "pacos") -> str:
 
 
 def call_to_json(call: Call | None) -> dict | None:
-    return None if call is None else call.to_json()
+    """A call as `hear --json` prints it: its kind and words, and who called it where a name
+    was said ("Cleo calza": `"caller": "Cleo"`; a hand's caller is its player)."""
+    if call is None:
+        return None
+    data = call.to_json()
+    if call.speaker and not isinstance(call, HandCall):
+        data["caller"] = call.speaker
+    return data

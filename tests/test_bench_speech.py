@@ -14,13 +14,13 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT))  # benchmarks/ sits beside the package
 
 from benchmarks import speech, speech_audio, speech_corpus  # noqa: E402
-from companion.calls import parse_call, parse_call_or_none  # noqa: E402
+from companion.calls import call_to_json, parse_call, parse_call_or_none  # noqa: E402
 
 
 def row(text, confidence, truth_text, kind="bid", condition="clean", set_="festival"):
     return {"set": set_, "condition": condition, "kind": kind, "text": text,
             "confidence": confidence, "truth": speech_corpus.truth_of(truth_text),
-            "call": speech_corpus.call_json(parse_call_or_none(text, speech_corpus.PLAYERS)),
+            "call": call_to_json(parse_call_or_none(text, speech_corpus.PLAYERS)),
             "endpoint_delay": 0.2, "finish": 0.05, "audio": 1.0, "cpu": 0.1}
 
 
@@ -148,7 +148,7 @@ def test_corpus_chatter_has_no_truth_and_every_call_parses(quick):
     calls = [i for i in items if i.kind != "chatter"]
     assert chatter and all(i.truth is None and i.truth_text is None for i in chatter)
     for i in calls:
-        assert i.truth == speech_corpus.call_json(parse_call(i.truth_text, speech_corpus.PLAYERS)), i
+        assert i.truth == call_to_json(parse_call(i.truth_text, speech_corpus.PLAYERS)), i
     for i in items:
         kind = i.truth["kind"] if i.truth else None
         assert i.expect == ("count" if kind in ("number", "hand") else "calls") or kind in (None, "command")

@@ -4,7 +4,7 @@ import pytest
 
 from companion.calls import (
     BidCall, CalzaCall, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
-    UnparsableCall, bid_words, describe_call, number_words, parse_call, parse_call_or_none)
+    UnparsableCall, bid_words, call_to_json, describe_call, number_words, parse_call, parse_call_or_none)
 from companion.listen.vocabulary import SOUND_ALIKES
 from companion.rules import Bid
 
@@ -164,6 +164,16 @@ def test_json_and_description():
     assert describe_call(parse_call("Ben calza", PLAYERS)) == "Ben calza"
     assert describe_call(parse_call("Ben 6 1", PLAYERS)) == "Ben six one"
     assert describe_call(parse_call("4 aces")) == "four pacos"
+
+
+def test_json_names_the_caller_where_one_was_said():
+    assert call_to_json(parse_call("Ben calza", PLAYERS)) == {"kind": "calza", "caller": "Ben"}
+    assert call_to_json(parse_call("calza, Cleo", PLAYERS)) == {"kind": "calza", "caller": "Cleo"}
+    assert call_to_json(parse_call("calza", PLAYERS)) == {"kind": "calza"}
+    assert call_to_json(parse_call("Ana dudo", PLAYERS)) == {"kind": "dudo", "caller": "Ana"}
+    assert call_to_json(parse_call("Ana 5 5 3", PLAYERS)) == {  # a hand's player is its caller
+        "kind": "hand", "player": "Ana", "dice": [5, 5, 3]}
+    assert call_to_json(None) is None
 
 
 @pytest.mark.parametrize("text, speaker", [

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from companion.calls import describe_call, parse_call_or_none
+from companion.calls import call_to_json, describe_call, parse_call_or_none
 from companion.errors import CompanionError
 from companion.listen.audio import SAMPLE_RATE, read_wav
 from companion.listen import ENGINES
@@ -98,7 +98,7 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
         alternatives = [{"text": text, "score": round(score, 4)} for text, score in
                         zip(result.alternatives, result.alternative_scores or (None,) * 99)]
         print(json.dumps({"file": str(path), "text": result.text,
-                          "call": call.to_json() if call else None,
+                          "call": call_to_json(call),
                           "confidence": round(result.confidence, 4),
                           "alternatives": alternatives}), flush=True)
     else:
