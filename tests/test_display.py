@@ -269,6 +269,40 @@ def test_the_page_follows_a_typed_game_in_a_browser(browser, tmp_path):
         game.close()
 
 
+def test_a_reveal_fits_a_720_line_tv_without_scrolling(browser, tmp_path):
+    """At a camera reveal the picture sits beside what was heard, the players above it, all
+    inside a 1280x720 screen: a TV across the room cannot be scrolled."""
+    import cv2
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from companion.vision.scenes import generate_scene
+
+    photo = tmp_path / "reveal.png"
+    cv2.imwrite(str(photo), generate_scene(5, size=(720, 1280), n_dice=7, angle=0.3, hard=0.3).image)
+    players = ["Ana", "Ben", "Cleo", "Dora", "Eve", "Finn"]
+    game = TypedGame(tmp_path / "game.jsonl", "--players", *players, "--camera-images", str(photo))  # the last --players counts
+    try:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False})
+        browser.get(game.url)
+        for line in ("two fives", "three fives", "dudo"):
+            game.say(line)
+        WebDriverWait(browser, 20).until(
+            lambda d: d.find_element(By.ID, "reveal-image").get_attribute("naturalWidth") not in (None, "0"),
+            "the reveal's picture to load")
+        assert browser.execute_script("return document.documentElement.scrollHeight") <= 720
+        for element in ("reveal-image", "players", "talk", "bid-box"):
+            box = browser.execute_script(
+                "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom, r.height];",
+                browser.find_element(By.ID, element))
+            assert 0 <= box[0] and box[1] <= 720 and box[2] > 50, (element, box)
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#players .player")) == 6
+        assert browser.find_element(By.ID, "reveal-note").text.startswith("The camera")  # this reveal's
+    finally:
+        game.close()
+
+
 def test_a_camera_reveal_puts_its_picture_on_the_page(tmp_path):
     from companion.vision.types import DiceReading, Die, RevealOutcome
 
