@@ -95,6 +95,21 @@ def test_bid_above_dice_in_play_is_refused_unless_totals_are_secret():
     hidden.bid("A", Bid(5, 3))  # refusing would reveal the hidden total
 
 
+def test_a_hidden_total_still_refuses_what_the_players_left_could_never_hold():
+    # Everyone sees who is still in, and no one holds more than five: eleven dice between two
+    # players tells nothing of the pouch, so it is refused, and the raises offered stop there.
+    hidden = game("A B", preset="pressman", dice={"A": 2, "B": 1})
+    assert hidden.bid_ceiling == 10
+    hidden.bid("A", Bid(10, 3))
+    with pytest.raises(IllegalBid) as caught:
+        hidden.bid("B", Bid(11, 3))
+    refused = caught.value
+    assert refused.reason is BidRefusal.MORE_THAN_THE_PLAYERS_HOLD
+    assert (refused.players_left, refused.most_dice) == (2, 5)
+    assert all(b.count <= 10 for b in refused.smallest_raises) and Bid(10, 6) in refused.smallest_raises
+    assert game("A B", dice={"A": 2, "B": 1}).bid_ceiling == 3  # where the total is told
+
+
 def test_illegal_bid_says_whether_calza_is_open_to_the_bidder():
     g = game("A B C", dice={"A": 2, "B": 2, "C": 2})
     g.bid("A", Bid(6, 6))

@@ -218,6 +218,13 @@ def test_secret_totals_stay_secret():
     assert "fifteen dice in play" in say(referee, "status")
 
 
+def test_a_hidden_total_refuses_a_bid_no_table_of_players_could_hold_without_telling_it():
+    referee, _, _ = make(preset="pressman")
+    said = say(referee, "sixteen threes")
+    assert said == "Sixteen threes is not allowed: three players hold at most fifteen dice. To open: one of any face."
+    assert "in play" not in said and referee.game.last_bid is None
+
+
 def test_the_whole_game_to_a_winner_with_palifico_and_elimination():
     referee, speaker, journal = make("Ana Ben", starting_dice=2, max_dice=2)
     lines = ["two threes", "dudo", "0",   # Ana loses: one die (two players: no palifico)

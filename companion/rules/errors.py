@@ -23,6 +23,8 @@ class BidRefusal(enum.Enum):
     """Why a bid is not allowed."""
 
     MORE_THAN_IN_PLAY = "more dice than are in play"
+    # Where the total is hidden: more than the players still in could hold between them
+    MORE_THAN_THE_PLAYERS_HOLD = "more dice than the players could hold"
     NOT_A_RAISE = "not above the last bid"
     FACE_STAYS = "the face stays in a palifico round"
     NO_ACES_OPENING = "a round cannot open on aces"
@@ -37,8 +39,11 @@ class IllegalBid(RulesError):
 
     def __init__(self, bid: Bid, reason: BidRefusal, last: Bid | None = None,
                  smallest_raises: Sequence[Bid] = (), dice_in_play: int | None = None,
-                 calza_open: bool = False) -> None:
+                 calza_open: bool = False, players_left: int | None = None,
+                 most_dice: int | None = None) -> None:
         self.bid = bid
+        self.players_left = players_left  # for MORE_THAN_THE_PLAYERS_HOLD: players still in,
+        self.most_dice = most_dice  # ... and the most dice one may hold
         self.calza_open = calza_open
         self.reason = reason
         self.last = last
@@ -46,6 +51,8 @@ class IllegalBid(RulesError):
         self.dice_in_play = dice_in_play
         if reason is BidRefusal.MORE_THAN_IN_PLAY:
             message = f"bid {bid} is more than the {dice_in_play} dice in play"
+        elif reason is BidRefusal.MORE_THAN_THE_PLAYERS_HOLD:
+            message = f"bid {bid} is more than {players_left} players can hold at {most_dice} dice each"
         elif reason is BidRefusal.NOT_A_RAISE:
             message = f"bid {bid} is not above {last}"
         elif reason is BidRefusal.FACE_STAYS:

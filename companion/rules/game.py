@@ -150,6 +150,15 @@ class Game:
         return sum(self.dice.values())
 
     @property
+    def bid_ceiling(self) -> int:
+        """The most dice a bid may name: the dice in play, or where the total is hidden, what
+        the players still in could hold between them (seen by all, so refusing above it tells
+        nothing)."""
+        if self.rules.announce_dice_in_play:
+            return self.dice_in_play
+        return len(self.active_players) * self.rules.max_dice
+
+    @property
     def is_palifico_round(self) -> bool:
         return self.palifico_player is not None
 
@@ -217,12 +226,15 @@ class Game:
         if reason is None:
             return None
         return IllegalBid(bid, reason, self.last_bid, self.smallest_raises(player), self.dice_in_play,
-                          calza_open=self.challenge_problem(CALZA, player) is None)
+                          calza_open=self.challenge_problem(CALZA, player) is None,
+                          players_left=len(self.active_players), most_dice=self.rules.max_dice)
 
     def _bid_refusal(self, player: str, bid: Bid) -> BidRefusal | None:
         last = self.last_bid
-        if bid.count > self.dice_in_play and self.rules.announce_dice_in_play:
-            return BidRefusal.MORE_THAN_IN_PLAY
+        if bid.count > self.bid_ceiling:
+            if self.rules.announce_dice_in_play:
+                return BidRefusal.MORE_THAN_IN_PLAY
+            return BidRefusal.MORE_THAN_THE_PLAYERS_HOLD
         if last is None:
             if bid.is_aces and not self.may_open_with_aces(player):
                 if self.rules.one_die_opens_aces:
@@ -257,7 +269,7 @@ class Game:
                 if face != last.face and not self.may_change_face(player):
                     continue
                 bid = Bid(smallest_count_above(last, face, self.aces_wild), face)
-            if bid.count <= self.dice_in_play or not self.rules.announce_dice_in_play:
+            if bid.count <= self.bid_ceiling:
                 raises.append(bid)
         return sorted(raises, key=lambda b: bid_key(b, self.aces_wild))
 

@@ -88,6 +88,9 @@ def why_bid_refused(error: IllegalBid, ace_word: str) -> str:
     reason = error.reason
     if reason is BidRefusal.MORE_THAN_IN_PLAY:
         return f"there are only {number_words(error.dice_in_play or 0)} dice in play"
+    if reason is BidRefusal.MORE_THAN_THE_PLAYERS_HOLD:
+        return (f"{number_words(error.players_left or 0)} players hold at most "
+                f"{number_words((error.players_left or 0) * (error.most_dice or 0))} dice")
     if reason is BidRefusal.NOT_A_RAISE and error.last is not None:
         return f"{bid_words(error.bid, ace_word)} does not raise {bid_words(error.last, ace_word)}"
     if reason is BidRefusal.FACE_STAYS and error.last is not None:
