@@ -318,6 +318,18 @@ def test_wikipedia_spot_on_only_while_more_than_half_the_dice_remain():
         g2.calza("Ben")
 
 
+@pytest.mark.parametrize("preset", ["wikipedia", "wikipedia-difference"])
+def test_wikipedia_spot_on_goes_on_in_an_obliga_round(preset):
+    # Its one limit is the half of the dice; the obliga round sets none of its own.
+    g = game("Ana Ben Cleo", preset, dice={"Ana": 2, "Ben": 2, "Cleo": 5})
+    play_round(g, [("Ana", (3, 3))], "Ben", 2)  # off by one: Ana down to one die, obliga
+    assert g.is_palifico_round
+    g.bid("Ana", Bid(1, 3))
+    g.calza("Ben")
+    g.reveal(1)
+    assert g.dice["Ben"] == 3  # right: a die back
+
+
 # --- palifico ------------------------------------------------------------------------------
 
 def palifico_game(preset, **changes):

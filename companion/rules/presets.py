@@ -143,9 +143,10 @@ def _plain(value: Any) -> Any:
 
 # Where a rulebook is silent the base applies: no palifico rounds with two players left (as
 # Pressman, Asmodee and the web page say), no calza with two players left (Pressman alone says
-# so) and none in a palifico round (Pressman and the web page). Asmodee, the leaflet and
-# Wikipedia are silent on calza's limits; `calza_min_players = 2` and `calza_in_palifico = true`
-# read them literally.
+# so) and none in a palifico round (Pressman and the web page). Asmodee and the leaflet are
+# silent on calza's limits, the web page on two players; `calza_min_players = 2` and
+# `calza_in_palifico = true` read them literally. Wikipedia states spot on's one limit (more
+# than half the dice), so its presets take it literally.
 _BASE = Rules()
 
 PRESETS: dict[str, Rules] = {
@@ -180,16 +181,18 @@ PRESETS: dict[str, Rules] = {
     # Wikipedia "Dudo": spot on is a turn's action, allowed while more than half of the
     # starting dice remain; a player with one die left may open any round with aces; in the
     # one-die ("obliga") round only one-die players may change the face. It sets no player
-    # minimum for spot on or obliga rounds, so both go on with two players.
+    # minimum for spot on or obliga rounds, so both go on with two players, and spot on goes
+    # on in an obliga round.
     "wikipedia": _BASE.replace(name="wikipedia", ace_word="aces", calza_caller=CalzaCaller.NEXT_PLAYER,
-                               calza_needs_half_dice=True, calza_min_players=2,
+                               calza_needs_half_dice=True, calza_min_players=2, calza_in_palifico=True,
                                palifico_min_players=2, one_die_opens_aces=True,
                                palifico_face_change=FaceChange.ON_ONE_DIE),
     # Wikipedia's variant: the loser of a dudo loses as many dice as the bid was off by.
     "wikipedia-difference": _BASE.replace(name="wikipedia-difference", ace_word="aces",
                                           calza_caller=CalzaCaller.NEXT_PLAYER,
                                           calza_needs_half_dice=True, calza_min_players=2,
-                                          palifico_min_players=2, one_die_opens_aces=True,
+                                          calza_in_palifico=True, palifico_min_players=2,
+                                          one_die_opens_aces=True,
                                           palifico_face_change=FaceChange.ON_ONE_DIE,
                                           dudo_loss=DudoLoss.DIFFERENCE),
 }
