@@ -86,6 +86,9 @@ class Referee:
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
+        # "Who calls calza?" asked of this bid, and the callers then answered "no" about (see _named)
+        self._who_calls_asked: tuple | None = None
+        self._not_calza_callers: set[str] = set()
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
@@ -318,7 +321,23 @@ class Referee:
             eligible = self._calza_callers()
             if len(eligible) == 1:
                 return CalzaCall(eligible[0])
+            if self._who_calls_asked == self._calza_moment():
+                # Asked "Who calls calza?" and heard a bare calza again: the name is lost in
+                # this voice, so each who may call it is asked about in turn, from the
+                # player to move ("Did you say Cleo calza?"), and a "no" moves on.
+                left = [p for p in self._seated_from_turn(eligible) if p not in self._not_calza_callers]
+                if left:
+                    return CalzaCall(left[0])
         return call
+
+    def _calza_moment(self) -> tuple:
+        """What a calza now would challenge: the same bid, at the same point of the game."""
+        return len(self.game.actions), self.game.last_bid
+
+    def _seated_from_turn(self, players: list[str]) -> list[str]:
+        seats = list(self.game.players)
+        start = seats.index(self.game.turn) if self.game.turn in seats else 0
+        return sorted(players, key=lambda p: (seats.index(p) - start) % len(seats))
 
     # --- acting -------------------------------------------------------------------------------
 
@@ -381,6 +400,10 @@ class Referee:
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []
+        if self._who_calls_asked != self._calza_moment():
+            self._who_calls_asked, self._not_calza_callers = self._calza_moment(), set()
+        else:  # every one of them asked about and declined: round the table again
+            self._not_calza_callers = set()
         return [announce.WhoCallsCalza(eligible[0])]
 
     def _calza_callers(self) -> list[str]:
@@ -474,6 +497,8 @@ class Referee:
         if name is Command.NO:
             had, self._pending = self._pending, None
             self._declined = had
+            if isinstance(had, CalzaCall) and had.speaker:
+                self._not_calza_callers.add(had.speaker)
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
         if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None

@@ -637,6 +637,36 @@ def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
     assert "Calza from Cleo" in say(referee, "Cleo calza", confidence=0.9)
 
 
+def test_a_calza_heard_without_its_name_twice_asks_about_each_who_may_call_it():
+    # A voice whose name the recogniser loses before "calza" cannot answer "Who calls calza?"
+    # by saying it again: each player who may call it is asked about in turn instead.
+    referee, _, journal = make("Ana Ben Cleo Dan")
+    say(referee, "three fives")
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"  # the player to move first
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"
+    assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"  # said again: still asking
+    assert say(referee, "yes", confidence=0.9).startswith("Calza from Cleo on Ana's three fives!")
+    assert [e.type for e in journal.events].count("challenge") == 1
+
+
+def test_asking_round_the_table_for_a_calza_starts_again_for_a_new_bid_and_after_everyone():
+    referee, _, _ = make("Ana Ben Cleo")
+    say(referee, "three fives")
+    say(referee, "calza", confidence=0.95)
+    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")  # all declined: ask again
+    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
+    say(referee, "no", confidence=0.9)
+    say(referee, "four fives")  # Ben bids instead: a calza now is on another bid
+    assert referee.game.last_bid == Bid(4, 5)
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+
+
 # --- another move while a question waits -----------------------------------------------------
 
 def test_a_move_heard_while_a_question_waits_goes_nowhere_until_it_is_answered():
