@@ -152,8 +152,8 @@ def test_every_refusal_reason_has_words():
     assert set(CHALLENGE_REFUSALS) == set(ChallengeRefusal)
     assert set(COUNT_REFUSALS) == set(CountRefusal)
     assert set(PHASE_REFUSALS) == set(PhaseRefusal)
-    assert set(ACES_OPENINGS) | {BidRefusal.MORE_THAN_IN_PLAY, BidRefusal.NOT_A_RAISE,
-                                 BidRefusal.FACE_STAYS} == set(BidRefusal)
+    assert set(ACES_OPENINGS) | {BidRefusal.MORE_THAN_IN_PLAY, BidRefusal.MORE_THAN_THE_PLAYERS_HOLD,
+                                 BidRefusal.NOT_A_RAISE, BidRefusal.FACE_STAYS} == set(BidRefusal)
 
 
 @pytest.mark.parametrize("name", ["Five", "dudo", "Ana Maria", "calza", "42", "", "Paco", "Ace", "Joker", "Spot",
