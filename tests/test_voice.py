@@ -96,6 +96,9 @@ def test_print_speaker():
      "three fives, three sixes, four of any face, or two pacos"),
     ([Bid(4, 2), Bid(4, 3), Bid(4, 4), Bid(4, 5), Bid(4, 6), Bid(2, 1)], "four of any face, or two pacos"),
     ([Bid(5, 3)], "five threes"),
+    # pacos not wild (a palifico round): the lowest face, in with the others
+    ([Bid(3, 4), Bid(3, 5), Bid(3, 6), Bid(4, 1), Bid(4, 2), Bid(4, 3)],
+     "three fours, three fives, three sixes, or four of any face, pacos too"),
     ([Bid(15, 5), Bid(15, 6), Bid(8, 1)], "fifteen fives, fifteen sixes, or eight pacos"),  # at the top
     ([], ""),
 ])

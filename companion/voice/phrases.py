@@ -50,7 +50,8 @@ def join_or(items: Sequence[str]) -> str:
 
 
 def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
-    """ "nine sixes, ten of any face, or five pacos".
+    """ "nine sixes, ten of any face, or five pacos"; in a palifico round, where pacos are
+    not wild, "three fours, ..., four of any face, pacos too".
 
     Raises that keep the count name each face; the plain faces that need a higher count
     (twos among them) are said once, as "of any face".
@@ -61,11 +62,16 @@ def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
     # cannot go up: it would pass the dice in play) no count holds for any face.
     any_count = next((b.count for b in plain if b.face == 2), None)
     any_face = [b for b in plain if b.count == any_count]
+    # Where aces are not wild (a palifico round) they are the lowest face, raised like the
+    # others: said with them ("four of any face, aces too"), not again on their own.
+    aces_too = bool(aces) and len(any_face) > 1 and aces[0].count == any_count
+    if aces_too:
+        aces = aces[1:]
     parts = []
     for bid in plain:
         if len(any_face) > 1 and bid in any_face:
             if bid is any_face[0]:
-                parts.append(f"{number_words(bid.count)} of any face")
+                parts.append(f"{number_words(bid.count)} of any face" + (f", {ace_word} too" if aces_too else ""))
         else:
             parts.append(bid_words(bid, ace_word))
     parts += [bid_words(b, ace_word) for b in aces]
