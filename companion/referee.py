@@ -86,9 +86,11 @@ class Referee:
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
-        # "Who calls calza?" asked of this bid, and the callers then answered "no" about (see _named)
+        # A challenge heard without its caller's name is asked about as each player's in turn
+        # (see _named): "Who calls calza?" asked of this bid, and who was then answered "no"
+        # about, as (DUDO or CALZA, player), with the point of the game it holds for.
         self._who_calls_asked: tuple | None = None
-        self._not_calza_callers: set[str] = set()
+        self._not_callers: tuple[tuple, set[tuple[str, str]]] = ((), set())
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
@@ -312,32 +314,53 @@ class Referee:
         """A bare calza only one player may call, other than the player to move, as theirs
         ("Cleo calza"), and a bare dudo where anyone may call it as the player to move's
         ("Ben dudo"): heard, it is asked about by name, for the name is the word most easily
-        lost and someone else may have said it (and would lose the die if wrong)."""
-        if (isinstance(call, DudoCall) and call.speaker is None and self.game.phase is Phase.BIDDING
-                and self.game.rules.dudo_caller is DudoCaller.ANYONE):
-            return DudoCall(self.game.turn)
-        if (isinstance(call, CalzaCall) and call.speaker is None and self.game.rules.calza
-                and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
+        lost and someone else may have said it (and would lose the die if wrong). A voice
+        whose name the recogniser keeps losing says its challenge again after a "no" (or
+        after "Who calls calza?"): it is then asked about as the next player's who may call
+        it, round the table from the player to move, so every caller has a way through."""
+        game = self.game
+        if (isinstance(call, DudoCall) and call.speaker is None and game.phase is Phase.BIDDING
+                and game.rules.dudo_caller is DudoCaller.ANYONE):
+            callers = [p for p in game.active_players if game.challenge_problem(DUDO, p) is None]
+            return DudoCall(self._next_to_ask(DUDO, callers) or game.turn)
+        if (isinstance(call, CalzaCall) and call.speaker is None and game.rules.calza
+                and game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
             eligible = self._calza_callers()
             if len(eligible) == 1:
                 return CalzaCall(eligible[0])
-            if self._who_calls_asked == self._calza_moment():
-                # Asked "Who calls calza?" and heard a bare calza again: the name is lost in
-                # this voice, so each who may call it is asked about in turn, from the
-                # player to move ("Did you say Cleo calza?"), and a "no" moves on.
-                left = [p for p in self._seated_from_turn(eligible) if p not in self._not_calza_callers]
-                if left:
-                    return CalzaCall(left[0])
+            if self._who_calls_asked == self._challenge_moment():
+                asked = self._next_to_ask(CALZA, eligible)
+                if asked is not None:
+                    return CalzaCall(asked)
         return call
 
-    def _calza_moment(self) -> tuple:
-        """What a calza now would challenge: the same bid, at the same point of the game."""
+    def _challenge_moment(self) -> tuple:
+        """What a challenge now would be on: the same bid, at the same point of the game."""
         return len(self.game.actions), self.game.last_bid
 
-    def _seated_from_turn(self, players: list[str]) -> list[str]:
+    def _next_to_ask(self, kind: str, callers: list[str]) -> str | None:
+        """The first of `callers`, round the table from the player to move, not yet answered
+        "no" about for this challenge; None once all have been."""
+        moment, declined = self._not_callers
+        if moment != self._challenge_moment():
+            declined = set()
         seats = list(self.game.players)
         start = seats.index(self.game.turn) if self.game.turn in seats else 0
-        return sorted(players, key=lambda p: (seats.index(p) - start) % len(seats))
+        in_turn = sorted(callers, key=lambda p: (seats.index(p) - start) % len(seats))
+        return next((p for p in in_turn if (kind, p) not in declined), None)
+
+    def _declined_caller(self, call: Call | None) -> None:
+        """A "no" to "Did you say Ben dudo?": the next bare dudo is asked about as another's."""
+        if isinstance(call, (DudoCall, CalzaCall)) and call.speaker:
+            kind = DUDO if isinstance(call, DudoCall) else CALZA
+            moment, declined = self._not_callers
+            if moment != self._challenge_moment():
+                declined = set()
+            callers = [p for p in self.game.active_players if self.game.challenge_problem(kind, p) is None]
+            declined = declined | {(kind, call.speaker)}
+            if all((kind, p) in declined for p in callers):  # everyone said no: round again
+                declined = {d for d in declined if d[0] != kind}
+            self._not_callers = (self._challenge_moment(), declined)
 
     # --- acting -------------------------------------------------------------------------------
 
@@ -400,10 +423,7 @@ class Referee:
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []
-        if self._who_calls_asked != self._calza_moment():
-            self._who_calls_asked, self._not_calza_callers = self._calza_moment(), set()
-        else:  # every one of them asked about and declined: round the table again
-            self._not_calza_callers = set()
+        self._who_calls_asked = self._challenge_moment()
         return [announce.WhoCallsCalza(eligible[0])]
 
     def _calza_callers(self) -> list[str]:
@@ -497,12 +517,15 @@ class Referee:
         if name is Command.NO:
             had, self._pending = self._pending, None
             self._declined = had
-            if isinstance(had, CalzaCall) and had.speaker:
-                self._not_calza_callers.add(had.speaker)
+            self._declined_caller(had)
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
         if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None
             return [announce.QuestionDropped(had, self.status())]
+        if (self._last_said and isinstance(self._last_said[-1], announce.WhoCallsCalza)
+                and self._who_calls_asked == self._challenge_moment()):  # ... and "Who calls calza?"
+            self._who_calls_asked = None
+            return [announce.QuestionDropped(CalzaCall(), self.status())]
         if self.game.phase is Phase.REVEAL and self._hands:  # ... and at a reveal, the last hand
             player = list(self._hands)[-1]
             del self._hands[player]

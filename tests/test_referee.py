@@ -651,7 +651,7 @@ def test_a_calza_heard_without_its_name_twice_asks_about_each_who_may_call_it():
     assert [e.type for e in journal.events].count("challenge") == 1
 
 
-def test_asking_round_the_table_for_a_calza_starts_again_for_a_new_bid_and_after_everyone():
+def test_asking_round_the_table_for_a_calza_goes_round_again_and_starts_again_for_a_new_bid():
     referee, _, _ = make("Ana Ben Cleo")
     say(referee, "three fives")
     say(referee, "calza", confidence=0.95)
@@ -659,12 +659,32 @@ def test_asking_round_the_table_for_a_calza_starts_again_for_a_new_bid_and_after
     say(referee, "no", confidence=0.9)
     assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"
     say(referee, "no", confidence=0.9)
-    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")  # all declined: ask again
-    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
+    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"  # all declined: round again
     say(referee, "no", confidence=0.9)
     say(referee, "four fives")  # Ben bids instead: a calza now is on another bid
     assert referee.game.last_bid == Bid(4, 5)
     assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+
+
+def test_take_it_back_after_who_calls_calza_takes_back_the_calza_not_the_bid():
+    referee, _, _ = make()
+    say(referee, "three fives")
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+    assert say(referee, "take it back", confidence=0.95).startswith("Not taken: calza. The bid is three fives by Ana.")
+    assert referee.game.last_bid == Bid(3, 5)
+    assert say(referee, "take it back", confidence=0.95).startswith("Undone: Ana's three fives.")  # then the bid
+
+
+def test_where_anyone_may_call_dudo_a_no_asks_about_the_next_player_at_the_next_bare_dudo():
+    referee, _, journal = make("Ana Ben Cleo Dan", dudo_caller=DudoCaller.ANYONE)
+    say(referee, "three fives")
+    assert say(referee, "dudo", confidence=0.95) == "Did you say Ben dudo?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "dudo", confidence=0.95) == "Did you say Cleo dudo?"  # not Ben's again
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "dudo", confidence=0.95) == "Did you say Dan dudo?"
+    assert say(referee, "yes", confidence=0.9).startswith("Dudo from Dan on Ana's three fives!")
+    assert [e.type for e in journal.events].count("challenge") == 1
 
 
 # --- another move while a question waits -----------------------------------------------------
