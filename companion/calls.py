@@ -194,10 +194,10 @@ COMMAND_PHRASES: dict[str, Command] = {
     "yes": Command.YES, "yeah": Command.YES, "correct": Command.YES, "right": Command.YES,
     "no": Command.NO, "nope": Command.NO, "wrong": Command.NO, "cancel": Command.NO,
 }
-# Said around a call without changing it ("um, I bid nine fives please").
+# Said around a call without changing it ("um, I bid nine fives please", "the count is seven").
 FILLERS = {"um", "uh", "er", "erm", "hmm", "ok", "okay", "so", "well", "please", "i", "bid",
            "say", "call", "there", "are", "there's", "theres", "of", "dice", "let's", "lets",
-           "go", "then", "oh", "and", "like", "make", "it", "i'll", "ill", "the"}
+           "go", "then", "oh", "and", "like", "make", "it", "i'll", "ill", "the", "count", "is"}
 # Every word a call can hold, and every phrase of them run together: a player named one
 # ("Paco", "Spot", "Spoton") would be taken for the speaker of "one paco" or "spot on".
 _CALL_TABLES = (NUMBER_WORDS, NUMBER_MISHEARINGS, FACE_WORDS, FACE_MISHEARINGS, FILLERS,
@@ -282,6 +282,9 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
         for table, kind in ((DUDO_PHRASES, DudoCall), (CALZA_PHRASES, CalzaCall), (PALIFICO_PHRASES, PalificoCall)):
             if phrase in table:
                 return kind(speaker)
+    # "a" before a filler is an article, not one ("a count of two")
+    words = [w for i, w in enumerate(words) if not (
+        w in ("a", "an") and i + 1 < len(words) and words[i + 1] in FILLERS and words[i + 1] not in NUMBER_WORDS)]
     words = [w for w in words if w not in FILLERS or w in NUMBER_WORDS]
     # "a" and "an" only count as one in front of a face ("a six"); elsewhere they are filler.
     if len(words) != 2:

@@ -332,6 +332,13 @@ class Referee:
                 asked = self._next_to_ask(CALZA, eligible)
                 if asked is not None:
                     return CalzaCall(asked)
+        if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
+                and 1 <= call.value <= 6 and self._declined == call):
+            # "No" to "a count of two?" and "two" heard again: a one-die hand whose name was
+            # lost ("Dan two"), asked about as the hand of a player on one die yet to say it
+            lone = [p for p in self._hands_missing() if game.dice[p] == 1]
+            if lone:
+                return HandCall(lone[0], (call.value,), lone[0])
         return call
 
     def _challenge_moment(self) -> tuple:

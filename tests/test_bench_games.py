@@ -140,7 +140,7 @@ def test_a_line_misheard_as_something_the_referee_does_not_take_is_said_again():
 
 def test_the_same_question_again_gets_its_answer_in_a_fresh_take_and_three_tries_at_most():
     # A "no" heard as a call asked about again: the player answers it again, then gives up.
-    say, said = referee(*["Did you say eleven?"] * (1 + games.TRIES))
+    say, said = referee(*["Did you say the count is eleven?"] * (1 + games.TRIES))
     cost = games.Cost()
     assert games.say_line("Ana six six one two three", say, cost) == "gave up"
     assert said == [("Ana six six one two three", 0)] + [("no", take) for take in range(games.TRIES)]

@@ -166,6 +166,13 @@ def test_json_and_description():
     assert describe_call(parse_call("4 aces")) == "four pacos"
 
 
+@pytest.mark.parametrize("text, call", [
+    ("the count is seven", NumberCall(7)), ("a count of two", NumberCall(2)), ("count of 12", NumberCall(12)),
+    ("make it a six", BidCall(Bid(1, 6))), ("it is a six", BidCall(Bid(1, 6))), ("is it five fives", BidCall(Bid(5, 5)))])
+def test_a_count_said_as_the_count(text, call):
+    assert parse_call(text) == call
+
+
 def test_json_names_the_caller_where_one_was_said():
     assert call_to_json(parse_call("Ben calza", PLAYERS)) == {"kind": "calza", "caller": "Ben"}
     assert call_to_json(parse_call("calza, Cleo", PLAYERS)) == {"kind": "calza", "caller": "Cleo"}

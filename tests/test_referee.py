@@ -151,7 +151,7 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
 def test_a_count_the_dice_said_rule_out_loses_to_an_alternative_that_fits():
     referee, _, _ = make()
     say(referee, "three fives", "dudo", "Ana 1 1 1 1 1", "Ben 5 5 5 2 2")
-    assert say(referee, "two", confidence=0.6, alternatives=("nine",)) == "Did you say nine?"
+    assert say(referee, "two", confidence=0.6, alternatives=("nine",)) == "Did you say the count is nine?"
 
 
 def test_count_too_large_is_refused():
@@ -565,7 +565,7 @@ def test_a_spoken_count_is_always_read_back_before_it_settles_anything():
     say(referee, "three fives", "dudo")
     # espeak's "twenty" was heard as a confident "twenty eight": the count decides who
     # loses a die, so even a sure one is asked about.
-    assert say(referee, "four", confidence=0.95) == "Did you say four?"
+    assert say(referee, "four", confidence=0.95) == "Did you say the count is four?"
     assert say(referee, "four", confidence=0.3) == "Sorry, say again?"  # no lower line for counts
     assert referee.game.phase is Phase.REVEAL
     assert say(referee, "yes", confidence=0.9).startswith("Four counted: the bid was right.")
@@ -666,6 +666,19 @@ def test_asking_round_the_table_for_a_calza_goes_round_again_and_starts_again_fo
     assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
 
 
+def test_a_count_declined_and_said_again_is_asked_about_as_a_one_die_hand():
+    # "Dan two" with the name lost is "two": asked as the count in words its player answers
+    # "no" to, then as the hand of a player on one die who has not said theirs.
+    referee, _, journal = make("Ana Ben Cleo", starting_dice=2, max_dice=2)
+    referee.game.dice["Cleo"] = 1
+    say(referee, "two threes", "dudo")
+    assert say(referee, "two", confidence=0.8) == "Did you say the count is two?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say Cleo two?"
+    assert say(referee, "yes", confidence=0.9) == "Got Cleo's dice: two. Still need Ana and Ben."
+    assert [e.type for e in journal.events][-1] == "hand"
+
+
 def test_take_it_back_after_who_calls_calza_takes_back_the_calza_not_the_bid():
     referee, _, _ = make()
     say(referee, "three fives")
@@ -721,8 +734,8 @@ def test_the_asked_call_said_again_clearly_is_taken_as_a_yes():
 def test_a_count_said_while_another_count_is_asked_about_replaces_it():
     referee, _, _ = make()
     say(referee, "three fours", "dudo")
-    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
-    assert say(referee, "eight", confidence=0.95) == "Did you say eight?"  # the count is one fact
+    assert say(referee, "seven", confidence=0.95) == "Did you say the count is seven?"
+    assert say(referee, "eight", confidence=0.95) == "Did you say the count is eight?"  # the count is one fact
     assert say(referee, "yes", confidence=0.9).startswith("Eight counted")
 
 
@@ -735,7 +748,7 @@ def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
     assert referee.game.last_bid == Bid(3, 4)
     assert say(referee, "yes", confidence=0.9) == ""  # nothing asked any more
     say(referee, "three fours", "dudo")
-    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "seven", confidence=0.95) == "Did you say the count is seven?"
     assert say(referee, "take it back", confidence=0.95).startswith("Not taken: seven.")
     assert referee.game.phase is Phase.REVEAL  # the dudo stands
 
@@ -795,7 +808,7 @@ def test_a_calza_only_one_player_may_call_is_asked_about_by_name():
 def test_take_it_back_with_a_question_waiting_is_never_itself_asked_about():
     referee, _, journal = make()
     say(referee, "three fours", "dudo")
-    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "seven", confidence=0.95) == "Did you say the count is seven?"
     assert say(referee, "take it back", confidence=0.6).startswith("Not taken: seven.")
     assert referee.game.phase is Phase.REVEAL and [e.type for e in journal.events][-1] == "challenge"
 
@@ -812,7 +825,7 @@ def test_moves_held_back_by_a_question_do_not_let_it_lapse():
 def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():
     referee, _, _ = make()
     say(referee, "three fours", "dudo")
-    assert say(referee, "seven", confidence=0.95) == "Did you say seven?"
+    assert say(referee, "seven", confidence=0.95) == "Did you say the count is seven?"
     assert say(referee, "five fours", confidence=0.95).startswith("The cups are up")
     assert say(referee, "Cleo calza", confidence=0.95) != ""
     assert say(referee, "yes", confidence=0.9).startswith("Seven counted")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence, Union
 
-from companion.calls import Call, UnparsableCall, bid_words, describe_call, face_words, number_words
+from companion.calls import Call, NumberCall, UnparsableCall, bid_words, describe_call, face_words, number_words
 from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, RulesError
 from companion.rules.bids import Bid
 from companion.rules.events import ChallengeCalled, Event
@@ -109,6 +109,10 @@ class AskToConfirm:
     call: Call
 
     def words(self, rules: Rules) -> list[str]:
+        if isinstance(self.call, NumberCall) and self.call.speaker is None:
+            # Said plainly, so that a one-die hand heard without its name ("Dan two") is not
+            # confirmed as the count by its player, who did say "two"
+            return [f"Did you say the count is {describe_call(self.call, rules.ace_word)}?"]
         return [f"Did you say {describe_call(self.call, rules.ace_word)}?"]
 
 
