@@ -238,10 +238,13 @@ class Referee:
         pending = self._pending
         if call == pending and decision.verdict is Verdict.APPLY and _move(call):
             return self._handle(pending)  # said again, and clearly: that is a yes
-        if pending is not None and _turn_move(pending) and _move(call) and call != pending and (
-                decision.verdict in (Verdict.ASK, Verdict.APPLY)):
+        if pending is not None and _move(call) and call != pending and (
+                decision.verdict in (Verdict.ASK, Verdict.APPLY)) and (
+                _turn_move(pending) or _another_fact(pending, call)):
             # Whose turn it is, and what the next move raises or challenges, hang on the
-            # answer: a move taken now would go to the wrong player or the wrong bid.
+            # answer: a move taken now would go to the wrong player or the wrong bid. At a
+            # reveal, another player's dice or a count would leave the question's "yes" to
+            # the wrong call.
             self._held = True
             return [announce.StillAsking(pending)]
         if decision.verdict is Verdict.ASK:
@@ -557,6 +560,16 @@ class Referee:
 def _move(call: Call) -> bool:
     """A call that changes the game (not a question, an answer or a command)."""
     return not isinstance(call, (CommandCall, PalificoCall))
+
+
+def _another_fact(asked: Call, heard: Call) -> bool:
+    """At a reveal: `heard` is not `asked` said another way (a count for the count, a
+    player's dice for that player's), so it cannot take the asked call's place."""
+    if isinstance(asked, NumberCall):
+        return isinstance(heard, HandCall)
+    if isinstance(asked, HandCall):
+        return isinstance(heard, NumberCall) or (isinstance(heard, HandCall) and heard.player != asked.player)
+    return False
 
 
 def _turn_move(call: Call) -> bool:

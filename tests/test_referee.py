@@ -739,6 +739,21 @@ def test_a_count_said_while_another_count_is_asked_about_replaces_it():
     assert say(referee, "yes", confidence=0.9).startswith("Eight counted")
 
 
+def test_another_players_dice_heard_while_a_hand_is_asked_about_wait_for_the_answer():
+    referee, _, journal = make()
+    say(referee, "three fours", "dudo")
+    assert say(referee, "Cleo 5 5 3 1 2", confidence=0.5) == "Did you say Cleo five five three one two?"
+    # Ben's dice, or a count, would leave Cleo's "yes" to them
+    assert say(referee, "Ben 6 6 1 3 3", confidence=0.95) == \
+        "First: did you say Cleo five five three one two? Yes or no."
+    assert say(referee, "seven", confidence=0.95) == "First: did you say Cleo five five three one two? Yes or no."
+    assert say(referee, "yes", confidence=0.9).startswith("Got Cleo's dice")
+    assert [e.type for e in journal.events].count("hand") == 1
+    # a player saying their own dice again replaces the question: that is their correction
+    assert say(referee, "Ben 6 6 1 3 3", confidence=0.5) == "Did you say Ben six six one three three?"
+    assert say(referee, "Ben 6 6 1 3 4", confidence=0.5) == "Did you say Ben six six one three four?"
+
+
 def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
     referee, _, _ = make()
     say(referee, "three fours")
