@@ -551,6 +551,13 @@ class Referee:
         except RulesError as error:
             return [announce.Refused(error)]
         self._record([undone_event(action)])
+        if isinstance(action, CountAction) and action.hands and len(action.hands) > 1:
+            # A count the players' dice made: the last dice said, which settled it, are
+            # taken back, and the others stand (journalled again, for a resume to know),
+            # rather than every player saying theirs again, each a new chance to mishear.
+            kept = dict(list(action.hands.items())[:-1])
+            self._record([HandShown(player, dice) for player, dice in kept.items()])
+            self._hands = kept
         return [announce.TookBack(action, self.status())]
 
     def status(self) -> announce.Status:

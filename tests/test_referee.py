@@ -754,6 +754,16 @@ def test_another_players_dice_heard_while_a_hand_is_asked_about_wait_for_the_ans
     assert say(referee, "Ben 6 6 1 3 4", confidence=0.5) == "Did you say Ben six six one three four?"
 
 
+def test_undoing_a_count_the_dice_made_takes_back_only_the_last_dice():
+    referee, _, journal = make()
+    say(referee, "three fives", "four fives", "dudo", "Ana 2 2 4 4 6", "Ben 6 6 1 3 3", "Cleo 5 5 3 1 2")
+    assert referee.game.round_number == 2
+    said = say(referee, "undo")
+    assert said.startswith("Undone: the count of four.") and "Got Ana's and Ben's dice. Still need Cleo." in said
+    assert [e.type for e in journal.events][-3:] == ["undo", "hand", "hand"]  # the two that stand, again
+    assert say(referee, "Cleo 5 5 3 1 5").startswith("Got Cleo's dice: five, five, three, one, five. That makes five.")
+
+
 def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
     referee, _, _ = make()
     say(referee, "three fours")
