@@ -24,7 +24,8 @@ from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
     RulesError, count_matching, undone_event)
-from companion.rules.events import ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack, RoundStarted
+from companion.rules.events import (ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
+                                    PlayerEliminated, RoundStarted)
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
@@ -148,7 +149,7 @@ class Referee:
         name before each of NAME_PHRASES ("Ana calza", "Ana one two three"), so the engine
         knows the name by their own voice. Nothing said here is a call: the game is
         untouched. False when the input ended on the way."""
-        for i, player in enumerate(self.game.active_players):
+        for i, player in enumerate(self._players_to_learn()):
             learnt = 0
             for j, (phrase, expect) in enumerate(NAME_PHRASES):
                 said = f"{player} {phrase}"
@@ -170,6 +171,16 @@ class Referee:
                     self._log(f"(not {said!r}: {heard.text!r})")
             self.say([announce.NameLearned(player, learnt)])
         return True
+
+    def _players_to_learn(self) -> list[str]:
+        """The players still in; in a finished game, with the last one out, whom the "take
+        it back" that a won game is resumed for brings back."""
+        players = list(self.game.active_players)
+        if self.game.phase is Phase.OVER:
+            last_out = next((e.player for e in reversed(self.game.events) if isinstance(e, PlayerEliminated)), None)
+            if last_out is not None:
+                players = [p for p in self.game.players if p in players or p == last_out]
+        return players
 
     def hear(self, utterance: Utterance | Heard) -> None:
         """Handle one typed line or spoken utterance, saying whatever needs saying."""

@@ -11,7 +11,7 @@ from test_referee import RecordingSpeaker
 from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
 from companion.listen.recogniser import SPOTTED_CONFIDENCE, CallRecogniser
 from companion.referee import NAME_TRIES, Referee
-from companion.rules import Game
+from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game
 from companion.sources import NAME_PHRASES, Expect, TextSource, Utterance
 
 PLAYERS = ("Ana", "Ben", "Cleo")
@@ -108,6 +108,19 @@ def test_players_out_of_the_game_are_not_asked(tmp_path):
     source = LearningSource(names_said(["Ana", "Cleo"]))
     Referee(game, RecordingSpeaker()).run(source, resumed=True)
     assert {p for p, *_ in source.asked} == {"Ana", "Cleo"}
+
+
+def test_a_finished_game_resumed_also_asks_the_last_player_out():
+    # A won game is resumed to take back its last count, which brings that player back.
+    game = Game(["Ana", "Ben", "Cleo"], first="Ana")
+    game.dice.update({"Ana": 1, "Ben": 0, "Cleo": 1})
+    game.apply(BidAction("Ana", Bid(1, 3)))
+    game.apply(ChallengeAction("dudo", "Cleo"))
+    game.apply(CountAction(1))  # Cleo loses her last die: Ana wins
+    assert game.winner == "Ana"
+    source = LearningSource(names_said(["Ana", "Cleo"]))
+    Referee(game, RecordingSpeaker()).run(source, resumed=True)
+    assert [p for p, *_ in source.asked][::2] == ["Ana", "Cleo"]  # not Ben, out long before
 
 
 # --- the recogniser learns ---------------------------------------------------------------------
