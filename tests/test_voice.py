@@ -14,6 +14,7 @@ from companion.rules import (
     PhaseRefusal, WrongPhase, get_preset)
 from companion.rules.events import BidMade, ChallengeCalled, DieLost, RoundStarted
 from companion.rules.presets import FaceChange
+from companion.voice.announcements import CountPrompt
 from companion.voice.phrases import describe_event, smallest_raises_phrase
 from companion.voice.refusals import (
     ACES_OPENINGS, CHALLENGE_REFUSALS, COUNT_REFUSALS, PHASE_REFUSALS, refusal)
@@ -104,6 +105,14 @@ def test_print_speaker():
 ])
 def test_smallest_raises_in_words(raises, said):
     assert smallest_raises_phrase(raises, "pacos") == said
+
+
+def test_the_count_prompt_asks_a_question_where_aces_are_not_wild():
+    rules = get_preset("asmodee")
+    assert CountPrompt(3, False, "Ana", 1).sentence(rules) == (
+        "How many threes? Pacos are not wild. Say the number, or each player's dice, like Ana 5.")
+    assert CountPrompt(3, True, "Ana", 2).sentence(rules) == (
+        "How many threes, pacos included? Say the number, or each player's dice, like Ana 5 5.")
 
 
 def test_event_sentences_use_the_presets_words():

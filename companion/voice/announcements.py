@@ -277,10 +277,13 @@ class CountPrompt:
 
     def sentence(self, rules: Rules) -> str:
         what = face_to_count(self.face, self.aces_wild, rules.ace_word)
+        question = f"How many {what}?"
+        if not self.aces_wild and self.face != 1:  # not "How many threes only, pacos are not wild?"
+            question = f"How many {face_words(self.face)}? {rules.ace_word.capitalize()} are not wild."
         # Not a one first: spoken right after a name ("Ana one five..."), a recogniser can
         # drop it.
         example = " ".join(str(face) for face in ((5, 5, 3, 1, 2, 6) * 3)[: self.example_dice])
-        ask = f"How many {what}? Say the number" if self.again else "Say the count"
+        ask = f"{question} Say the number" if self.again else "Say the count"
         return f"{ask}, or each player's dice, like {self.example_player} {example}."
 
 
