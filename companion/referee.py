@@ -530,8 +530,8 @@ class Referee:
         name = call.name
         if name is Command.REPEAT:
             return [announce.Repeated(self._last_said)] if self._last_said else [self.status()]
-        if name is Command.STATUS:
-            return [self.status()]
+        if name is Command.STATUS:  # ... and the question waiting, if one is: it still waits
+            return [self.status()] + ([announce.AskToConfirm(self._pending)] if self._pending else [])
         if name is Command.YES:
             pending, self._pending = self._pending, None
             return self._handle(pending) if pending is not None else [announce.NothingToConfirm()]

@@ -764,6 +764,14 @@ def test_undoing_a_count_the_dice_made_takes_back_only_the_last_dice():
     assert say(referee, "Cleo 5 5 3 1 5").startswith("Got Cleo's dice: five, five, three, one, five. That makes five.")
 
 
+def test_status_while_a_question_waits_says_the_question_again():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    say(referee, "four fours", confidence=0.6)
+    assert say(referee, "status", confidence=0.95).endswith("fifteen dice in play. Did you say four fours?")
+    assert "Ben: four fours." in say(referee, "yes", confidence=0.9)
+
+
 def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
     referee, _, _ = make()
     say(referee, "three fours")
