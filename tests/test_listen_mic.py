@@ -10,6 +10,7 @@ from companion.listen.engine import Recognition
 from companion.listen.errors import MicrophoneError
 from companion.listen.microphone import MicSource
 from companion.listen.sources import CHUNK
+from companion.sources import Expect
 
 
 class HeardEngine:
@@ -112,6 +113,21 @@ def test_a_name_said_before_the_game_may_hold_a_pause_and_the_game_may_not():
     assert levels(source) > 4900  # one utterance: the name and what followed the pause
     # After it, a pause ends an utterance again.
     assert levels(source) < 3300 and levels(source) > 4900
+
+
+def test_a_name_nobody_says_is_a_try_with_nothing_heard_after_a_wait():
+    # A player away from the table must not keep the game from starting.
+    rng = np.random.default_rng(2)
+    source = mic(LearningEngine(), name_wait=0.4)
+    put(source, blocks(0, 1.0, rng), time.monotonic())
+    assert source.learn_name("Ana", "calza")
+    started = time.monotonic()
+    heard = source.next_utterance()
+    assert heard.text == "" and heard.voiced is False and time.monotonic() - started >= 0.4
+    # In the game, the room's quiet is waited through as long as it lasts.
+    source.expect(Expect.CALLS)
+    put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+    assert source.next_utterance().text.startswith("level ")
 
 
 def test_a_microphone_that_stops_sending_sound_is_a_clear_error():

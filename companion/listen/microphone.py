@@ -37,6 +37,11 @@ def list_microphones() -> list[tuple[int, str]]:
     return [(i, d["name"]) for i, d in enumerate(devices) if d.get("max_input_channels", 0) > 0]
 
 
+# How long a player asked for their name has to start saying it before the try counts as
+# not heard (the referee asks again, then moves on to the next player)
+NAME_WAIT_S = 12.0
+
+
 class MicSource:
     """The microphone, half-duplex: while muted (the companion speaking) and for a short
     tail after, audio is thrown away so the companion never hears itself."""
@@ -44,7 +49,7 @@ class MicSource:
     def __init__(self, engine: Engine, device: int | str | None = None,
                  tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
                  stalled_after: float = 5.0, open_stream: Callable | None = None,
-                 learn_names: bool = True):
+                 learn_names: bool = True, name_wait: float = NAME_WAIT_S):
         self.engine = engine
         self.learn_names = learn_names  # each player says their name before the game
         self.device = device
@@ -55,6 +60,8 @@ class MicSource:
         # PortAudio sends a block every 0.1 s while the device is there, quiet room or not;
         # none for this long means the microphone went away (unplugged, taken by another app).
         self.stalled_after = stalled_after
+        self.name_wait = name_wait
+        self._learning = False  # the next utterance is a player saying their name
         self.listener = Listener(engine, settings)
         self._queue: queue.Queue = queue.Queue()
         self._muted = False
@@ -92,7 +99,14 @@ class MicSource:
     def next_utterance(self) -> Utterance | None:
         self.open()
         self._last_block = max(self._last_block, time.monotonic() - 0.5)
+        asked = time.monotonic()
         while True:
+            if (self._learning and not self.listener.endpointer.in_speech
+                    and time.monotonic() - asked > self.name_wait):
+                # Nobody said the name asked for: a try with nothing heard, so a player away
+                # from the table does not keep the game from starting.
+                self._learning = False
+                return Utterance("", origin="mic", voiced=False)
             try:
                 arrived, block = self._queue.get(timeout=0.5)
             except queue.Empty:
@@ -108,6 +122,7 @@ class MicSource:
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
                     self.listener.allow_pause(None)  # a name's pause was for that utterance
+                    self._learning = False
                     return to_utterance(heard.result, "mic")
 
     def _name(self) -> str:
@@ -115,10 +130,13 @@ class MicSource:
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self.engine.expect(what, hand_sizes)
+        self._learning = False
+        self.listener.allow_pause(None)
 
     def learn_name(self, player: str, phrase: str) -> bool:
         learning = self.learn_names and self.engine.learn_name(player, phrase)
         self.listener.allow_pause(NAME_PAUSE_S if learning else None)
+        self._learning = learning
         return learning
 
     def mute(self) -> None:

@@ -198,7 +198,8 @@ class CallRecogniser:
         return self._graphs[key]
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
-        self._expect, self._hand_sizes = what, frozenset(hand_sizes)
+        # A name asked for and never heard (its tries ran out) is not learnt from what is said next
+        self._expect, self._hand_sizes, self._learning = what, frozenset(hand_sizes), None
 
     def learn_name(self, player: str, phrase: str) -> bool:
         if self.names is None or player not in self.names.players:

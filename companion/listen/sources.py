@@ -288,6 +288,7 @@ class WavSource:
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self.engine.expect(what, hand_sizes)
+        self._learning = False
 
     def learn_name(self, player: str, phrase: str) -> bool:
         self._learning = self.learn_names and self.engine.learn_name(player, phrase)
