@@ -37,6 +37,8 @@ from companion.voice.speakers import Speaker
 # table gives a line (companion.demo.TRIES) before moving on.
 NAME_TRIES = 3
 
+HAND = "hand"  # beside DUDO and CALZA: a one-die hand asked about as each player's in turn (see _named)
+
 
 class EventSink(Protocol):
     def append(self, events: Sequence[Event]) -> None: ...
@@ -92,6 +94,7 @@ class Referee:
         # about, as (DUDO or CALZA, player), with the point of the game it holds for.
         self._who_calls_asked: tuple | None = None
         self._not_callers: tuple[tuple, set[tuple[str, str]]] = ((), set())
+        self._recorded = 0  # events journalled by this referee: a moment no undo brings back
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
@@ -342,22 +345,31 @@ class Referee:
             eligible = self._calza_callers()
             if len(eligible) == 1:
                 return CalzaCall(eligible[0])
-            if self._who_calls_asked == self._challenge_moment():
+            if self._who_calls_open():
                 asked = self._next_to_ask(CALZA, eligible)
                 if asked is not None:
                     return CalzaCall(asked)
+        declined = self._declined
         if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
-                and 1 <= call.value <= 6 and self._declined == call):
-            # "No" to "a count of two?" and "two" heard again: a one-die hand whose name was
-            # lost ("Dan two"), asked about as the hand of a player on one die yet to say it
+                and 1 <= call.value <= 6 and (declined == call or (
+                    isinstance(declined, HandCall) and declined.dice == (call.value,)))):
+            # "No" to "the count is two?" (or to one player's "two") and "two" heard again: a
+            # one-die hand whose name was lost ("Dan two"), asked about as the hand of each
+            # player on one die yet to say it in turn
             lone = [p for p in self._hands_missing() if game.dice[p] == 1]
-            if lone:
-                return HandCall(lone[0], (call.value,), lone[0])
+            asked = self._next_to_ask(HAND, lone)
+            if asked is not None:
+                return HandCall(asked, (call.value,), asked)
         return call
 
+    def _who_calls_open(self) -> bool:
+        """"Who calls calza?" was asked and nothing has happened in the game since."""
+        return self._who_calls_asked == self._challenge_moment()
+
     def _challenge_moment(self) -> tuple:
-        """What a challenge now would be on: the same bid, at the same point of the game."""
-        return len(self.game.actions), self.game.last_bid
+        """What a challenge now would be on: the same bid, at the same point of the game (a
+        bid taken back and made again is another point)."""
+        return len(self.game.actions), self.game.last_bid, self._recorded
 
     def _next_to_ask(self, kind: str, callers: list[str]) -> str | None:
         """The first of `callers`, round the table from the player to move, not yet answered
@@ -371,13 +383,16 @@ class Referee:
         return next((p for p in in_turn if (kind, p) not in declined), None)
 
     def _declined_caller(self, call: Call | None) -> None:
-        """A "no" to "Did you say Ben dudo?": the next bare dudo is asked about as another's."""
-        if isinstance(call, (DudoCall, CalzaCall)) and call.speaker:
-            kind = DUDO if isinstance(call, DudoCall) else CALZA
+        """A "no" to "Did you say Ben dudo?" (or "Cleo two?" for a one-die hand): the next
+        bare dudo (or number) is asked about as another's."""
+        game = self.game
+        if isinstance(call, (DudoCall, CalzaCall, HandCall)) and call.speaker:
+            kind = DUDO if isinstance(call, DudoCall) else CALZA if isinstance(call, CalzaCall) else HAND
             moment, declined = self._not_callers
             if moment != self._challenge_moment():
                 declined = set()
-            callers = [p for p in self.game.active_players if self.game.challenge_problem(kind, p) is None]
+            callers = ([p for p in self._hands_missing() if game.dice[p] == 1] if kind == HAND else
+                       [p for p in game.active_players if game.challenge_problem(kind, p) is None])
             declined = declined | {(kind, call.speaker)}
             if all((kind, p) in declined for p in callers):  # everyone said no: round again
                 declined = {d for d in declined if d[0] != kind}
@@ -419,6 +434,7 @@ class Referee:
         return [announce.EventsHappened(tuple(events), calza)]
 
     def _record(self, events: Sequence[Event]) -> None:
+        self._recorded += len(events)
         self._events.extend(events)
         if self.journal is not None:
             self.journal.append(events)
@@ -531,7 +547,11 @@ class Referee:
         if name is Command.REPEAT:
             return [announce.Repeated(self._last_said)] if self._last_said else [self.status()]
         if name is Command.STATUS:  # ... and the question waiting, if one is: it still waits
-            return [self.status()] + ([announce.AskToConfirm(self._pending)] if self._pending else [])
+            if self._pending is not None:
+                return [self.status(), announce.AskToConfirm(self._pending)]
+            if self._who_calls_open():
+                return [self.status(), announce.WhoCallsCalza(self._calza_callers()[0])]
+            return [self.status()]
         if name is Command.YES:
             pending, self._pending = self._pending, None
             return self._handle(pending) if pending is not None else [announce.NothingToConfirm()]
@@ -543,8 +563,7 @@ class Referee:
         if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None
             return [announce.QuestionDropped(had, self.status())]
-        if (self._last_said and isinstance(self._last_said[-1], announce.WhoCallsCalza)
-                and self._who_calls_asked == self._challenge_moment()):  # ... and "Who calls calza?"
+        if self._who_calls_open():  # ... and "Who calls calza?"
             self._who_calls_asked = None
             return [announce.QuestionDropped(CalzaCall(), self.status())]
         if self.game.phase is Phase.REVEAL and self._hands:  # ... and at a reveal, the last hand
@@ -561,14 +580,15 @@ class Referee:
             action = self.game.undo()
         except RulesError as error:
             return [announce.Refused(error)]
-        self._record([undone_event(action)])
+        kept: dict[str, tuple[int, ...]] = {}
         if isinstance(action, CountAction) and action.hands and len(action.hands) > 1:
             # A count the players' dice made: the last dice said, which settled it, are
-            # taken back, and the others stand (journalled again, for a resume to know),
-            # rather than every player saying theirs again, each a new chance to mishear.
+            # taken back, and the others stand (journalled again with the undo, in one
+            # write, for a resume to know), rather than every player saying theirs again,
+            # each a new chance to mishear.
             kept = dict(list(action.hands.items())[:-1])
-            self._record([HandShown(player, dice) for player, dice in kept.items()])
-            self._hands = kept
+        self._record([undone_event(action), *(HandShown(player, dice) for player, dice in kept.items())])
+        self._hands = kept
         return [announce.TookBack(action, self.status())]
 
     def status(self) -> announce.Status:

@@ -299,6 +299,12 @@ def test_a_reveal_fits_a_720_line_tv_without_scrolling(browser, tmp_path):
             assert 0 <= box[0] and box[1] <= 720 and box[2] > 50, (element, box)
         assert len(browser.find_elements(By.CSS_SELECTOR, "#players .player")) == 6
         assert browser.find_element(By.ID, "reveal-note").text.startswith("The camera")  # this reveal's
+        assert "revealing" in browser.find_element(By.TAG_NAME, "main").get_attribute("class")
+        game.say("3")  # counted: the next round's bid is shown big again, the picture below
+        WebDriverWait(browser, 10).until(
+            lambda d: "revealing" not in d.find_element(By.TAG_NAME, "main").get_attribute("class"),
+            "the layout of a round")
+        assert browser.find_element(By.ID, "reveal-note").text.startswith("Last reveal")
     finally:
         game.close()
 

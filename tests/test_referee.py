@@ -679,6 +679,25 @@ def test_a_count_declined_and_said_again_is_asked_about_as_a_one_die_hand():
     assert [e.type for e in journal.events][-1] == "hand"
 
 
+def test_a_count_said_again_goes_round_the_players_on_one_die():
+    referee, _, _ = make("Ana Ben Cleo Dan", starting_dice=2, max_dice=2)
+    referee.game.dice.update({"Cleo": 1, "Dan": 1})
+    say(referee, "two threes", "dudo")
+    assert say(referee, "two", confidence=0.8) == "Did you say the count is two?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say Cleo two?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say Dan two?"  # the next on one die
+    assert say(referee, "yes", confidence=0.9).startswith("Got Dan's dice: two.")
+
+
+def test_the_question_asked_first_says_a_count_is_the_count():
+    referee, _, _ = make("Ana Ben Cleo", starting_dice=2, max_dice=2)
+    say(referee, "two threes", "dudo")
+    assert say(referee, "two", confidence=0.8) == "Did you say the count is two?"
+    assert say(referee, "Ana 3 5", confidence=0.95) == "First: did you say the count is two? Yes or no."
+
+
 def test_take_it_back_after_who_calls_calza_takes_back_the_calza_not_the_bid():
     referee, _, _ = make()
     say(referee, "three fives")
@@ -686,6 +705,26 @@ def test_take_it_back_after_who_calls_calza_takes_back_the_calza_not_the_bid():
     assert say(referee, "take it back", confidence=0.95).startswith("Not taken: calza. The bid is three fives by Ana.")
     assert referee.game.last_bid == Bid(3, 5)
     assert say(referee, "take it back", confidence=0.95).startswith("Undone: Ana's three fives.")  # then the bid
+
+
+def test_who_calls_calza_still_waits_after_repeat_and_status():
+    referee, _, _ = make()
+    say(referee, "three fives", "calza")
+    assert say(referee, "repeat").startswith("Again: Who calls calza?")
+    assert say(referee, "status").endswith("Who calls calza? Say your name and calza, like Ben calza.")
+    assert say(referee, "take it back").startswith("Not taken: calza.") and referee.game.last_bid == Bid(3, 5)
+
+
+def test_a_bid_taken_back_and_made_again_is_asked_about_afresh():
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    say(referee, "three fives")
+    say(referee, "calza", confidence=0.95)
+    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "undo").startswith("Not taken: calza.")
+    say(referee, "undo", "three fives")  # the bid taken back and made again: another moment
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
 
 
 def test_where_anyone_may_call_dudo_a_no_asks_about_the_next_player_at_the_next_bare_dudo():

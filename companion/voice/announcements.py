@@ -109,11 +109,16 @@ class AskToConfirm:
     call: Call
 
     def words(self, rules: Rules) -> list[str]:
-        if isinstance(self.call, NumberCall) and self.call.speaker is None:
-            # Said plainly, so that a one-die hand heard without its name ("Dan two") is not
-            # confirmed as the count by its player, who did say "two"
-            return [f"Did you say the count is {describe_call(self.call, rules.ace_word)}?"]
-        return [f"Did you say {describe_call(self.call, rules.ace_word)}?"]
+        return [f"Did you say {_asked(self.call, rules)}?"]
+
+
+def _asked(call: Call, rules: Rules) -> str:
+    """What "Did you say ...?" asks about: a count said plainly as one, so that a one-die hand
+    heard without its name ("Dan two") is not confirmed as the count by its player, who did
+    say "two"."""
+    if isinstance(call, NumberCall) and call.speaker is None:
+        return f"the count is {describe_call(call, rules.ace_word)}"
+    return describe_call(call, rules.ace_word)
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,7 @@ class StillAsking:
     call: Call
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"First: did you say {describe_call(self.call, rules.ace_word)}? Yes or no."]
+        return [f"First: did you say {_asked(self.call, rules)}? Yes or no."]
 
 
 @dataclass(frozen=True)
