@@ -427,20 +427,24 @@ class Status:
             return f"The game is over: {self.winner} won."
         parts = []
         if self.challenge is not None and self.count_prompt is not None:
+            # At a reveal, only what the table needs to go on: said aloud, every word waits
             c = self.challenge
-            ask = "Lift the cups." if self.camera_looks else self.count_prompt.sentence(rules)
-            parts.append(f"{c.player} called {c.kind} on {c.bidder}'s {bid_words(Bid(c.count, c.face), ace)}. {ask}")
-            if self.hands_said:
+            parts.append(f"{c.player} called {c.kind} on {c.bidder}'s {bid_words(Bid(c.count, c.face), ace)}.")
+            if self.camera_looks:
+                parts.append("Lift the cups.")
+            elif self.hands_said:  # the players are saying their dice: the rest of them, please
                 got = join_and([f"{player}'s" for player in self.hands_said])
                 parts.append(f"Got {got} dice. Still need {join_and(self.hands_missing)}.")
-        else:
-            if self.last_bid is None:
-                parts.append(f"Round {number_words(self.round_number)}, no bid yet. {self.turn} opens.")
             else:
-                parts.append(f"The bid is {bid_words(self.last_bid, ace)} by {self.last_bidder}. "
-                             f"{self.turn}, your call.")
-            if self.palifico_player is not None:
-                parts.append(f"Palifico round for {self.palifico_player}.")
+                parts.append(self.count_prompt.sentence(rules))
+            return " ".join(parts)
+        if self.last_bid is None:
+            parts.append(f"Round {number_words(self.round_number)}, no bid yet. {self.turn} opens.")
+        else:
+            parts.append(f"The bid is {bid_words(self.last_bid, ace)} by {self.last_bidder}. "
+                         f"{self.turn}, your call.")
+        if self.palifico_player is not None:
+            parts.append(f"Palifico round for {self.palifico_player}.")
         if rules.announce_dice_in_play:  # hidden dice (a pouch, a lid) stay hidden
             holdings = ", ".join(f"{p} {number_words(n)}" for p, n in self.dice)
             parts.append(f"Dice: {holdings}; {count_of(self.dice_in_play)} in play.")
