@@ -651,12 +651,18 @@ def test_a_calza_heard_without_its_name_twice_asks_about_each_who_may_call_it():
     assert [e.type for e in journal.events].count("challenge") == 1
 
 
-def test_asking_round_the_table_for_a_calza_goes_round_again_and_starts_again_for_a_new_bid():
-    referee, _, _ = make("Ana Ben Cleo")
+def ben_said_no_to_his_calza(players):
+    """Ana bids three fives; a bare calza twice, asked about as Ben's; "no"."""
+    referee, _, _ = make(players)
     say(referee, "three fives")
-    say(referee, "calza", confidence=0.95)
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
     assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
     say(referee, "no", confidence=0.9)
+    return referee
+
+
+def test_asking_round_the_table_for_a_calza_goes_round_again_and_starts_again_for_a_new_bid():
+    referee = ben_said_no_to_his_calza("Ana Ben Cleo")
     assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"
     say(referee, "no", confidence=0.9)
     assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"  # all declined: round again
@@ -716,11 +722,7 @@ def test_who_calls_calza_still_waits_after_repeat_and_status():
 
 
 def test_a_bid_taken_back_and_made_again_is_asked_about_afresh():
-    referee, _, _ = make("Ana Ben Cleo Dan")
-    say(referee, "three fives")
-    say(referee, "calza", confidence=0.95)
-    assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"
-    say(referee, "no", confidence=0.9)
+    referee = ben_said_no_to_his_calza("Ana Ben Cleo Dan")
     assert say(referee, "undo").startswith("Not taken: calza.")
     say(referee, "undo", "three fives")  # the bid taken back and made again: another moment
     assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
