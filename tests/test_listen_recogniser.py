@@ -13,9 +13,9 @@ import pytest
 
 from companion.calls import parse_call_or_none
 from companion.listen.audio import read_wav
-from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
 from companion.listen.errors import ModelError
-from companion.listen.recogniser import CallRecogniser, RecogniserSettings
+from companion.listen.recogniser import RESIZED_CONFIDENCE, CallRecogniser, RecogniserSettings
 from companion.sources import Expect
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "speech-real-dev" / "recordings"
@@ -191,3 +191,15 @@ def test_players_whose_names_sound_the_same_are_refused_at_the_start():
     assert sound_alikes(["Jon", "Ana", "John", "Sean", "Shaun", "Anna"]) == [("Jon", "John"), ("Sean", "Shaun")]
     with pytest.raises(VocabularyError, match="Jon and John sound the same"):
         CallRecogniser(["Jon", "Ben", "John"])
+
+
+def test_a_hand_of_more_dice_than_the_game_allows_is_never_taken_unasked(recogniser, tmp_path):
+    # Cleo says three dice where the game believes she holds two: read at two dice, the hand
+    # lacks one of those said, so the whole grammar's confidence in its three is not its own.
+    audio = say("Cleo two four six", tmp_path, voice="en-gb")
+    recogniser.expect(Expect.COUNT, frozenset({3}))
+    as_said = recogniser.decode(audio)
+    assert as_said.text == "cleo two four six" and as_said.confidence >= ENGINE_CONFIRM
+    recogniser.expect(Expect.COUNT, frozenset({2}))
+    cut = recogniser.decode(audio)
+    assert len(cut.text.split()) == 3 and cut.confidence <= RESIZED_CONFIDENCE < ENGINE_CONFIRM

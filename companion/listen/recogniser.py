@@ -41,6 +41,9 @@ CONFIDENCE_PATH = Path(__file__).with_name("call_confidence.json")
 # The confidence of a spotted calza: between ENGINE_THRESHOLD and ENGINE_CONFIRM, so the
 # referee asks "Did you say Ana calza?" before it is applied.
 SPOTTED_CONFIDENCE = 0.8
+# The most a hand read at the game's sizes may be trusted where the whole grammar read another
+# number of dice: under ENGINE_CONFIRM, so it is asked about (see CallRecogniser._heard).
+RESIZED_CONFIDENCE = 0.8
 # How far (log-likelihood) under the best reading "<name> <phrase>" may be and still be learnt,
 # when the player was asked to say just that. On Kokoro voices heard by a network that never
 # heard them (training.names_dev), it was at most 8.2 under the best for the phrase said, and
@@ -291,7 +294,13 @@ class CallRecogniser:
             # A hand is read at a size the game allows, as sure as the grammar the confidence
             # was fitted on found the utterance: fewer readings to choose from would only
             # make a wrong one look surer.
+            heard_as = decoded.calls[0][0]
             decoded = self.graph(self._expect, self._hand_sizes).decode(log_probs)
+            if decoded.calls and decoded.calls[0][0] != heard_as:
+                # ... and where that is not what the whole grammar heard (a die dropped or
+                # added to fit: "Cleo two four six" from a player the game thinks holds two),
+                # the confidence was another reading's: asked about, never taken unasked.
+                confidence = min(confidence, RESIZED_CONFIDENCE)
         best = decoded.calls[0][1]
         # Alternatives the audio explains nearly as well (within a factor of e^3): others
         # are no real second guess, and a referee that prefers a guess that makes sense
