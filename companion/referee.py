@@ -55,6 +55,9 @@ class CountSource(Protocol):
 class RefereeSettings:
     hearing: HearingPolicy = HearingPolicy()  # typed calls are always trusted
     reveal_dir: Path | None = None  # where annotated reveal pictures are kept
+    # The word to say for the preset's aces where the speech engine cannot hear the preset's
+    # own (the leaflet's "jokers"): told to the table as the game starts.
+    say_aces_as: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class Referee:
         if not self.learn_names(source):
             return self.game
         self.say(self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))])
+        if self.settings.say_aces_as is not None:
+            self.say([announce.SayAcesAs(self.settings.say_aces_as)])
         if resumed and self._camera_due_on_resuming():
             self.say(self.read_camera().announcements)
         while True:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from companion.referee import Referee
+from companion.referee import Referee, RefereeSettings
 from companion.rules import Bid, DudoCaller, Game, Phase, get_preset
 from companion.sources import Expect, TextSource, Utterance
 from companion.vision.types import DiceReading, Die, RevealOutcome
@@ -711,6 +711,17 @@ def test_take_it_back_after_who_calls_calza_takes_back_the_calza_not_the_bid():
     assert say(referee, "take it back", confidence=0.95).startswith("Not taken: calza. The bid is three fives by Ana.")
     assert referee.game.last_bid == Bid(3, 5)
     assert say(referee, "take it back", confidence=0.95).startswith("Undone: Ana's three fives.")  # then the bid
+
+
+def test_a_table_whose_aces_word_the_engine_cannot_hear_is_told_what_to_say():
+    speaker, journal = RecordingSpeaker(), RecordingJournal()
+    referee = Referee(Game(["Ana", "Ben"], get_preset("leaflet")), speaker, journal,
+                      settings=RefereeSettings(say_aces_as="ones"))
+    referee.run(TextSource([]))
+    assert speaker.said[1] == "I cannot hear the word jokers: say ones instead, as in two ones."
+    plain, _, _ = make(preset="leaflet")
+    plain.run(TextSource([]))
+    assert not any("cannot hear" in line for line in plain.speaker.said)
 
 
 def test_who_calls_calza_still_waits_after_repeat_and_status():

@@ -213,6 +213,16 @@ class CalzaNotPlayed:
 
 
 @dataclass(frozen=True)
+class SayAcesAs:
+    """The preset's word for aces is one the speech engine cannot hear (the leaflet's jokers)."""
+
+    word: str  # one it can: "ones"
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"I cannot hear the word {rules.ace_word}: say {self.word} instead, as in two {self.word}."]
+
+
+@dataclass(frozen=True)
 class WhoCallsCalza:
     example: str  # a player who may call it
 
@@ -478,7 +488,7 @@ class Resumed:
 
 Announcement = Union[
     EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
-    NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack, SayYourName, NameLearned, CalzaNotPlayed, WhoCallsCalza,
+    NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack, SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
     GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated]
 
