@@ -365,6 +365,7 @@ class Referee:
             asked = self._next_to_ask(HAND, lone)
             if asked is not None:
                 return HandCall(asked, (call.value,), asked)
+            # each one-die player offered and declined: the count again
         return call
 
     def _who_calls_open(self) -> bool:
@@ -389,19 +390,21 @@ class Referee:
 
     def _declined_caller(self, call: Call | None) -> None:
         """A "no" to "Did you say Ben dudo?" (or "Cleo two?" for a one-die hand): the next
-        bare dudo (or number) is asked about as another's."""
+        bare dudo (or number) is asked about as another's. Once every one-die player has
+        been offered, the number is the count again; a "no" to that offers them afresh."""
         game = self.game
-        if isinstance(call, (DudoCall, CalzaCall, HandCall)) and call.speaker:
+        moment, declined = self._not_callers
+        if moment != self._challenge_moment():
+            declined = set()
+        if isinstance(call, NumberCall):
+            declined = {d for d in declined if d[0] != HAND}
+        elif isinstance(call, (DudoCall, CalzaCall, HandCall)) and call.speaker:
             kind = DUDO if isinstance(call, DudoCall) else CALZA if isinstance(call, CalzaCall) else HAND
-            moment, declined = self._not_callers
-            if moment != self._challenge_moment():
-                declined = set()
-            callers = ([p for p in self._hands_missing() if game.dice[p] == 1] if kind == HAND else
-                       [p for p in game.active_players if game.challenge_problem(kind, p) is None])
+            callers = [p for p in game.active_players if game.challenge_problem(kind, p) is None]
             declined = declined | {(kind, call.speaker)}
-            if all((kind, p) in declined for p in callers):  # everyone said no: round again
+            if kind != HAND and all((kind, p) in declined for p in callers):  # everyone said no: round again
                 declined = {d for d in declined if d[0] != kind}
-            self._not_callers = (self._challenge_moment(), declined)
+        self._not_callers = (self._challenge_moment(), declined)
 
     # --- acting -------------------------------------------------------------------------------
 

@@ -694,6 +694,12 @@ def test_a_count_said_again_goes_round_the_players_on_one_die():
     assert say(referee, "two", confidence=0.8) == "Did you say Cleo two?"
     say(referee, "no", confidence=0.9)
     assert say(referee, "two", confidence=0.8) == "Did you say Dan two?"  # the next on one die
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say the count is two?"  # each offered: the count
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say Cleo two?"  # and round again
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say Dan two?"
     assert say(referee, "yes", confidence=0.9).startswith("Got Dan's dice: two.")
 
 
