@@ -251,7 +251,8 @@ def _build_rules(settings: PlaySettings):
 
     rules = get_preset(settings.preset or DEFAULT_PRESET)
     if settings.house_rules:
-        rules = load_house_rules(settings.house_rules, rules, preset_given=settings.preset is not None)
+        rules = load_house_rules(settings.house_rules, rules, preset_given=settings.preset is not None,
+                                 dice_given=settings.starting_dice)
     if settings.starting_dice is not None:
         # A regained die never exceeds the start, unless the house rules let a hand grow
         # past it (max_dice above their own starting_dice): that stays.

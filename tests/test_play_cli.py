@@ -235,6 +235,16 @@ def test_dice_set_on_the_command_line_keep_a_house_rule_that_hands_may_grow(tmp_
     assert (rules.starting_dice, rules.max_dice) == (4, 4)
 
 
+def test_dice_on_the_command_line_and_other_starting_dice_in_house_rules_are_refused_together(tmp_path):
+    toml = tmp_path / "house.toml"
+    toml.write_text("starting_dice = 3\n")
+    result, _ = play(tmp_path, "", "--house-rules", toml, "--dice", "2")
+    assert result.returncode != 0
+    assert "start with 3 dice each, but --dice 2 was given: keep one of the two" in result.stderr
+    result, journal = play(tmp_path / "same", "", "--house-rules", toml, "--dice", "3")  # agreeing: fine
+    assert result.returncode == 0 and load_game(journal).rules.starting_dice == 3
+
+
 def test_resume_after_a_kill_loses_nothing(tmp_path):
     journal = tmp_path / "game.jsonl"
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -221,12 +221,14 @@ def get_preset(name: str) -> Rules:
     return PRESETS[key]
 
 
-def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rules:
+def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
+                     dice_given: int | None = None) -> Rules:
     """Apply a TOML file of house rules over a preset.
 
     The file holds plain fields (`starting_dice = 4`, `dudo_caller = "anyone"`), optionally
     under a `[rules]` table, and may name its own base with `preset = "pressman"`; if
-    `preset_given` (the player chose `base` too), the two must agree.
+    `preset_given` (the player chose `base` too), the two must agree, as must its
+    `starting_dice` and `dice_given` (`--dice`).
     """
     try:
         import tomllib
@@ -260,6 +262,9 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False) -> Rul
             raise RulesFileError(f"house rules {path} start from the {named.name} preset, but the "
                                  f"{base.name} rules were chosen with --rules: keep one of the two")
         base = named
+    if "starting_dice" in table and dice_given is not None and table["starting_dice"] != dice_given:
+        raise RulesFileError(f"house rules {path} start with {table['starting_dice']} dice each, but --dice "
+                             f"{dice_given} was given: keep one of the two")
     if "starting_dice" in table and "max_dice" not in table:
         table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start
     rules = Rules.from_dict(table, base)
