@@ -163,11 +163,12 @@ class Referee:
                 said = f"{player} {phrase}"
                 wanted = parse_call(said, self.game.players)
                 sizes = frozenset({len(wanted.dice)}) if isinstance(wanted, HandCall) else frozenset()
-                for attempt in range(NAME_TRIES):
+                attempt, again = 0, False
+                while attempt < NAME_TRIES:
                     source.expect(expect, sizes)
                     if not source.learn_name(player, phrase):
                         return True  # typed input, or an engine with nothing to learn
-                    self.say([announce.SayYourName(said, player, first=i == j == attempt == 0,
+                    self.say([announce.SayYourName(said, player, first=i == j == attempt == 0 and not again,
                                                    again=attempt > 0)])
                     utterance = source.next_utterance()
                     if utterance is None:
@@ -176,6 +177,9 @@ class Referee:
                     if heard.best == wanted:
                         learnt += 1
                         break
+                    # "repeat" (or "what?") asks for the words again without using a try
+                    again = isinstance(heard.best, CommandCall) and heard.best.name is Command.REPEAT
+                    attempt += 0 if again else 1
                     self._log(f"(not {said!r}: {heard.text!r})")
             self.say([announce.NameLearned(player, learnt)])
         return True
@@ -204,7 +208,9 @@ class Referee:
         text = " ".join(announce.sentences(announcements, self.game.rules))
         if not text:
             return
-        if not all(isinstance(a, announce.SayAgain) for a in announcements):
+        if all(isinstance(a, announce.Declined) for a in announcements):
+            self._last_said = ()  # "repeat" then says where the game stands, not the question declined
+        elif not all(isinstance(a, announce.SayAgain) for a in announcements):
             self._last_said = tuple(announcements)  # "repeat" after "say again" repeats before
         if self._source is not None:
             self._source.mute()  # never hear ourselves

@@ -75,6 +75,15 @@ def test_a_name_not_heard_is_asked_again_and_given_up_after_a_few_tries():
     assert game.actions == ()  # "two fives" was no bid, the "dudo" has no bid to challenge
 
 
+def test_repeat_while_names_are_learnt_says_the_words_again_without_using_a_try():
+    speaker = RecordingSpeaker()
+    source = LearningSource(["repeat"] * (NAME_TRIES + 1) + names_said(["Ana", "Ben"]))
+    Referee(Game(["Ana", "Ben"]), speaker).run(source)
+    said = " ".join(speaker.said)
+    assert said.count("Ana, say: Ana calza.") == NAME_TRIES + 2 and "Sorry, say again" not in said
+    assert "Thanks, Ana." in said and "Thanks, Ben." in said and "could not catch" not in said
+
+
 def test_a_player_heard_in_neither_phrase_is_told_so():
     speaker = RecordingSpeaker()
     source = LearningSource(["status"] * (2 * NAME_TRIES) + names_said(["Ben"]))
