@@ -81,7 +81,7 @@ def test_a_won_game_resumed_can_undo_its_last_count(tmp_path):
     assert result.stdout.strip().endswith("Ben wins the game!")
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="undo\n")
     assert result.returncode == 0, result.stderr
-    assert "Resuming the game. The game is over: Ben won." in result.stdout
+    assert "Resuming the game. The game is over: Ben won. Say 'take it back' to undo the last count." in result.stdout
     assert "Undone: the count of zero." in result.stdout
     assert "continue it with: companion play --resume" in result.stderr  # a game again, paused
     game = load_game(journal)

@@ -483,7 +483,9 @@ class Resumed:
         if self.last_round is not None:  # it begins with the count, in words: "Three counted: ..."
             said = " ".join(self.last_round.words(rules))
             before = f" In the last round, {said[:1].lower()}{said[1:]}"
-        return [f"Resuming the game.{before} {self.status.sentence(rules)}"]
+        # a won game is resumed to take back its last count
+        after = " Say 'take it back' to undo the last count." if self.status.winner else ""
+        return [f"Resuming the game.{before} {self.status.sentence(rules)}{after}"]
 
 
 Announcement = Union[
