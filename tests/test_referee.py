@@ -252,9 +252,9 @@ def test_palifico_round_is_announced():
     referee, speaker, _ = make(starting_dice=2, max_dice=2)
     referee.run(TextSource(["two threes", "dudo", "0"]))
     spoken = " ".join(speaker.said)
-    assert "Ana is down to one die: palifico!" in spoken
-    assert ("Palifico round for Ana: pacos are not wild and the face stays, except for a player "
-            "who has been palifico before.") in spoken
+    assert ("Ana loses a die and has one die left. Palifico for Ana! Round two. Ana opens. Five dice in "
+            "play. Palifico round: pacos are not wild and the face stays, except for a player who has "
+            "been palifico before.") in spoken
 
 
 def test_referee_mutes_its_source_while_speaking():

@@ -121,7 +121,7 @@ def test_event_sentences_use_the_presets_words():
     challenge = ChallengeCalled("dudo", "Ben", "Ana", 4, 3, False)
     assert "count the threes only, pacos are not wild" in describe_event(challenge, asmodee)
     start = RoundStarted(2, "Ana", {"Ana": 1, "Ben": 3}, "Ana")
-    assert describe_event(start, pressman) == ("Round two. Ana opens. Palifico round for Ana: "
+    assert describe_event(start, pressman) == ("Round two. Ana opens. Palifico round: "
                                                "aces are not wild and the face stays, except for Ana "
                                                "and a player on one die who has been palifico before.")
     assert describe_event(start, asmodee).endswith(

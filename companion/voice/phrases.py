@@ -113,7 +113,7 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
         if event.palifico:
             also = f"{event.palifico} and " if rules.palifico_player_was_palifico else ""
             changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=event.palifico, also=also)
-            text += f" Palifico round for {event.palifico}: {ace} are not wild and the face stays{changers}."
+            text += f" Palifico round: {ace} are not wild and the face stays{changers}."  # whose: just said
         return text
     if isinstance(event, BidMade):
         return f"{event.player}: {bid_words(Bid(event.count, event.face), ace)}. {event.next_player}, your call."
@@ -136,7 +136,7 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
             return f"{event.player} is right, but already holds the most dice allowed: {count_of(event.remaining)}."
         return f"{event.player} is exactly right and wins back a die: {count_of(event.remaining)}."
     if isinstance(event, PalificoDeclared):
-        return f"{event.player} is down to one die: palifico!"
+        return f"Palifico for {event.player}!"  # said after "... and has one die left"
     if isinstance(event, PlayerEliminated):
         return f"{event.player} is out of the game."
     if isinstance(event, GameOver):
