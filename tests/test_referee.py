@@ -255,6 +255,9 @@ def test_palifico_round_is_announced():
     assert ("Ana loses a die and has one die left. Palifico for Ana! Round two. Ana opens. Five dice in "
             "play. Palifico round: pacos are not wild and the face stays, except for a player who has "
             "been palifico before.") in spoken
+    # status (and a resume) says what the round changes, not only whose it is
+    assert ("Palifico round for Ana: pacos are not wild and the face stays, except for a player who has "
+            "been palifico before.") in say(referee, "status")
 
 
 def test_referee_mutes_its_source_while_speaking():

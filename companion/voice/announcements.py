@@ -17,7 +17,7 @@ from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, Rul
 from companion.rules.bids import Bid
 from companion.rules.events import ChallengeCalled, Event
 from companion.rules.presets import Rules
-from companion.voice.phrases import count_of, describe_events, face_to_count, join_and
+from companion.voice.phrases import count_of, describe_events, face_to_count, join_and, palifico_rules
 from companion.voice.refusals import refusal
 
 SAY_AGAIN = "Sorry, say again?"
@@ -454,7 +454,7 @@ class Status:
             parts.append(f"The bid is {bid_words(self.last_bid, ace)} by {self.last_bidder}. "
                          f"{self.turn}, your call.")
         if self.palifico_player is not None:
-            parts.append(f"Palifico round for {self.palifico_player}.")
+            parts.append(f"Palifico round for {self.palifico_player}: {palifico_rules(self.palifico_player, rules)}.")
         if rules.announce_dice_in_play:  # hidden dice (a pouch, a lid) stay hidden
             holdings = ", ".join(f"{p} {number_words(n)}" for p, n in self.dice)
             parts.append(f"Dice: {holdings}; {count_of(self.dice_in_play)} in play.")

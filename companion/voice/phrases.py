@@ -98,6 +98,13 @@ FACE_CHANGERS = {
 }
 
 
+def palifico_rules(palifico: str, rules: Rules) -> str:
+    """What a palifico round changes: "pacos are not wild and the face stays, except for ..."."""
+    also = f"{palifico} and " if rules.palifico_player_was_palifico else ""
+    changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=palifico, also=also)
+    return f"{rules.ace_word} are not wild and the face stays{changers}"
+
+
 def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | None:
     """One sentence per event; None for events that need no words of their own. `calza`:
     the count settles a calza (exactly the bid), not a dudo."""
@@ -111,9 +118,7 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
         if rules.announce_dice_in_play:
             text += f" {count_of(total).capitalize()} in play."
         if event.palifico:
-            also = f"{event.palifico} and " if rules.palifico_player_was_palifico else ""
-            changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=event.palifico, also=also)
-            text += f" Palifico round: {ace} are not wild and the face stays{changers}."  # whose: just said
+            text += f" Palifico round: {palifico_rules(event.palifico, rules)}."  # whose: just said
         return text
     if isinstance(event, BidMade):
         return f"{event.player}: {bid_words(Bid(event.count, event.face), ace)}. {event.next_player}, your call."
