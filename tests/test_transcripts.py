@@ -168,6 +168,7 @@ def hear_and_check(moment: int, text: str, working: dict) -> None:
     call = parse_call_or_none(text, game.players)
     allowed = call is not None and legal(game, call)
     hands_said = bool(hands_so_far(referee.journal.events))
+    who_calls_open = referee._who_calls_open()  # "Who calls calza?" asked: an undo takes it back
 
     referee.hear(Utterance(text))  # typed: applied directly, never asked about
 
@@ -185,7 +186,7 @@ def hear_and_check(moment: int, text: str, working: dict) -> None:
     # already said, and a calza without a name may need one).
     if allowed and not (isinstance(call, NumberCall) and hands_said) and not (
             isinstance(call, CalzaCall) and call.speaker is None) and not isinstance(call, HandCall) and not (
-            takes_back_a_hand):
+            takes_back_a_hand) and not (isinstance(call, CommandCall) and call.name is Command.UNDO and who_calls_open):
         assert changed, (text, call)
 
 
