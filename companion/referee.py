@@ -445,7 +445,7 @@ class Referee:
         events = self.game.apply(action)
         self._record(events)
         calza = challenge is not None and challenge.kind == CALZA
-        return [announce.EventsHappened(tuple(events), calza)]
+        return [announce.EventsHappened(tuple(events), calza, announce.face_changers(self.game))]
 
     def _record(self, events: Sequence[Event]) -> None:
         self._recorded += len(events)

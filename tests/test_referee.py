@@ -252,12 +252,22 @@ def test_palifico_round_is_announced():
     referee, speaker, _ = make(starting_dice=2, max_dice=2)
     referee.run(TextSource(["two threes", "dudo", "0"]))
     spoken = " ".join(speaker.said)
+    # nobody has been palifico before, so nobody may change the face: said so, not the rule's exception
     assert ("Ana loses a die and has one die left. Palifico for Ana! Round two. Ana opens. Five dice in "
-            "play. Palifico round: pacos are not wild and the face stays, except for a player who has "
-            "been palifico before.") in spoken
+            "play. Palifico round: pacos are not wild and the face stays.") in spoken
     # status (and a resume) says what the round changes, not only whose it is
-    assert ("Palifico round for Ana: pacos are not wild and the face stays, except for a player who has "
-            "been palifico before.") in say(referee, "status")
+    assert "Palifico round for Ana: pacos are not wild and the face stays." in say(referee, "status")
+
+
+def test_a_palifico_round_names_who_may_change_the_face():
+    referee, speaker, _ = make("Ana Ben Cleo", preset="wikipedia", starting_dice=2, max_dice=2)
+    referee.game.dice["Cleo"] = 1  # on one die already: under Wikipedia, Cleo may change the face
+    referee.run(TextSource(["two threes", "dudo", "0"]))
+    assert speaker.said[-1].endswith("Palifico round: aces are not wild and the face stays, except for Ana and Cleo.")
+    everyone, speaker, _ = make("Ana Ben", preset="wikipedia", starting_dice=2, max_dice=2)
+    everyone.game.dice["Ben"] = 1
+    everyone.run(TextSource(["two threes", "dudo", "0"]))  # both on one die: anyone may
+    assert speaker.said[-1].endswith("Palifico round: aces are not wild, and anyone may change the face.")
 
 
 def test_referee_mutes_its_source_while_speaking():

@@ -25,13 +25,22 @@ SAY_AGAIN = "Sorry, say again?"
 
 # --- the game moving on ---------------------------------------------------------------------
 
+def face_changers(game: Game) -> tuple[str, ...]:
+    """In a palifico round, the players still in who may change the face."""
+    if not game.is_palifico_round:
+        return ()
+    return tuple(p for p in game.active_players if game.may_change_face(p))
+
+
 @dataclass(frozen=True)
 class EventsHappened:
     events: tuple[Event, ...]
     calza: bool = False  # the count settles a calza, challenged in an earlier batch
+    # who may change the face in the palifico round the events leave the game in (None: not known)
+    face_changers: tuple[str, ...] | None = None
 
     def words(self, rules: Rules) -> list[str]:
-        return describe_events(self.events, rules, self.calza)
+        return describe_events(self.events, rules, self.calza, self.face_changers)
 
 
 @dataclass(frozen=True)
@@ -408,6 +417,7 @@ class Status:
     dice: tuple[tuple[str, int], ...]  # each player still in, and their dice
     dice_in_play: int
     camera_looks: bool = False  # at a reveal: the camera is about to count, not the players
+    face_changers: tuple[str, ...] = ()  # in a palifico round: who may change the face
 
     @classmethod
     def of(cls, game: Game, hands_said: Sequence[str] = ()) -> "Status":
@@ -426,6 +436,7 @@ class Status:
             palifico_player=game.palifico_player if game.is_palifico_round else None,
             dice=tuple((p, game.dice[p]) for p in game.active_players),
             dice_in_play=game.dice_in_play,
+            face_changers=face_changers(game),
         )
 
     def words(self, rules: Rules) -> list[str]:
@@ -454,7 +465,8 @@ class Status:
             parts.append(f"The bid is {bid_words(self.last_bid, ace)} by {self.last_bidder}. "
                          f"{self.turn}, your call.")
         if self.palifico_player is not None:
-            parts.append(f"Palifico round for {self.palifico_player}: {palifico_rules(self.palifico_player, rules)}.")
+            rule = palifico_rules(self.palifico_player, rules, self.face_changers, [p for p, _ in self.dice])
+            parts.append(f"Palifico round for {self.palifico_player}: {rule}.")
         if rules.announce_dice_in_play:  # hidden dice (a pouch, a lid) stay hidden
             holdings = ", ".join(f"{p} {number_words(n)}" for p, n in self.dice)
             parts.append(f"Dice: {holdings}; {count_of(self.dice_in_play)} in play.")
@@ -490,7 +502,8 @@ class Resumed:
 
 Announcement = Union[
     EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
-    NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack, SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
+    NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack,
+    SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
     GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated]
 

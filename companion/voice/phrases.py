@@ -98,16 +98,26 @@ FACE_CHANGERS = {
 }
 
 
-def palifico_rules(palifico: str, rules: Rules) -> str:
-    """What a palifico round changes: "pacos are not wild and the face stays, except for ..."."""
-    also = f"{palifico} and " if rules.palifico_player_was_palifico else ""
-    changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=palifico, also=also)
+def palifico_rules(palifico: str, rules: Rules, face_changers: Sequence[str] | None = None,
+                   players: Sequence[str] = ()) -> str:
+    """What a palifico round changes: "pacos are not wild and the face stays, except for ...":
+    for `face_changers` by name where the game says who of `players` may change the face
+    (nobody: "the face stays"), otherwise the preset's rule for who may."""
+    if face_changers is not None and players and set(players) <= set(face_changers):
+        return f"{rules.ace_word} are not wild, and anyone may change the face"
+    if face_changers is not None:
+        changers = f", except for {join_and(list(face_changers))}" if face_changers else ""
+    else:
+        also = f"{palifico} and " if rules.palifico_player_was_palifico else ""
+        changers = FACE_CHANGERS[rules.palifico_face_change].format(palifico=palifico, also=also)
     return f"{rules.ace_word} are not wild and the face stays{changers}"
 
 
-def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | None:
+def describe_event(event: Event, rules: Rules, calza: bool = False,
+                   face_changers: Sequence[str] | None = None) -> str | None:
     """One sentence per event; None for events that need no words of their own. `calza`:
-    the count settles a calza (exactly the bid), not a dudo."""
+    the count settles a calza (exactly the bid), not a dudo; `face_changers`: who may change
+    the face in the palifico round a RoundStarted begins, where the game knows."""
     ace = rules.ace_word
     if isinstance(event, GameStarted):
         return (f"New game: {', '.join(event.players)}. {count_of(rules.starting_dice).capitalize()} each, "
@@ -118,7 +128,9 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
         if rules.announce_dice_in_play:
             text += f" {count_of(total).capitalize()} in play."
         if event.palifico:
-            text += f" Palifico round: {palifico_rules(event.palifico, rules)}."  # whose: just said
+            players = [p for p, n in event.dice.items() if n > 0]
+            rule = palifico_rules(event.palifico, rules, face_changers, players)
+            text += f" Palifico round: {rule}."  # whose round: just said
         return text
     if isinstance(event, BidMade):
         return f"{event.player}: {bid_words(Bid(event.count, event.face), ace)}. {event.next_player}, your call."
@@ -149,13 +161,17 @@ def describe_event(event: Event, rules: Rules, calza: bool = False) -> str | Non
     return None
 
 
-def describe_events(events: Sequence[Event], rules: Rules, calza: bool = False) -> list[str]:
-    """Sentences for events in order; `calza` says what an earlier batch challenged with."""
+def describe_events(events: Sequence[Event], rules: Rules, calza: bool = False,
+                    face_changers: Sequence[str] | None = None) -> list[str]:
+    """Sentences for events in order; `calza` says what an earlier batch challenged with;
+    `face_changers`: who may change the face in the palifico round the last RoundStarted
+    begins (the round the game is now in)."""
     texts = []
-    for event in events:
+    last_start = max((i for i, e in enumerate(events) if isinstance(e, RoundStarted)), default=None)
+    for i, event in enumerate(events):
         if isinstance(event, ChallengeCalled):
             calza = event.kind == "calza"
-        text = describe_event(event, rules, calza)
+        text = describe_event(event, rules, calza, face_changers if i == last_start else None)
         if text:
             texts.append(text)
     return texts
