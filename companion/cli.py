@@ -314,7 +314,7 @@ def run_play(settings: PlaySettings) -> int:
     from companion import journal as journals
     from companion.calls import check_player_names
     from companion.hearing import HearingPolicy
-    from companion.listen.vocabulary import ACE_WORDS_HEARD
+    from companion.listen.vocabulary import aces_to_say
     from companion.referee import Referee, RefereeSettings
     from companion.rules import Game
 
@@ -352,7 +352,7 @@ def run_play(settings: PlaySettings) -> int:
         reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
         # Typed lines are trusted; speech is judged on its engine's confidence scale.
         hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
-        aces_as = None if settings.input == "text" or game.rules.ace_word in ACE_WORDS_HEARD else "ones"
+        aces_as = aces_to_say(settings.input != "text", game.rules.ace_word)
         referee = Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as),
                           hands=hands, log=lambda text: print(text, file=sys.stderr))
         try:

@@ -111,9 +111,9 @@ class Referee:
         self._source = source
         if not self.learn_names(source):
             return self.game
-        self.say(self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))])
-        if self.settings.say_aces_as is not None:
-            self.say([announce.SayAcesAs(self.settings.say_aces_as)])
+        aces_as = [announce.SayAcesAs(self.settings.say_aces_as)] if self.settings.say_aces_as else []
+        # one announcement, so that "repeat" says the start (or where a resume stands) with it
+        self.say((self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))]) + aces_as)
         if resumed and self._camera_due_on_resuming():
             self.say(self.read_camera().announcements)
         while True:
@@ -404,11 +404,13 @@ class Referee:
             declined = set()
         if isinstance(call, NumberCall):
             declined = {d for d in declined if d[0] != HAND}
-        elif isinstance(call, (DudoCall, CalzaCall, HandCall)) and call.speaker:
-            kind = DUDO if isinstance(call, DudoCall) else CALZA if isinstance(call, CalzaCall) else HAND
+        elif isinstance(call, HandCall) and call.speaker:
+            declined = declined | {(HAND, call.speaker)}  # once all are offered, the count (see _named)
+        elif isinstance(call, (DudoCall, CalzaCall)) and call.speaker:
+            kind = DUDO if isinstance(call, DudoCall) else CALZA
             callers = [p for p in game.active_players if game.challenge_problem(kind, p) is None]
             declined = declined | {(kind, call.speaker)}
-            if kind != HAND and all((kind, p) in declined for p in callers):  # everyone said no: round again
+            if all((kind, p) in declined for p in callers):  # everyone said no: round again
                 declined = {d for d in declined if d[0] != kind}
         self._not_callers = (self._challenge_moment(), declined)
 
@@ -559,13 +561,9 @@ class Referee:
     def _command(self, call: CommandCall) -> list[Announcement]:
         name = call.name
         if name is Command.REPEAT:
-            return [announce.Repeated(self._last_said)] if self._last_said else [self.status()]
-        if name is Command.STATUS:  # ... and the question waiting, if one is: it still waits
-            if self._pending is not None:
-                return [self.status(), announce.AskToConfirm(self._pending)]
-            if self._who_calls_open():
-                return [self.status(), announce.WhoCallsCalza(self._calza_callers()[0])]
-            return [self.status()]
+            return [announce.Repeated(self._last_said)] if self._last_said else self._where_we_are()
+        if name is Command.STATUS:
+            return self._where_we_are()
         if name is Command.YES:
             pending, self._pending = self._pending, None
             return self._handle(pending) if pending is not None else [announce.NothingToConfirm()]
@@ -586,6 +584,14 @@ class Referee:
             self._record([HandTakenBack(player)])
             return [announce.HandTakenBack(player, tuple(self._hands_missing()))]
         return self._undo()
+
+    def _where_we_are(self) -> list[Announcement]:
+        """Where the game stands, and the question waiting, if one is: it still waits."""
+        if self._pending is not None:
+            return [self.status(), announce.AskToConfirm(self._pending)]
+        if self._who_calls_open():
+            return [self.status(), announce.WhoCallsCalza(self._calza_callers()[0])]
+        return [self.status()]
 
     def _undo(self) -> list[Announcement]:
         self._pending = None

@@ -37,6 +37,12 @@ def count_words(max_count: int = MAX_COUNT) -> list[str]:
 # The words for face one that every engine hears (the bundled network's and Vosk's): the
 # leaflet's "jokers" is not among them, so a table playing it is told to say "ones".
 ACE_WORDS_HEARD = ("ones", "aces", "pacos")
+
+
+def aces_to_say(spoken: bool, ace_word: str) -> str | None:
+    """The word a table playing by `ace_word` should say for aces, where speech cannot hear
+    that one (None: say it as the rules do, or type it)."""
+    return "ones" if spoken and ace_word not in ACE_WORDS_HEARD else None
 FACE_TERMS = ["ones", "aces", "pacos", "twos", "threes", "fours", "fives", "sixes",
               "one", "ace", "paco", "two", "three", "four", "five", "six"]
 DIE_WORDS = ["one", "two", "three", "four", "five", "six"]

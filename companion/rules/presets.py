@@ -262,12 +262,12 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
             raise RulesFileError(f"house rules {path} start from the {named.name} preset, but the "
                                  f"{base.name} rules were chosen with --rules: keep one of the two")
         base = named
-    if "starting_dice" in table and dice_given is not None and table["starting_dice"] != dice_given:
-        raise RulesFileError(f"house rules {path} start with {table['starting_dice']} dice each, but --dice "
-                             f"{dice_given} was given: keep one of the two")
     if "starting_dice" in table and "max_dice" not in table:
         table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start
     rules = Rules.from_dict(table, base)
+    if "starting_dice" in table and dice_given is not None and rules.starting_dice != dice_given:
+        raise RulesFileError(f"house rules {path} start with {rules.starting_dice} dice each, but --dice "
+                             f"{dice_given} was given: keep one of the two")
     return rules.replace(name=f"{base.name}+house")
 
 

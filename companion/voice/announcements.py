@@ -169,7 +169,7 @@ class QuestionDropped:
     status: Status
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"Not taken: {describe_call(self.call, rules.ace_word)}. {self.status.sentence(rules)}"]
+        return [f"Not taken: {_asked(self.call, rules)}. {self.status.sentence(rules)}"]
 
 
 @dataclass(frozen=True)
