@@ -163,12 +163,12 @@ class Referee:
                 said = f"{player} {phrase}"
                 wanted = parse_call(said, self.game.players)
                 sizes = frozenset({len(wanted.dice)}) if isinstance(wanted, HandCall) else frozenset()
-                attempt, again = 0, False
+                attempt = 0
                 while attempt < NAME_TRIES:
                     source.expect(expect, sizes)
                     if not source.learn_name(player, phrase):
                         return True  # typed input, or an engine with nothing to learn
-                    self.say([announce.SayYourName(said, player, first=i == j == attempt == 0 and not again,
+                    self.say([announce.SayYourName(said, player, first=i == j == attempt == 0,
                                                    again=attempt > 0)])
                     utterance = source.next_utterance()
                     if utterance is None:
@@ -177,8 +177,10 @@ class Referee:
                     if heard.best == wanted:
                         learnt += 1
                         break
-                    # "repeat" (or "what?") asks for the words again without using a try
-                    again = isinstance(heard.best, CommandCall) and heard.best.name is Command.REPEAT
+                    # "repeat", heard as surely as a call would need, asks for the words again
+                    # without using a try (a cough read as it still uses one)
+                    again = (isinstance(heard.best, CommandCall) and heard.best.name is Command.REPEAT
+                             and (heard.typed or (heard.confidence or 0.0) >= self.settings.hearing.reject_below))
                     attempt += 0 if again else 1
                     self._log(f"(not {said!r}: {heard.text!r})")
             self.say([announce.NameLearned(player, learnt)])
