@@ -845,18 +845,22 @@ def test_undoing_a_count_the_dice_made_takes_back_only_the_last_dice():
     assert say(referee, "Cleo 5 5 3 1 5").startswith("Got Cleo's dice: five, five, three, one, five. That makes five.")
 
 
-def test_repeat_after_a_no_says_where_the_game_stands_not_the_question_declined():
+def four_fours_asked_about():
+    """Ana bids three fours; Ben's four fours, heard faintly, is asked about."""
     referee, _, _ = make()
     say(referee, "three fours")
     assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    return referee
+
+
+def test_repeat_after_a_no_says_where_the_game_stands_not_the_question_declined():
+    referee = four_fours_asked_about()
     assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
     assert say(referee, "repeat", confidence=0.9).startswith("The bid is three fours by Ana. Ben, your call.")
 
 
 def test_status_while_a_question_waits_says_the_question_again():
-    referee, _, _ = make()
-    say(referee, "three fours")
-    say(referee, "four fours", confidence=0.6)
+    referee = four_fours_asked_about()
     assert say(referee, "status", confidence=0.95).endswith("fifteen dice in play. Did you say four fours?")
     assert "Ben: four fours." in say(referee, "yes", confidence=0.9)
 
