@@ -177,10 +177,10 @@ class Referee:
                     if heard.best == wanted:
                         learnt += 1
                         break
-                    # "repeat", heard as surely as a call would need, asks for the words again
-                    # without using a try (a cough read as it still uses one)
+                    # "repeat", heard as surely as the game answers it, asks for the words again
+                    # without using a try (a cough faintly read as it still uses one)
                     again = (isinstance(heard.best, CommandCall) and heard.best.name is Command.REPEAT
-                             and (heard.typed or (heard.confidence or 0.0) >= self.settings.hearing.reject_below))
+                             and (heard.typed or (heard.confidence or 0.0) >= self.settings.hearing.short_calls_from))
                     attempt += 0 if again else 1
                     self._log(f"(not {said!r}: {heard.text!r})")
             self.say([announce.NameLearned(player, learnt)])
@@ -212,8 +212,9 @@ class Referee:
             return
         if all(isinstance(a, announce.Declined) for a in announcements):
             self._last_said = ()  # "repeat" then says where the game stands, not the question declined
-        elif not all(isinstance(a, announce.SayAgain) for a in announcements):
-            self._last_said = tuple(announcements)  # "repeat" after "say again" repeats before
+        elif not all(isinstance(a, (announce.SayAgain, announce.Repeated)) for a in announcements):
+            # "repeat" after "say again" (or after "repeat": not "Again: Again: ...") repeats before
+            self._last_said = tuple(announcements)
         if self._source is not None:
             self._source.mute()  # never hear ourselves
         try:

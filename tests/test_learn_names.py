@@ -84,6 +84,26 @@ def test_repeat_while_names_are_learnt_says_the_words_again_without_using_a_try(
     assert "Thanks, Ana." in said and "Thanks, Ben." in said and "could not catch" not in said
 
 
+def test_only_a_repeat_heard_as_the_game_would_answer_it_keeps_the_try():
+    class Heard(LearningSource):
+        def __init__(self, lines, confidences):
+            super().__init__(lines)
+            self.confidences = iter(confidences)
+
+        def next_utterance(self):
+            utterance = super().next_utterance()
+            return None if utterance is None else Utterance(utterance.text, confidence=next(self.confidences, 1.0),
+                                                            origin="test")
+
+    speaker = RecordingSpeaker()  # coughs faintly read as "repeat" (0.05), and two clear ones (0.5)
+    source = Heard(["repeat"] * 4 + names_said(["Ana", "Ben"]), [0.05, 0.5, 0.5, 0.05])
+    Referee(Game(["Ana", "Ben"]), speaker).run(source)
+    # two tries used by the coughs, none by the clear repeats: Ana's calza is heard at the third
+    asked_ana = [phrase for player, phrase, *_ in source.asked if player == "Ana"]
+    assert asked_ana == ["calza"] * 5 + ["one two three"]
+    assert speaker.said[0].startswith("Before we play") and "Thanks, Ana." in " ".join(speaker.said)
+
+
 def test_a_player_heard_in_neither_phrase_is_told_so():
     speaker = RecordingSpeaker()
     source = LearningSource(["status"] * (2 * NAME_TRIES) + names_said(["Ben"]))

@@ -15,7 +15,7 @@ from companion.errors import CompanionError
 from companion.listen.audio import read_wav, write_wav
 from companion.listen.commands import add_hear_arguments, run_hear
 from companion.listen.endpoint import split
-from companion.listen.engine import ENGINE_THRESHOLD
+from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
 from companion.listen.errors import AudioFormatError, MicrophoneError
 from companion.listen.microphone import MicSource
 from companion.listen.inputs import SpeechSettings, open_source
@@ -204,6 +204,7 @@ def test_a_hand_is_heard_at_a_size_the_game_allows_and_no_surer(engine, speech_d
     # how sure it is comes from the grammar the confidence was fitted on, whatever the size,
     # and a size that cuts dice from what that grammar heard is never sure enough to apply
     assert free.confidence == five.confidence and three.confidence == min(free.confidence, RESIZED_CONFIDENCE)
+    assert RESIZED_CONFIDENCE < ENGINE_CONFIRM
 
 
 def test_a_count_is_heard_only_when_a_count_is_expected(engine, speech_dir):

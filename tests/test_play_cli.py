@@ -243,7 +243,10 @@ def test_dice_on_the_command_line_and_other_starting_dice_in_house_rules_are_ref
     assert "start with 3 dice each, but --dice 2 was given: keep one of the two" in result.stderr
     toml.write_text('starting_dice = "3"\n')  # a bad value is said as one, not as a clash
     result, _ = play(tmp_path / "quoted", "", "--house-rules", toml, "--dice", "3")
-    assert result.returncode != 0 and "keep one of the two" not in result.stderr and "3" in result.stderr
+    assert result.returncode != 0 and "keep one of the two" not in result.stderr and "bad value '3'" in result.stderr
+    toml.write_text("starting-dice = 3\n")  # the file's other spelling of the field clashes too
+    result, _ = play(tmp_path / "hyphen", "", "--house-rules", toml, "--dice", "2")
+    assert result.returncode != 0 and "keep one of the two" in result.stderr
     toml.write_text("starting_dice = 3\n")
     result, journal = play(tmp_path / "same", "", "--house-rules", toml, "--dice", "3")  # agreeing: fine
     assert result.returncode == 0 and load_game(journal).rules.starting_dice == 3

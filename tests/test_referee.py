@@ -738,7 +738,8 @@ def test_a_table_whose_aces_word_the_engine_cannot_hear_is_told_what_to_say():
     referee = Referee(Game(["Ana", "Ben"], get_preset("leaflet")), speaker, journal,
                       settings=RefereeSettings(say_aces_as="ones"))
     referee.run(TextSource(["repeat"]))
-    assert speaker.said[0].endswith("Ana opens. I cannot hear the word jokers: say ones instead, as in two ones.")
+    assert speaker.said[0].endswith("Ana opens. I cannot hear the word jokers: say ones instead, three ones "
+                                    "for three jokers.")
     assert speaker.said[1].startswith("Again: New game: Ana, Ben.")  # the start, with the tip
     assert aces_to_say(True, "jokers") == "ones" and aces_to_say(False, "jokers") is None
     assert aces_to_say(True, "pacos") is None
@@ -753,6 +754,13 @@ def test_who_calls_calza_still_waits_after_repeat_and_status():
     assert say(referee, "repeat").startswith("Again: Who calls calza?")
     assert say(referee, "status").endswith("Who calls calza? Say your name and calza, like Ben calza.")
     assert say(referee, "take it back").startswith("Not taken: calza.") and referee.game.last_bid == Bid(3, 5)
+
+
+def test_repeat_twice_is_not_again_again():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    assert say(referee, "repeat") == "Again: Ana: three fours. Ben, your call."
+    assert say(referee, "repeat") == "Again: Ana: three fours. Ben, your call."
 
 
 def test_repeat_after_a_no_keeps_who_calls_calza_open():
@@ -875,7 +883,7 @@ def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
     assert say(referee, "yes", confidence=0.9) == ""  # nothing asked any more
     say(referee, "three fours", "dudo")
     assert say(referee, "seven", confidence=0.95) == "Did you say the count is seven?"
-    assert say(referee, "take it back", confidence=0.95).startswith("Not taken: the count is seven.")
+    assert say(referee, "take it back", confidence=0.95).startswith("Not taken: a count of seven.")
     assert referee.game.phase is Phase.REVEAL  # the dudo stands
 
 
@@ -935,7 +943,7 @@ def test_take_it_back_with_a_question_waiting_is_never_itself_asked_about():
     referee, _, journal = make()
     say(referee, "three fours", "dudo")
     assert say(referee, "seven", confidence=0.95) == "Did you say the count is seven?"
-    assert say(referee, "take it back", confidence=0.6).startswith("Not taken: the count is seven.")
+    assert say(referee, "take it back", confidence=0.6).startswith("Not taken: a count of seven.")
     assert referee.game.phase is Phase.REVEAL and [e.type for e in journal.events][-1] == "challenge"
 
 

@@ -256,6 +256,7 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
         if outside:
             raise RulesFileError(f"house rules {path}: {', '.join(sorted(outside))} must go under [rules] "
                                  f"with the other fields (or leave out the [rules] line)")
+    table = {key.replace("-", "_"): value for key, value in table.items()}  # starting-dice as starting_dice
     if "preset" in table:
         named = get_preset(str(table.pop("preset")))
         if preset_given and named.name != base.name:

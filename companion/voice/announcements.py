@@ -169,7 +169,11 @@ class QuestionDropped:
     status: Status
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"Not taken: {_asked(self.call, rules)}. {self.status.sentence(rules)}"]
+        # a count as "a count of seven": "Not taken: the count is seven" half heard is a count
+        what = describe_call(self.call, rules.ace_word)
+        if isinstance(self.call, NumberCall) and self.call.speaker is None:
+            what = f"a count of {what}"
+        return [f"Not taken: {what}. {self.status.sentence(rules)}"]
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,8 @@ class SayAcesAs:
     word: str  # one it can: "ones"
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"I cannot hear the word {rules.ace_word}: say {self.word} instead, as in two {self.word}."]
+        return [f"I cannot hear the word {rules.ace_word}: say {self.word} instead, three {self.word} "
+                f"for three {rules.ace_word}."]
 
 
 @dataclass(frozen=True)
