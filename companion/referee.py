@@ -480,7 +480,7 @@ class Referee:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []
         self._who_calls_asked = self._challenge_moment()
-        return [announce.WhoCallsCalza(eligible[0])]
+        return [announce.WhoCallsCalza(self._next_to_ask(CALZA, eligible) or eligible[0])]  # its example
 
     def _calza_callers(self) -> list[str]:
         return [p for p in self.game.active_players if self.game.challenge_problem(CALZA, p) is None]
@@ -593,7 +593,8 @@ class Referee:
         if self._pending is not None:
             return [self.status(), announce.AskToConfirm(self._pending)]
         if self._who_calls_open():
-            return [self.status(), announce.WhoCallsCalza(self._calza_callers()[0])]
+            callers = self._calza_callers()
+            return [self.status(), announce.WhoCallsCalza(self._next_to_ask(CALZA, callers) or callers[0])]
         return [self.status()]
 
     def _undo(self) -> list[Announcement]:

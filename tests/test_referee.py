@@ -765,7 +765,8 @@ def test_repeat_twice_is_not_again_again():
 
 def test_repeat_after_a_no_keeps_who_calls_calza_open():
     referee = ben_said_no_to_his_calza("Ana Ben Cleo Dan")
-    assert say(referee, "repeat", confidence=0.9).endswith("Who calls calza? Say your name and calza, like Ben calza.")
+    # its example is the next player who may call it, not Ben, who just said no
+    assert say(referee, "repeat", confidence=0.9).endswith("Who calls calza? Say your name and calza, like Cleo calza.")
 
 
 def test_a_bid_taken_back_and_made_again_is_asked_about_afresh():
