@@ -93,11 +93,13 @@ class Referee:
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
         # A challenge heard without its caller's name is asked about as each player's in turn
-        # (see _named): "Who calls calza?" asked of this bid, and who was then answered "no"
-        # about, as (DUDO or CALZA, player), with the point of the game it holds for.
-        self._who_calls_asked: tuple | None = None
-        self._not_callers: tuple[tuple, set[tuple[str, str]]] = ((), set())
-        self._recorded = 0  # events journalled by this referee: a moment no undo brings back
+        # (see _named): "Who calls calza?" asked at this point of the game, and who was then
+        # answered "no" about, as (DUDO, CALZA or HAND, player), with the point it holds for.
+        # A point is the count of events journalled so far: every move, undo and hand changes
+        # it, and no undo brings one back.
+        self._recorded = 0
+        self._who_calls_asked: int | None = None
+        self._not_callers: tuple[int, set[tuple[str, str]]] = (0, set())
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
@@ -314,7 +316,7 @@ class Referee:
                 return player == game.turn and game.bid_problem(player, call.bid) is None
             if isinstance(call, CalzaCall) and call.speaker is None and (
                     game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
-                return bool(self._calza_callers())  # anyone's who may call it (see _calza)
+                return bool(self._challengers(CALZA))  # anyone's who may call it (see _calza)
             if isinstance(call, (DudoCall, CalzaCall)):
                 kind = DUDO if isinstance(call, DudoCall) else CALZA
                 return game.challenge_problem(kind, call.speaker or game.turn) is None
@@ -339,7 +341,7 @@ class Referee:
         """A bare calza that several may call is answered with "Who calls calza?"."""
         return (isinstance(call, CalzaCall) and call.speaker is None
                 and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
-                and len(self._calza_callers()) > 1)
+                and len(self._challengers(CALZA)) > 1)
 
     def _named(self, call: Call) -> Call:
         """A bare calza only one player may call, other than the player to move, as theirs
@@ -352,11 +354,10 @@ class Referee:
         game = self.game
         if (isinstance(call, DudoCall) and call.speaker is None and game.phase is Phase.BIDDING
                 and game.rules.dudo_caller is DudoCaller.ANYONE):
-            callers = [p for p in game.active_players if game.challenge_problem(DUDO, p) is None]
-            return DudoCall(self._next_to_ask(DUDO, callers) or game.turn)
+            return DudoCall(self._next_to_ask(DUDO, self._challengers(DUDO)) or game.turn)
         if (isinstance(call, CalzaCall) and call.speaker is None and game.rules.calza
                 and game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
-            eligible = self._calza_callers()
+            eligible = self._challengers(CALZA)
             if len(eligible) == 1:
                 return CalzaCall(eligible[0])
             if self._who_calls_open():
@@ -379,19 +380,17 @@ class Referee:
 
     def _who_calls_open(self) -> bool:
         """"Who calls calza?" was asked and nothing has happened in the game since."""
-        return self._who_calls_asked == self._challenge_moment()
+        return self._who_calls_asked == self._recorded
 
-    def _challenge_moment(self) -> tuple:
-        """What a challenge now would be on: the same bid, at the same point of the game (a
-        bid taken back and made again is another point)."""
-        return len(self.game.actions), self.game.last_bid, self._recorded
+    def _declined_here(self) -> set[tuple[str, str]]:
+        """Who has been answered "no" about at this point of the game (none at a new one)."""
+        point, declined = self._not_callers
+        return declined if point == self._recorded else set()
 
     def _next_to_ask(self, kind: str, callers: list[str]) -> str | None:
         """The first of `callers`, round the table from the player to move, not yet answered
         "no" about for this challenge; None once all have been."""
-        moment, declined = self._not_callers
-        if moment != self._challenge_moment():
-            declined = set()
+        declined = self._declined_here()
         seats = list(self.game.players)
         start = seats.index(self.game.turn) if self.game.turn in seats else 0
         in_turn = sorted(callers, key=lambda p: (seats.index(p) - start) % len(seats))
@@ -401,21 +400,17 @@ class Referee:
         """A "no" to "Did you say Ben dudo?" (or "Cleo two?" for a one-die hand): the next
         bare dudo (or number) is asked about as another's. Once every one-die player has
         been offered, the number is the count again; a "no" to that offers them afresh."""
-        game = self.game
-        moment, declined = self._not_callers
-        if moment != self._challenge_moment():
-            declined = set()
+        declined = self._declined_here()
         if isinstance(call, NumberCall):
             declined = {d for d in declined if d[0] != HAND}
         elif isinstance(call, HandCall) and call.speaker:
             declined = declined | {(HAND, call.speaker)}  # once all are offered, the count (see _named)
         elif isinstance(call, (DudoCall, CalzaCall)) and call.speaker:
             kind = DUDO if isinstance(call, DudoCall) else CALZA
-            callers = [p for p in game.active_players if game.challenge_problem(kind, p) is None]
             declined = declined | {(kind, call.speaker)}
-            if all((kind, p) in declined for p in callers):  # everyone said no: round again
+            if all((kind, p) in declined for p in self._challengers(kind)):  # everyone said no: round again
                 declined = {d for d in declined if d[0] != kind}
-        self._not_callers = (self._challenge_moment(), declined)
+        self._not_callers = (self._recorded, declined)
 
     # --- acting -------------------------------------------------------------------------------
 
@@ -473,17 +468,23 @@ class Referee:
             return self._challenge(CALZA, game.turn)
         if not game.rules.calza:
             return [announce.CalzaNotPlayed()]
-        eligible = self._calza_callers()
+        eligible = self._challengers(CALZA)
         if len(eligible) == 1:  # typed (a heard one is named, and asked about, first)
             return self._challenge(CALZA, eligible[0])
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []
-        self._who_calls_asked = self._challenge_moment()
-        return [announce.WhoCallsCalza(self._next_to_ask(CALZA, eligible) or eligible[0])]  # its example
+        self._who_calls_asked = self._recorded
+        return [self._who_calls_calza()]
 
-    def _calza_callers(self) -> list[str]:
-        return [p for p in self.game.active_players if self.game.challenge_problem(CALZA, p) is None]
+    def _who_calls_calza(self) -> announce.WhoCallsCalza:
+        """The question, its example the next player who may call calza not yet asked about."""
+        eligible = self._challengers(CALZA)
+        return announce.WhoCallsCalza(self._next_to_ask(CALZA, eligible) or eligible[0])
+
+    def _challengers(self, kind: str) -> list[str]:
+        """The players who may call `kind` (DUDO or CALZA) now."""
+        return [p for p in self.game.active_players if self.game.challenge_problem(kind, p) is None]
 
     def _challenge(self, kind: str, player: str) -> list[Announcement]:
         said = self._apply(ChallengeAction(kind, player))
@@ -593,8 +594,7 @@ class Referee:
         if self._pending is not None:
             return [self.status(), announce.AskToConfirm(self._pending)]
         if self._who_calls_open():
-            callers = self._calza_callers()
-            return [self.status(), announce.WhoCallsCalza(self._next_to_ask(CALZA, callers) or callers[0])]
+            return [self.status(), self._who_calls_calza()]
         return [self.status()]
 
     def _undo(self) -> list[Announcement]:
