@@ -43,7 +43,9 @@ def aces_to_say(spoken: bool, ace_word: str) -> str | None:
     """The word a table playing by `ace_word` should say for aces, where speech cannot hear
     that one (None: say it as the rules do, or type it)."""
     return "ones" if spoken and ace_word not in ACE_WORDS_HEARD else None
-FACE_TERMS = ["ones", "aces", "pacos", "twos", "threes", "fours", "fives", "sixes",
+
+
+FACE_TERMS = [*ACE_WORDS_HEARD, "twos", "threes", "fours", "fives", "sixes",
               "one", "ace", "paco", "two", "three", "four", "five", "six"]
 DIE_WORDS = ["one", "two", "three", "four", "five", "six"]
 CHALLENGES = ["dudo", "calza", "calzo", "palifico", "i doubt it", "liar", "spot on", "exactly"]
