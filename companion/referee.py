@@ -22,10 +22,11 @@ from companion.calls import (
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                unsure_call, why_ignored)
 from companion.rules import (
-    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
+    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching, undone_event)
 from companion.rules.events import (ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
                                     PlayerEliminated, RoundStarted)
+from companion.round_the_table import RoundTheTable, challengers
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
@@ -36,9 +37,6 @@ from companion.voice.speakers import Speaker
 # Tries a player gets to say each of NAME_PHRASES before the game, as many as a player at the
 # table gives a line (companion.demo.TRIES) before moving on.
 NAME_TRIES = 3
-
-HAND = "hand"  # beside DUDO and CALZA: a one-die hand asked about as each player's in turn (see _named)
-
 
 class EventSink(Protocol):
     def append(self, events: Sequence[Event]) -> None: ...
@@ -92,14 +90,7 @@ class Referee:
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
-        # A challenge heard without its caller's name is asked about as each player's in turn
-        # (see _named): "Who calls calza?" asked at this point of the game, and who was then
-        # answered "no" about, as (DUDO, CALZA or HAND, player), with the point it holds for.
-        # A point is the count of events journalled so far: every move, undo and hand changes
-        # it, and no undo brings one back.
-        self._recorded = 0
-        self._who_calls_asked: int | None = None
-        self._not_callers: tuple[int, set[tuple[str, str]]] = (0, set())
+        self._round = RoundTheTable()  # whom a call heard without its caller's name is asked about
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
@@ -316,7 +307,7 @@ class Referee:
                 return player == game.turn and game.bid_problem(player, call.bid) is None
             if isinstance(call, CalzaCall) and call.speaker is None and (
                     game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
-                return bool(self._challengers(CALZA))  # anyone's who may call it (see _calza)
+                return bool(challengers(game, CALZA))  # anyone's who may call it (see _calza)
             if isinstance(call, (DudoCall, CalzaCall)):
                 kind = DUDO if isinstance(call, DudoCall) else CALZA
                 return game.challenge_problem(kind, call.speaker or game.turn) is None
@@ -341,76 +332,10 @@ class Referee:
         """A bare calza that several may call is answered with "Who calls calza?"."""
         return (isinstance(call, CalzaCall) and call.speaker is None
                 and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
-                and len(self._challengers(CALZA)) > 1)
+                and len(challengers(self.game, CALZA)) > 1)
 
     def _named(self, call: Call) -> Call:
-        """A bare calza only one player may call, other than the player to move, as theirs
-        ("Cleo calza"), and a bare dudo where anyone may call it as the player to move's
-        ("Ben dudo"): heard, it is asked about by name, for the name is the word most easily
-        lost and someone else may have said it (and would lose the die if wrong). A voice
-        whose name the recogniser keeps losing says its challenge again after a "no" (or
-        after "Who calls calza?"): it is then asked about as the next player's who may call
-        it, round the table from the player to move, so every caller has a way through."""
-        game = self.game
-        if (isinstance(call, DudoCall) and call.speaker is None and game.phase is Phase.BIDDING
-                and game.rules.dudo_caller is DudoCaller.ANYONE):
-            return DudoCall(self._next_to_ask(DUDO, self._challengers(DUDO)) or game.turn)
-        if (isinstance(call, CalzaCall) and call.speaker is None and game.rules.calza
-                and game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER):
-            eligible = self._challengers(CALZA)
-            if len(eligible) == 1:
-                return CalzaCall(eligible[0])
-            if self._who_calls_open():
-                asked = self._next_to_ask(CALZA, eligible)
-                if asked is not None:
-                    return CalzaCall(asked)
-        declined = self._declined
-        if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
-                and 1 <= call.value <= 6 and (declined == call or (
-                    isinstance(declined, HandCall) and declined.dice == (call.value,)))):
-            # "No" to "the count is two?" (or to one player's "two") and "two" heard again: a
-            # one-die hand whose name was lost ("Dan two"), asked about as the hand of each
-            # player on one die yet to say it in turn
-            lone = [p for p in self._hands_missing() if game.dice[p] == 1]
-            asked = self._next_to_ask(HAND, lone)
-            if asked is not None:
-                return HandCall(asked, (call.value,), asked)
-            # each one-die player offered and declined: the count again
-        return call
-
-    def _who_calls_open(self) -> bool:
-        """"Who calls calza?" was asked and nothing has happened in the game since."""
-        return self._who_calls_asked == self._recorded
-
-    def _declined_here(self) -> set[tuple[str, str]]:
-        """Who has been answered "no" about at this point of the game (none at a new one)."""
-        point, declined = self._not_callers
-        return declined if point == self._recorded else set()
-
-    def _next_to_ask(self, kind: str, callers: list[str]) -> str | None:
-        """The first of `callers`, round the table from the player to move, not yet answered
-        "no" about for this challenge; None once all have been."""
-        declined = self._declined_here()
-        seats = list(self.game.players)
-        start = seats.index(self.game.turn) if self.game.turn in seats else 0
-        in_turn = sorted(callers, key=lambda p: (seats.index(p) - start) % len(seats))
-        return next((p for p in in_turn if (kind, p) not in declined), None)
-
-    def _declined_caller(self, call: Call | None) -> None:
-        """A "no" to "Did you say Ben dudo?" (or "Cleo two?" for a one-die hand): the next
-        bare dudo (or number) is asked about as another's. Once every one-die player has
-        been offered, the number is the count again; a "no" to that offers them afresh."""
-        declined = self._declined_here()
-        if isinstance(call, NumberCall):
-            declined = {d for d in declined if d[0] != HAND}
-        elif isinstance(call, HandCall) and call.speaker:
-            declined = declined | {(HAND, call.speaker)}  # once all are offered, the count (see _named)
-        elif isinstance(call, (DudoCall, CalzaCall)) and call.speaker:
-            kind = DUDO if isinstance(call, DudoCall) else CALZA
-            declined = declined | {(kind, call.speaker)}
-            if all((kind, p) in declined for p in self._challengers(kind)):  # everyone said no: round again
-                declined = {d for d in declined if d[0] != kind}
-        self._not_callers = (self._recorded, declined)
+        return self._round.named(self.game, call, self._declined, self._hands_missing())
 
     # --- acting -------------------------------------------------------------------------------
 
@@ -448,7 +373,7 @@ class Referee:
         return [announce.EventsHappened(tuple(events), calza, announce.face_changers(self.game))]
 
     def _record(self, events: Sequence[Event]) -> None:
-        self._recorded += len(events)
+        self._round.moved(len(events))
         self._events.extend(events)
         if self.journal is not None:
             self.journal.append(events)
@@ -468,23 +393,17 @@ class Referee:
             return self._challenge(CALZA, game.turn)
         if not game.rules.calza:
             return [announce.CalzaNotPlayed()]
-        eligible = self._challengers(CALZA)
+        eligible = challengers(game, CALZA)
         if len(eligible) == 1:  # typed (a heard one is named, and asked about, first)
             return self._challenge(CALZA, eligible[0])
         if not eligible:
             problem = game.challenge_problem(CALZA, game.turn)
             return [announce.Refused(problem)] if problem else []
-        self._who_calls_asked = self._recorded
+        self._round.asked_who_calls()
         return [self._who_calls_calza()]
 
     def _who_calls_calza(self) -> announce.WhoCallsCalza:
-        """The question, its example the next player who may call calza not yet asked about."""
-        eligible = self._challengers(CALZA)
-        return announce.WhoCallsCalza(self._next_to_ask(CALZA, eligible) or eligible[0])
-
-    def _challengers(self, kind: str) -> list[str]:
-        """The players who may call `kind` (DUDO or CALZA) now."""
-        return [p for p in self.game.active_players if self.game.challenge_problem(kind, p) is None]
+        return announce.WhoCallsCalza(self._round.who_calls_example(self.game))
 
     def _challenge(self, kind: str, player: str) -> list[Announcement]:
         said = self._apply(ChallengeAction(kind, player))
@@ -574,13 +493,13 @@ class Referee:
         if name is Command.NO:
             had, self._pending = self._pending, None
             self._declined = had
-            self._declined_caller(had)
+            self._round.answered_no(self.game, had)
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
         if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None
             return [announce.QuestionDropped(had, self.status())]
-        if self._who_calls_open():  # ... and "Who calls calza?"
-            self._who_calls_asked = None
+        if self._round.who_calls_open:  # ... and "Who calls calza?"
+            self._round.drop_who_calls()
             return [announce.QuestionDropped(CalzaCall(), self.status())]
         if self.game.phase is Phase.REVEAL and self._hands:  # ... and at a reveal, the last hand
             player = list(self._hands)[-1]
@@ -593,7 +512,7 @@ class Referee:
         """Where the game stands, and the question waiting, if one is: it still waits."""
         if self._pending is not None:
             return [self.status(), announce.AskToConfirm(self._pending)]
-        if self._who_calls_open():
+        if self._round.who_calls_open:
             return [self.status(), self._who_calls_calza()]
         return [self.status()]
 

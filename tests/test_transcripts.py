@@ -168,7 +168,7 @@ def hear_and_check(moment: int, text: str, working: dict) -> None:
     call = parse_call_or_none(text, game.players)
     allowed = call is not None and legal(game, call)
     hands_said = bool(hands_so_far(referee.journal.events))
-    who_calls_open = referee._who_calls_open()  # "Who calls calza?" asked: an undo takes it back
+    who_calls_open = referee._round.who_calls_open  # "Who calls calza?" asked: an undo takes it back
 
     referee.hear(Utterance(text))  # typed: applied directly, never asked about
 
