@@ -363,3 +363,20 @@ def test_a_die_printed_on_the_table_is_the_table_but_a_die_on_it_is_read():
     for body, pip in (((40, 40, 190), (240, 240, 240)), ((205, 205, 205), (30, 30, 30))):
         r = DiceReader(prof).read(paste(frame, 2, body, pip, 518, 58, 48, 1))
         assert r.counts[2] == sc.counts[2] + 1 and r.total == len(sc.dice) + 1, body
+
+
+def test_the_live_preview_puts_its_prompt_above_the_counts_and_the_dice():
+    """The prompt's strip is added above what the reader drew, not over its top: the counts'
+    banner and a die at the frame's top edge stay in view."""
+    from companion.vision.annotate import annotate
+    from companion.vision.calibrate import PROMPT_BAND, preview
+
+    scene = generate_scene(5, n_dice=5, **KW)
+    reader = DiceReader()
+    drawn = annotate(scene.image, reader.read(scene.image))
+    shown = preview(scene.image, "Put the dice in view, then press Enter.  [Enter]", reader)
+    assert shown.shape == (drawn.shape[0] + PROMPT_BAND, drawn.shape[1], 3)
+    assert np.array_equal(shown[PROMPT_BAND:], drawn)  # counts and dice untouched
+    assert (shown[:PROMPT_BAND] > 200).all(axis=2).sum() > 100  # the prompt, written in white
+    gray = preview(cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY), "Clear the table.")  # no reader
+    assert gray.shape == (SIZE[0] + PROMPT_BAND, SIZE[1], 3)

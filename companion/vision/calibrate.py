@@ -269,16 +269,9 @@ class WindowPrompter:
     ENTER = {13, 10, 32}  # Enter (either code) or space
 
     def _keys(self, text: str, wanted: set[int]) -> int:
-        from companion.vision.annotate import annotate
-
         try:
             while True:
-                frame = self.frames.read()
-                shown = annotate(frame, self.reader.read(frame)) if self.reader else frame.copy()
-                cv2.rectangle(shown, (0, 0), (shown.shape[1], 34), (0, 0, 0), -1)
-                cv2.putText(shown, text, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1,
-                            cv2.LINE_AA)
-                cv2.imshow(self.title, shown)
+                cv2.imshow(self.title, preview(self.frames.read(), text, self.reader))
                 key = cv2.waitKey(30) & 0xFF
                 if key == 27:
                     raise CalibrationFailed("calibration stopped (Esc)")
@@ -287,6 +280,23 @@ class WindowPrompter:
         except cv2.error as exc:  # no display to show a window on
             raise CalibrationFailed(f"cannot show the camera preview ({exc.msg.strip()}); "
                                     "use --headless") from None
+
+
+PROMPT_BAND = 34  # pixels: the prompt's strip above the preview
+
+
+def preview(frame: np.ndarray, prompt: str, reader=None) -> np.ndarray:
+    """What the calibration window shows: the frame (with what `reader` sees drawn on it,
+    under its banner of counts) below a strip holding the prompt. The strip is added, not
+    drawn over the top, which would hide the counts or the dice nearest the top."""
+    from companion.vision.annotate import annotate
+
+    shown = annotate(frame, reader.read(frame)) if reader else frame
+    if shown.ndim == 2:
+        shown = cv2.cvtColor(shown, cv2.COLOR_GRAY2BGR)
+    band = np.zeros((PROMPT_BAND, shown.shape[1], 3), np.uint8)
+    cv2.putText(band, prompt, (8, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 1, cv2.LINE_AA)
+    return np.vstack([band, shown])
 
 
 DICE_TRIES = 3
