@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
-    describe_call, parse_call)
+    describe_call, number_words, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                unsure_call, why_ignored)
 from companion.rules import (
@@ -46,7 +46,7 @@ class CountSource(Protocol):
     """Something that can read the dice at a reveal (the camera)."""
 
     def reveal(self, expected_total: int, save_dir: Path | None = None,
-               round_number: int | None = None) -> RevealOutcome: ...
+               round_number: int | None = None, *, say_total: bool = True) -> RevealOutcome: ...
 
 
 @dataclass(frozen=True)
@@ -419,7 +419,8 @@ class Referee:
         assert challenge is not None and self.counter is not None
         self._events = []
         try:
-            outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir, game.round_number)
+            outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir, game.round_number,
+                                          say_total=game.rules.announce_dice_in_play)
         except Exception as error:  # a camera failing mid-game must not end the game
             self._log(f"(camera failed: {error})")
             return Outcome(announcements=(announce.CameraFailed(str(error), self._count_prompt()),))
@@ -431,7 +432,10 @@ class Referee:
             applied = self._apply(CountAction(count, None, "camera", outcome.reading.faces))
         except RulesError as error:  # a reading that is not the dice in play settles nothing
             self._log(f"(camera reading refused: {error})")
-            reason = f"I see {outcome.reading.total} dice, not the {game.dice_in_play} in play"
+            from companion.vision.reveal import in_play  # the camera's words: loaded with the camera
+
+            seen = outcome.reading.total
+            reason = f"I see {number_words(seen)} dice but {in_play(game.dice_in_play, seen, game.rules.announce_dice_in_play)}"
             return Outcome(announcements=(announce.CameraCannotCount(reason, self._count_prompt()),))
         said = [announce.CameraSaw(count, challenge.face, challenge.aces_wild), *applied]
         return Outcome(tuple(self._events), tuple(said))

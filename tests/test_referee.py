@@ -160,6 +160,10 @@ def test_count_too_large_is_refused():
     say(referee, "three fives", "dudo")
     assert "only fifteen dice in play" in say(referee, "sixteen")
     assert referee.game.phase is Phase.REVEAL
+    hidden, _, _ = make(preset="pressman")  # the pouch hides the total: the refusal keeps it
+    say(hidden, "three fives", "dudo")
+    assert say(hidden, "sixteen") == "The count cannot be sixteen: that is more dice than are in play."
+    assert hidden.game.phase is Phase.REVEAL
 
 
 def test_calza_needs_a_name_when_several_may_call_it():
@@ -422,8 +426,9 @@ class FakeCounter:
         self.outcome = outcome
         self.expected = None
 
-    def reveal(self, expected_total, save_dir=None, round_number=None):
+    def reveal(self, expected_total, save_dir=None, round_number=None, say_total=True):
         self.expected = expected_total
+        self.say_total = say_total
         self.round_number = round_number
         return self.outcome
 
@@ -444,9 +449,18 @@ def test_a_camera_reading_of_other_dice_than_in_play_settles_nothing():
     referee, _, journal = make(counter=FakeCounter(camera_sees({4: 2}, in_play=14)))
     say(referee, "three fours")
     text = say(referee, "dudo")
-    assert "I cannot count this one: I see 14 dice, not the 15 in play." in text
+    assert "I cannot count this one: I see fourteen dice but fifteen are in play." in text
     assert referee.game.phase is Phase.REVEAL and not [e for e in journal.events if e.type == "count"]
     assert "Ana loses a die" in say(referee, "two")  # three fours were bid; two are there
+
+
+def test_where_the_total_is_hidden_the_camera_never_says_it():
+    counter = FakeCounter(camera_sees({4: 2}, in_play=14))
+    referee, _, _ = make(preset="pressman", counter=counter)
+    say(referee, "three fours")
+    text = say(referee, "dudo")
+    assert counter.say_total is False  # the camera is told to keep it too
+    assert "I see fourteen dice but more are in play." in text and "fifteen" not in text
 
 
 def test_a_reveal_done_again_after_an_undo_is_the_same_rounds():
@@ -479,7 +493,7 @@ def test_the_camera_looks_only_after_the_cups_were_called_up():
     referee, speaker, _ = make(counter=counter)
     said_before_looking = []
     reveal = counter.reveal
-    counter.reveal = lambda *a: (said_before_looking.append(list(speaker.said)), reveal(*a))[1]
+    counter.reveal = lambda *a, **k: (said_before_looking.append(list(speaker.said)), reveal(*a, **k))[1]
     say(referee, "three fours")
     say(referee, "dudo")
     assert "Lift the cups" in said_before_looking[0][-1]

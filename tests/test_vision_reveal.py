@@ -60,6 +60,8 @@ def test_count_mismatch_returns_none_with_reason(tmp_path, reader):
     assert out.reason == (f"I see {number_words(len(sc.dice))} dice but "
                           f"{number_words(len(sc.dice) + 1)} are in play")
     assert out.annotated_path is not None and out.annotated_path.exists()
+    hidden = CameraCounter(ArrayFrames([sc.image]), reader).reveal(len(sc.dice) + 1, say_total=False)
+    assert hidden.reason == f"I see {number_words(len(sc.dice))} dice but more are in play"
 
 
 def test_disagreeing_frames_return_none(reader):

@@ -40,6 +40,14 @@ def _left_out(reading: DiceReading, expected_total: int) -> str:
     return "; I left out " + " and ".join(parts)
 
 
+def in_play(expected_total: int, seen: int, say_total: bool) -> str:
+    """How many dice are in play, for a reason that saw `seen`: "fifteen are in play", or
+    where the rules hide that number, only which way the count is off."""
+    if not say_total:
+        return f"{'more' if expected_total > seen else 'fewer'} are in play"
+    return f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"
+
+
 def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
     """reveal-0001.png, reveal-0002.png, ... never overwriting an earlier reveal."""
     save_dir.mkdir(parents=True, exist_ok=True)
@@ -66,9 +74,10 @@ class CameraCounter:
         self._warned = False
 
     def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None,
-               round_number: int | None = None) -> RevealOutcome:
+               round_number: int | None = None, *, say_total: bool = True) -> RevealOutcome:
         """Count the dice of this round's reveal (`round_number`: the same round revealed again
-        after an undo is looked at again, not taken for the next)."""
+        after an undo is looked at again, not taken for the next). Where the rules hide how
+        many dice are in play (`say_total` False), a reason never names that number."""
         live, settings = self.frames.live, self.settings
         # A photo agrees with itself: reading it again would only repeat the answer.
         to_agree = 1 if self.frames.still else settings.frames_to_agree
@@ -111,7 +120,7 @@ class CameraCounter:
                                     f"this does not look like dice on a table", best, save_dir)
         if reading.total != expected_total:
             return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
-                                    f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"
+                                    + in_play(expected_total, reading.total, say_total)
                                     + _left_out(reading, expected_total), best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
 

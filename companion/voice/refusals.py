@@ -117,6 +117,9 @@ def why_refused(error: RulesError, rules: Rules) -> str:
     if isinstance(error, WrongPhase):
         return PHASE_REFUSALS[error.reason].format(winner=error.winner)
     if isinstance(error, BadCount):
+        if error.reason is CountRefusal.MORE_THAN_IN_PLAY and not rules.announce_dice_in_play:
+            # the rules hide how many dice are in play: the refusal must not tell it
+            return f"the count cannot be {number_words(error.said)}: that is more dice than are in play"
         return _why_count_refused(error)
     if isinstance(error, UnknownPlayer):
         return f"there is no player called {error.name!r}; the players are {', '.join(error.players)}"
