@@ -351,3 +351,15 @@ def test_a_frame_with_more_candidates_than_it_reads_leaves_the_rest_out_as_maybe
     assert all(r.reason == MAYBE_A_DIE for r in reading.refused) and reading.maybe_dice >= 1
     assert all(any(_inside(_centre(d.box), r.box) for r in reading.refused) for d in left_out)
     assert not CameraSettings().accepts(reading, len(sc.dice))
+
+
+def test_every_box_told_lies_inside_the_frame(page_of_text):
+    """The detector's boxes can reach past the frame's edge (a spot of text at the top);
+    `see --json` and the annotated picture give the part in the frame."""
+    for frame in (page_of_text, page_of_text[3:, 5:]):  # text cut by the top and left edges too
+        h, w = frame.shape[:2]
+        read = DiceReader().read(frame)
+        boxes = [d.box for d in read.dice] + [r.box for r in read.refused]
+        assert boxes
+        for x, y, bw, bh in boxes:
+            assert 0 <= x and 0 <= y and bw > 0 and bh > 0 and x + bw <= w and y + bh <= h, (x, y, bw, bh)

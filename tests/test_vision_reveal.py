@@ -282,6 +282,21 @@ def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, read
     assert out.reading is None and out.reason.endswith("this does not look like dice on a table")
 
 
+def test_a_frame_with_more_candidates_than_the_reader_reads_settles_nothing(reader):
+    """Past the most candidates read in a frame the rest are left out, merged into a few
+    "maybe" things: too many to read is itself a sign the frame is no reveal (a page, a
+    board), however few things that leaves refused. A reader reading at most four of a
+    scene's six dice stands in for a board's hundreds."""
+    scene = _find_readable(reader, range(540, 560))
+    few = DiceReader(max_read=4)
+    read = few.read(scene.image)
+    assert read.total == 4 and read.unread == 2 and len(read.refused) <= CameraSettings().max_refused
+    assert CameraSettings().cluttered(read) and not CameraSettings().cluttered(reader.read(scene.image))
+    out = CameraCounter(ArrayFrames([scene.image]), few).reveal(4)  # even where the total fits
+    assert out.reading is None and out.reason == ("I see too many things I cannot take for dice: "
+                                                  "this does not look like dice on a table")
+
+
 def test_a_live_camera_drops_the_frames_its_driver_held_from_before_the_reveal(monkeypatch):
     from companion.vision import frames as frames_module
 

@@ -122,8 +122,9 @@ def run_see(args: argparse.Namespace) -> int:
             doubt = f"  ({doubtful} read doubtfully{marked}: a reveal would ask the players)" \
                 if doubtful else ""
             if camera.cluttered(reading):
-                doubt += (f"  (more than {camera.max_refused} things refused: a reveal would not trust "
-                          "this frame and would ask the players)")
+                crowd = (f"more than {camera.max_refused} things refused" if len(reading.refused) > camera.max_refused
+                         else f"{reading.unread} candidates past the most read")
+                doubt += f"  ({crowd}: a reveal would not trust this frame and would ask the players)"
             print(f"{path}: {reading.total} {'die' if reading.total == 1 else 'dice'}  {counts}{doubt}", flush=True)
             refused = refused_line(reading)
             if refused:

@@ -119,8 +119,11 @@ class DiceReader:
                 left_out[NOT_A_DIE].append((c, float(p[NOT_DIE])))
         kept_spots = [c for c, _ in kept]
         refused = [r for reason, spots in left_out.items() for r in _refused(spots, kept_spots, reason)]
-        return DiceReading(dice=tuple(sorted((d for _, d in kept), key=lambda d: (d.box[1], d.box[0]))),
-                           refused=tuple(sorted(refused, key=lambda r: (r.box[1], r.box[0]))))
+        # a box the detector reached past the frame's edge with is told as the part in the frame
+        dice = [replace(d, box=_within(d.box, img.shape)) for _, d in kept]
+        refused = [replace(r, box=_within(r.box, img.shape)) for r in refused]
+        return DiceReading(dice=tuple(sorted(dice, key=lambda d: (d.box[1], d.box[0]))),
+                           refused=tuple(sorted(refused, key=lambda r: (r.box[1], r.box[0]))), unread=len(unread))
 
     def _second_look(self, img: np.ndarray, found: list[Candidate], probs: np.ndarray,
                      agreement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -281,6 +284,14 @@ def _components(linked: np.ndarray) -> np.ndarray:
         if np.array_equal(new, label):
             return label
         label = new
+
+
+def _within(box: tuple[int, int, int, int], shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The part of `box` inside a frame of `shape`."""
+    x, y, w, h = box
+    x0, y0 = max(0, x), max(0, y)
+    x1, y1 = min(shape[1], x + w), min(shape[0], y + h)
+    return x0, y0, max(1, x1 - x0), max(1, y1 - y0)
 
 
 def _around(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:

@@ -116,7 +116,9 @@ class CameraCounter:
             return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
                               best, save_dir)
         if settings.cluttered(reading):
-            return self._done(None, f"I see {number_words(len(reading.refused))} things I cannot take for dice: "
+            refused = len(reading.refused)
+            crowd = f"{number_words(refused)} things" if refused > settings.max_refused else "too many things"
+            return self._done(None, f"I see {crowd} I cannot take for dice: "
                                     f"this does not look like dice on a table", best, save_dir)
         if reading.total != expected_total:
             return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "

@@ -44,8 +44,9 @@ class CameraSettings:
         return sum(1 for d in reading.dice if self.doubts(d))
 
     def cluttered(self, reading: DiceReading) -> bool:
-        """Does the frame hold too many things that are not dice to be a reveal on a table?"""
-        return len(reading.refused) > self.max_refused
+        """Does the frame hold too many things that are not dice to be a reveal on a table?
+        (Candidates too many to read are: the left-out spots of a page are merged into a few.)"""
+        return len(reading.refused) > self.max_refused or reading.unread > 0
 
     def accepts(self, reading: DiceReading, expected_total: int) -> bool:
         """Would a reveal trust this reading: every die in play seen, every one read surely

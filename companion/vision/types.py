@@ -52,6 +52,9 @@ class DiceReading:
 
     dice: tuple[Die, ...]
     refused: tuple[Refused, ...] = ()  # never counted: faces, counts and total are the dice's
+    # candidates past the most the reader reads in a frame (a page of text, a board): left out
+    # among `refused` as maybe dice, and a sign the frame is no reveal
+    unread: int = 0
 
     @property
     def faces(self) -> tuple[int, ...]:
