@@ -222,6 +222,16 @@ def test_a_players_own_calza_is_spotted_and_other_calls_are_not(learnt, tmp_path
         assert spotted(other) is None, other
 
 
+def test_a_named_call_is_not_taken_for_the_players_own_calza(learnt, tmp_path):
+    # The frames of "Cleo" in "Cleo dudo" are Cleo's own "Cleo" as in her "Cleo calza": the
+    # name heard, nothing was lost, and the dudo stands.
+    learnt.expect(Expect.CALLS)
+    for player in PLAYERS:
+        heard = learnt.decode(say(f"{player} dudo", tmp_path))
+        assert heard.text == f"{player.lower()} dudo", heard
+        assert heard.details.get("spotted") is None
+
+
 def test_a_spotted_calza_is_asked_about_never_applied_at_once(learnt, tmp_path, monkeypatch):
     # A network that missed the name heard only the bid; the player's own recording says Ben.
     monkeypatch.setattr(learnt.names, "spot", lambda feats, log_probs: "Ben")

@@ -309,12 +309,13 @@ class CallRecogniser:
         texts = [text for text, _ in calls]
         likelihood = {text: float(np.exp(score - best)) for text, score in calls}
         details = {"decoded": decoded, "measures": found}
-        if (self.names is not None and self._expect is not Expect.COUNT
-                and not texts[0].startswith("{name} calza")):
+        if self.names is not None and self._expect is not Expect.COUNT and "{name}" not in texts[0]:
             spotted = details["spotted"] = self.names.spot(feats, log_probs)
             if spotted is not None:
                 # A calza the network heard without its name, or not at all, in a voice
-                # whose own "<name> calza" it sounds just like: never applied unasked.
+                # whose own "<name> calza" it sounds just like: never applied unasked. Not
+                # where the network heard a name: a named call ("Cleo dudo") lost no name,
+                # and its name's frames are the player's own "Cleo" whatever follows.
                 texts = [f"{spotted.lower()} calza", *(t for t in texts if "{name}" not in t)]
                 likelihood = {t: likelihood.get(t, 0.0) for t in texts}
                 confidence = SPOTTED_CONFIDENCE
