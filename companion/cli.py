@@ -53,8 +53,7 @@ class PlaySettings:
         if any(p.suffix.lower() == ".wav" for p in self.camera_images):  # `--camera-images a.png b.wav`
             raise CompanionError("--camera-images takes every file after it as a photo: name the recordings before it")
         if self.input == "wav" and not self.paths:
-            raise CompanionError("name the recordings to play from: "
-                                 "companion play --input wav FILE_OR_FOLDER...")
+            raise CompanionError("name the recordings to play from: companion play --input wav FILE_OR_FOLDER...")
         if self.input != "wav" and self.paths:
             hint = ("; add --input wav to play recordings" if self.paths[0].suffix.lower() == ".wav" else
                     f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}")
@@ -67,8 +66,7 @@ class PlaySettings:
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
         if self.learn_names and self.input == "text":
-            raise CompanionError("--learn-names learns how players say their names: "
-                                 "it needs --input mic or wav")
+            raise CompanionError("--learn-names learns how players say their names: it needs --input mic or wav")
         if self.profile is not None and not self.uses_camera:
             raise CompanionError(f"--profile {self.profile} is for reading the dice: "
                                  "give it with --camera N or --camera-images")
@@ -129,11 +127,9 @@ def _play_parser(sub) -> None:
     p.add_argument("--dice", type=int, metavar="N", help="starting dice per player (default 5)")
     p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
     p.add_argument("--input", choices=("text", "wav", "mic"), default="mic",
-                   help="where calls come from: typed or piped text (--input text < script.txt), "
-                        "WAV files, or the microphone. --input wav - reads one WAV path a line "
-                        "from standard input, each when the referee waits for the next call, "
-                        "after printing 'listening>' on its own line (a bad path is reported "
-                        "and skipped; end of input ends the game)")
+                   help="where calls come from: typed or piped text, WAV files, or the microphone; "
+                        "--input wav - reads a WAV path a line from standard input after each "
+                        "'listening>' line (a bad path is skipped; end of input ends the game)")
     p.add_argument("files", nargs="*", type=Path, metavar="FILE",
                    help="WAV files or folders for --input wav, or - for paths from standard input")
     p.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
@@ -155,9 +151,8 @@ def _play_parser(sub) -> None:
                         "(default: with --input mic)")
     p.add_argument("--display", action="store_true",
                    help=f"show the game on a web page (http://{DEFAULT_HOST}:{DEFAULT_PORT} by default)")
-    p.add_argument("--display-host", metavar="HOST",
-                   help=f"address the page listens on (default {DEFAULT_HOST}, this machine only; "
-                        "0.0.0.0 lets a tablet or TV on the network see it)")
+    p.add_argument("--display-host", metavar="HOST", help=f"address the page listens on (default {DEFAULT_HOST}, "
+                   "this machine only; 0.0.0.0 lets a tablet or TV on the network see it)")
     p.add_argument("--display-port", type=int, metavar="PORT", help=f"the page's port (default {DEFAULT_PORT})")
 
 
@@ -227,9 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ncompanion: stopped.", file=sys.stderr)
         return 130
-    except OSError as error:  # output whose reader went (`companion rules | head`) or whose disk is full
-        if error.filename is not None or error.errno not in _OUTPUT_ERRORS:
-            raise  # not the output's: said as it is
+    except OSError as error:  # a path that cannot be used (too long, under a file), or the output's
+        if error.filename is not None:
+            print(f"companion: {error.filename}: {error.strerror or error}", file=sys.stderr)
+            return 2
+        if error.errno not in _OUTPUT_ERRORS:  # output whose reader went (`| head`) or whose disk is full
+            raise
         if not isinstance(error, BrokenPipeError):
             print(f"companion: cannot write the output: {error.strerror}", file=sys.stderr)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
@@ -262,9 +260,11 @@ def _build_rules(settings: PlaySettings):
     return rules
 
 
-def make_speaker(settings: PlaySettings):
-    from companion.voice.speakers import announcer
+def make_speaker(settings: PlaySettings, journal: Path | None = None):
+    from companion.voice.speakers import announcer, check_wav_out
 
+    check_wav_out(settings.wav_out, [*(p for p in (journal, settings.profile) if p), *settings.paths,
+                                     *settings.camera_images])
     return announcer(settings.mute, settings.wav_out,
                      lambda line: print(f"companion: {line}", file=sys.stderr))
 
@@ -340,8 +340,8 @@ def run_play(settings: PlaySettings) -> int:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind; the photos first, before the speech engine's wait.
         counter = _counter(settings)
+        speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
-        speaker = make_speaker(settings)
         if journal is None:
             journal = journals.Journal.start(path, game)
         print(f"companion: journal {path}", file=sys.stderr)

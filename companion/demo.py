@@ -214,6 +214,9 @@ def run_demo(args) -> int:
         raise DemoError(f"--display-port must be a port number (0-65535), not {args.display_port}")
     if args.journal is not None and args.journal.exists() and args.journal.stat().st_size > 0:
         raise DemoError(f"{args.journal} already holds a game; the demo keeps its journal in a new file")
+    from companion.voice.speakers import check_wav_out
+
+    check_wav_out(args.wav_out, [args.journal] if args.journal else [])
     return play_demo(args.wav_out, args.mute, args.display, args.display_port, args.journal)
 
 

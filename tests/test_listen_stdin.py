@@ -30,17 +30,19 @@ def calls(tmp_path_factory):
 def test_each_path_is_read_after_a_prompt_and_bad_ones_are_skipped(calls, tmp_path):
     junk = tmp_path / "junk.wav"
     junk.write_text("not audio")
+    too_long = tmp_path / ("a" * 300 + ".wav")  # the system refuses to look such a name up
     lines = io.StringIO("".join(f"{p}\n" for p in (calls["two fives"], tmp_path / "missing.wav",
-                                                    junk, "", calls["three fives"])))
+                                                    junk, "", too_long, calls["three fives"])))
     out, warnings = io.StringIO(), []
     source = PromptedWavSource(make_engine("bundled", None, PLAYERS), lines, out, warnings.append)
     first = source.next_utterance()
     assert (first.text, first.origin) == ("two fives", str(calls["two fives"]))
     assert out.getvalue() == PROMPT + "\n"  # nothing read ahead: the next path may depend on the answer
     assert source.next_utterance().text == "three fives"
-    assert out.getvalue() == (PROMPT + "\n") * 5  # asked again after each bad or blank line
+    assert out.getvalue() == (PROMPT + "\n") * 6  # asked again after each bad or blank line
     assert "missing.wav: no such file" in warnings[0]
-    assert "junk.wav: not a readable WAV" in warnings[1] and len(warnings) == 2
+    assert "junk.wav: not a readable WAV" in warnings[1]
+    assert warnings[2].endswith(".wav: File name too long") and len(warnings) == 3
     assert source.next_utterance() is None  # end of input ends the game
 
 

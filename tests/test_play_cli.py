@@ -391,6 +391,35 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
     assert rms > 300 and np.abs(samples).max() > 5000
 
 
+def test_announcements_are_never_written_over_the_journal_the_recordings_or_another_file(tmp_path):
+    journal = tmp_path / "game.jsonl"
+    result, _ = play(tmp_path, "three fours\n", "--wav-out", journal)  # the game's own journal
+    assert result.returncode == 2 and "would write the announcements over" in result.stderr
+    assert not journal.exists()  # refused before the game began
+    kept = tmp_path / "last-week.jsonl"
+    kept.write_text('{"type": "game_started"}\n')
+    result, _ = play(tmp_path, "three fours\n", "--wav-out", kept)  # another game's journal
+    assert result.returncode == 2 and "something other than a WAV file" in result.stderr
+    assert kept.read_text() == '{"type": "game_started"}\n' and not journal.exists()
+    recording = tmp_path / "calls" / "1.wav"
+    recording.parent.mkdir()
+    recording.write_bytes(b"RIFF")
+    for out in (recording, tmp_path / "calls" / "said.wav"):  # a recording played, or beside them
+        result = run_companion("play", "--players", "Ana", "Ben", "--input", "wav", recording.parent,
+                               "--mute", "--wav-out", out, "--journal", journal)
+        assert result.returncode == 2 and "which the game reads or keeps" in result.stderr, result.stderr
+    assert recording.read_bytes() == b"RIFF" and not journal.exists()
+
+
+def test_a_path_the_system_cannot_use_is_one_line_not_a_traceback(tmp_path):
+    too_long = tmp_path / ("a" * 300 + ".jsonl")
+    for args in (("play", "--players", "Ana", "Ben", "--input", "text", "--journal", too_long),
+                 ("play", "--resume", too_long), ("recap", too_long)):
+        result = run_companion(*args, input_text="")
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.strip().endswith("File name too long"), result.stderr
+
+
 def test_recordings_after_the_player_names_are_recordings(tmp_path, monkeypatch):
     from companion.sources import names_and_files
 

@@ -355,15 +355,18 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     files: list[Path] = []
     problems = []
     for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted((x for x in p.iterdir() if x.suffix.lower() == ".wav"), key=natural_key)
-            if not found:
-                problems.append(f"{p}: no .wav files in this folder")
-            files += found
-        elif p.is_file():
-            files.append(p)
-        else:
-            problems.append(f"{p}: no such file or folder")
+        try:
+            if p.is_dir():
+                found = sorted((x for x in p.iterdir() if x.suffix.lower() == ".wav"), key=natural_key)
+                if not found:
+                    problems.append(f"{p}: no .wav files in this folder")
+                files += found
+            elif p.is_file():
+                files.append(p)
+            else:
+                problems.append(f"{p}: no such file or folder")
+        except OSError as exc:  # a name too long, a folder that cannot be listed
+            problems.append(f"{p}: {exc.strerror or exc}")
     if problems:
         raise AudioFormatError("\n".join(problems))
     return files

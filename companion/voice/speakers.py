@@ -8,6 +8,7 @@ muted exactly while the companion talks.
 from __future__ import annotations
 
 import contextlib
+import os
 import io
 import sys
 import tempfile
@@ -134,6 +135,9 @@ class WavRecorder:
         if self.path.is_dir():  # touch() would pass it, and the first announcement fail
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: it is a folder; "
                                    "give a file name, like announcements.wav")
+        if not _empty_or_wav(self.path):  # an earlier game's announcements are fine to replace
+            raise VoiceUnavailable(f"cannot write announcements to {self.path}: it holds something other than "
+                                   "a WAV file (a journal?), which would be lost; give a new file name")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.touch()
@@ -237,6 +241,30 @@ class Speakers:
     def say(self, text: str) -> None:
         for speaker in self.speakers:
             speaker.say(text)
+
+
+def check_wav_out(wav_out: Path | None, kept: Sequence[Path]) -> None:
+    """Refuse a `--wav-out` that is one of the files (or inside one of the folders) the game
+    reads or keeps: the journal, the recordings played, the photos."""
+    if wav_out is None:
+        return
+    target = Path(os.path.abspath(wav_out))
+    for path in kept:
+        path = Path(os.path.abspath(path))
+        if target == path or path in target.parents:
+            raise VoiceUnavailable(f"--wav-out {wav_out} would write the announcements over {path}, "
+                                   "which the game reads or keeps; give another file name")
+
+
+def _empty_or_wav(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # unreadable: touch() says why it cannot be written, if it cannot
+    return head in (b"", b"RIFF")
 
 
 def announcer(mute: bool = False, wav_out: Path | None = None,
