@@ -242,7 +242,10 @@ class Referee:
             self._declined = None  # once: the next call heard, taken or not, ends it
         asked, self._held = self._pending, False
         announcements = self._act_on(heard, decision)
-        announcements += self._let_question_lapse(asked, heard, decision)
+        lapsed = self._let_question_lapse(asked, heard, decision)
+        if lapsed and self._held:  # not "First: did you say ...?" and at once "Not taken"
+            announcements = [a for a in announcements if not isinstance(a, announce.StillAsking)]
+        announcements += lapsed
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
 
     def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:
@@ -285,10 +288,11 @@ class Referee:
         if asked is None or self._pending is not asked:
             self._not_answered = 0
             return []
-        if self._held or not heard.spoken or (decision.call is not None and (
-                is_answer(decision.call) or changes_nothing(decision.call))):
-            # typed, silence, a beep, an answer, "repeat", or a move held back by asking the
-            # question again: nobody talked past it unheard
+        if (self._held and decision.verdict is Verdict.APPLY) or not heard.spoken or (
+                decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call))):
+            # typed, silence, a beep, an answer, "repeat", or a sure move held back by asking
+            # the question again: nobody talked past it unheard. A move heard unsure ("whose
+            # go is it" faintly read as dudo) is chatter, held back or not, and counts.
             return []
         self._not_answered += 1
         if self._not_answered < self.settings.hearing.question_lapses_after:

@@ -971,6 +971,19 @@ def test_moves_held_back_by_a_question_do_not_let_it_lapse():
     assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
 
 
+def test_chatter_faintly_heard_as_moves_lets_a_question_lapse():
+    # "whose go is it", "who's next" read as a dudo at 0.6 to 0.8: chatter past the question,
+    # which must not hold it open for ever ("First: did you say ...?" each time)
+    referee, _, journal = make()
+    say(referee, "three fours")
+    say(referee, "four fours", confidence=0.6)
+    assert say(referee, "dudo", confidence=0.62) == "First: did you say four fours? Yes or no."
+    assert say(referee, "dudo", confidence=0.65) == "First: did you say four fours? Yes or no."
+    lapsed = say(referee, "dudo", confidence=0.62)
+    assert lapsed.startswith("Not taken: four fours.") and "Ben, your call" in lapsed
+    assert [e.type for e in journal.events].count("bid") == 1 and referee.game.turn == "Ben"
+
+
 def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():
     referee, _, _ = make()
     say(referee, "three fours", "dudo")
