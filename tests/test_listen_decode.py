@@ -285,6 +285,20 @@ def test_hear_finds_no_call_in_a_long_recording_of_a_quiet_room(tmp_path, capsys
     assert [(line["text"], line["call"]) for line in lines] == [("", None), ("", None)]
 
 
+def test_a_recording_of_nothing_is_heard_as_nothing(tmp_path, capsys):
+    # A WAV with no samples, or a tenth of a second of digital silence: the network's guess
+    # at the lead-in alone was "three".
+    write_wav(tmp_path / "a-empty.wav", np.zeros(0, np.int16))
+    write_wav(tmp_path / "b-blank.wav", np.zeros(1600, np.int16))
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    assert run_hear(parser.parse_args(["--json", "--engine", "bundled", str(tmp_path)])) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(line["text"], line["call"], line["alternatives"]) for line in lines] == [("", None, [])] * 2
+    source = WavSource([tmp_path / "a-empty.wav", tmp_path / "b-blank.wav"], make_engine("bundled"))
+    assert source.next_utterance() is None  # in a game, neither is anything said
+
+
 def test_hear_without_files_says_so(capsys):
     parser = argparse.ArgumentParser()
     add_hear_arguments(parser)

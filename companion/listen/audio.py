@@ -192,6 +192,16 @@ class _Wav:
     data_size: int  # what is really there, even if the header promised more
 
 
+# The loudest sample (of 32767) of a recording of nothing: digital silence, or a converter's
+# dither.
+NOTHING_RECORDED = 4
+
+
+def recorded_nothing(samples: np.ndarray) -> bool:
+    """No samples, or none above NOTHING_RECORDED: no call, whatever a decoder would guess."""
+    return not len(samples) or int(np.abs(samples.astype(np.int32)).max()) <= NOTHING_RECORDED
+
+
 def read_wav(path: str | Path) -> np.ndarray:
     """The samples of a WAV file as 16 kHz mono int16 (a new array).
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from companion.calls import call_to_json, describe_call, parse_call_or_none
 from companion.errors import CompanionError
-from companion.listen.audio import SAMPLE_RATE, read_wav
+from companion.listen.audio import SAMPLE_RATE, read_wav, recorded_nothing
 from companion.listen import ENGINES
 from companion.listen.engine import ENGINE_THRESHOLD, Recognition
 from companion.listen.errors import AudioFormatError
@@ -83,9 +83,9 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     if len(found) > 1:  # one line per file is the format; say what it leaves out
         print(f"companion: {path} holds {len(found)} utterances; hear reads a file as one call "
               "(play --input wav hears them one by one)", file=sys.stderr, flush=True)
-    if not found and len(samples) > EndpointSettings().max_utterance * SAMPLE_RATE:
-        # Longer than any call with no speech starting in it: no call. Decoding all of it (a
-        # file of a quiet room may run for minutes) would only find words in the noise.
+    if recorded_nothing(samples) or (not found and len(samples) > EndpointSettings().max_utterance * SAMPLE_RATE):
+        # Nothing recorded, or longer than any call with no speech starting in it: no call.
+        # Decoding it (a file of a quiet room may run for minutes) would only find words in the noise.
         result = Recognition("", voiced=False)
     else:
         result = decode_span(engine, samples, found=found)

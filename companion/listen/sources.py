@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Sequence, TextIO
 import numpy as np
 
 from companion.listen import ENGINES
-from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav
+from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, recorded_nothing
 from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, spanning, utterances
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
@@ -254,6 +254,9 @@ class WavSource:
     def results(self, path: Path) -> Iterator[Recognition]:
         """What was heard in one file, utterance by utterance (chatter included)."""
         samples = read_wav(path)
+        if recorded_nothing(samples):
+            yield Recognition("", voiced=False)  # decoded, it would be the network's guess at nothing
+            return
         if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
             if self._learning:
                 # The recording of a player saying their name is all of it, a pause after
