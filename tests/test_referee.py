@@ -146,6 +146,10 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert "no player called Dave" in say(referee, "calza Dave")
     assert "no player" not in say(referee, "yes dudo") and "no player" not in say(referee, "hey five threes")
     assert say(referee, "Ana") == "Say the call after the name, like Ana calza."
+    for marks in ("!!!", ".", "\u0663"):  # no letters: not a name said alone
+        assert say(referee, marks).startswith("Sorry, I did not understand"), marks
+    pasted = say(referee, "x" * 5000)  # said back whole, it would take minutes
+    assert pasted == f"Sorry, I did not understand '{'x' * 40}...'. Say it again, or type help."
     assert referee.game.last_bid is None
 
 

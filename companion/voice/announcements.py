@@ -98,7 +98,7 @@ class NotUnderstood:
     def words(self, rules: Rules) -> list[str]:
         if self.unknown_player:
             return [f"There is no player called {self.unknown_player}; the players are {join_and(self.players)}."]
-        if self.text.split() and self.why == "nothing was said":  # a name alone
+        if self.why == "nothing was said" and any("a" <= c <= "z" for c in self.text.lower()):  # a name alone
             return [f"Say the call after the name, like {self.players[0]} calza."]
         word = self.text.strip().lower().strip("?!.")
         if word in ("help", "what can i say", "commands"):
@@ -110,7 +110,12 @@ class NotUnderstood:
             return ["To stop, type quit or press Control C: the game is saved, and "
                     "companion play --resume carries it on."]
         why = "" if self.why == UnparsableCall(self.text).why else f" ({self.why})"
-        return [f"Sorry, I did not understand {self.text!r}{why}. Say it again, or type help."]
+        # said back whole, a pasted page would hold the game up for minutes
+        shown = self.text if len(self.text) <= QUOTED else self.text[:QUOTED].rstrip() + "..."
+        return [f"Sorry, I did not understand {shown!r}{why}. Say it again, or type help."]
+
+
+QUOTED = 40  # characters of a line not understood that are said back
 
 
 @dataclass(frozen=True)
