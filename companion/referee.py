@@ -387,6 +387,8 @@ class Referee:
         if game.phase is Phase.REVEAL:
             return [announce.CupsAreUp(self._count_prompt())]
         player = game.player_named(call.speaker) if call.speaker else game.turn
+        if call.bid == game.last_bid and game.last_bidder is not None and player == game.turn:
+            return [announce.BidStands(call.bid, game.last_bidder, game.turn)]
         return self._apply(BidAction(player, call.bid))  # an IllegalBid is refused by _handle
 
     def _calza(self, call: CalzaCall) -> list[Announcement]:

@@ -159,6 +159,16 @@ def test_a_count_the_dice_said_rule_out_loses_to_an_alternative_that_fits():
     assert say(referee, "two", confidence=0.6, alternatives=("nine",)) == "Did you say the count is nine?"
 
 
+def test_the_bid_that_stands_said_again_is_not_refused_as_the_next_players_raise():
+    referee, _, journal = make()
+    say(referee, "three fours", "four fours")
+    # Ben says his bid again, or Cleo echoes it: not "four fours does not raise four fours"
+    assert say(referee, "four fours") == "Four fours is Ben's bid already. Cleo, your call."
+    assert say(referee, "four fours", confidence=0.95) == "Four fours is Ben's bid already. Cleo, your call."
+    assert [e.type for e in journal.events].count("bid") == 2 and referee.game.turn == "Cleo"
+    assert "does not raise" in say(referee, "three fours")
+
+
 def test_count_too_large_is_refused():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")

@@ -54,6 +54,20 @@ class Refused:
 
 
 @dataclass(frozen=True)
+class BidStands:
+    """The bid that stands said again (its bidder repeating it, or a neighbour echoing it):
+    not a raise refused, which would sound like the player to move's mistake."""
+
+    bid: Bid
+    bidder: str
+    turn: str
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"{bid_words(self.bid, rules.ace_word).capitalize()} is {self.bidder}'s bid already. "
+                f"{self.turn}, your call."]
+
+
+@dataclass(frozen=True)
 class GameIsOver:
     winner: str
 
