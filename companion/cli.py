@@ -20,6 +20,7 @@ from typing import Sequence
 from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
 from companion.listen import ENGINES
+from companion.rules.presets import MOST_DICE
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,8 @@ class PlaySettings:
                     f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}")
             raise CompanionError(f"files are only read with --input wav (got {self.paths[0]} "
                                  f"with --input {self.input}){hint}")
-        if self.starting_dice is not None and self.starting_dice < 1:
-            raise CompanionError(f"--dice must be at least 1, not {self.starting_dice}")
+        if self.starting_dice is not None and not 1 <= self.starting_dice <= MOST_DICE:
+            raise CompanionError(f"--dice must be 1 to {MOST_DICE} (as many as a cup holds), not {self.starting_dice}")
         if not 0 <= self.display_port <= 65535:
             raise CompanionError(f"--display-port must be a port number (0-65535), not {self.display_port}")
         if self.camera is not None and self.camera_images:
@@ -102,16 +103,9 @@ class PlaySettings:
             first=args.first,
             input=args.input,
             paths=tuple(Path(f) for f in files),
-            mute=args.mute,
-            wav_out=args.wav_out,
-            journal=args.journal,
-            resume=args.resume,
-            camera=args.camera,
-            camera_images=tuple(args.camera_images or ()),
-            profile=args.profile,
-            engine=args.engine,
-            model=args.model,
-            mic=args.mic,
+            mute=args.mute, wav_out=args.wav_out, journal=args.journal, resume=args.resume,
+            camera=args.camera, camera_images=tuple(args.camera_images or ()), profile=args.profile,
+            engine=args.engine, model=args.model, mic=args.mic,
             display=args.display or args.display_host is not None or args.display_port is not None,
             display_host=args.display_host or DEFAULT_HOST,
             display_port=DEFAULT_PORT if args.display_port is None else args.display_port,

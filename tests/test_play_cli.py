@@ -108,7 +108,8 @@ def test_house_rules_from_toml(tmp_path):
     (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
-    (["--players", "Ana", "Ben", "--dice", "0", "--input", "text"], "--dice must be at least 1, not 0"),
+    (["--players", "Ana", "Ben", "--dice", "0", "--input", "text"], "--dice must be 1 to 10 (as many as a cup holds), not 0"),
+    (["--players", "Ana", "Ben", "--dice", "1000000", "--input", "text"], "--dice must be 1 to 10"),
     (["--resume", "--players", "Dan", "Eve", "--input", "text"], "keeps its own players and rules: leave out --players"),
     (["--resume", "--rules", "pressman", "--dice", "3", "--input", "text"], "leave out --rules, --dice"),
     (["--resume", "old.jsonl", "--input", "text"], "use either --resume old.jsonl or --journal"),
@@ -128,6 +129,11 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     toml.write_text('calza = "yes"\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert "bad value 'yes' for rules field 'calza' (true or false, without quotes)" in result.stderr
+    for line, message in (("starting_dice = 99999999999", "a player holds at most 10 dice"),
+                          ("calza_min_players = -5", "calza_min_players cannot be below 0")):
+        toml.write_text(line + "\n")
+        result, _ = play(tmp_path, "", "--house-rules", toml)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
     toml.write_text('wild_sixes = true\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert "unknown rules field 'wild_sixes'" in result.stderr

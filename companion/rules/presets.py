@@ -51,6 +51,11 @@ class DudoLoss(enum.Enum):
     DIFFERENCE = "difference"  # ...as many as the bid was off by (at least one)
 
 
+# Dice a player may hold: the rulebooks' five, a cup of six or more for house rules, and a
+# bound, so a slip of the keyboard (--dice 1000000) is refused, not a game that cannot be heard.
+MOST_DICE = 10
+
+
 @dataclass(frozen=True)
 class Rules:
     name: str = "custom"
@@ -85,6 +90,12 @@ class Rules:
             raise RulesFileError("starting_dice must be at least 1")
         if self.max_dice < self.starting_dice:
             raise RulesFileError("max_dice cannot be below starting_dice")
+        if self.max_dice > MOST_DICE:
+            raise RulesFileError(f"a player holds at most {MOST_DICE} dice (as many as a cup holds), "
+                                 f"not {self.max_dice}")
+        for name in ("calza_min_players", "palifico_min_players"):
+            if getattr(self, name) < 0:
+                raise RulesFileError(f"{name} cannot be below 0")
         if self.ace_word not in ("aces", "pacos", "jokers", "ones"):
             raise RulesFileError(f"ace_word must be aces, pacos, jokers or ones, not {self.ace_word!r}")
 
