@@ -180,6 +180,7 @@ class BadLine(NamedTuple):
 
 class _Scan(NamedTuple):
     events: list[Event]  # the readable events before the first bad line
+    numbers: list[int]  # the line of each (blank lines hold none)
     lines: int  # whole lines in the file
     torn: bool  # a last line cut off mid-write followed them
     bad: BadLine | None  # the first line that could not be read
@@ -187,14 +188,18 @@ class _Scan(NamedTuple):
 
 def _scan(raw: bytes, path: Path) -> _Scan:
     """Read events up to the first unreadable line; a file whose game start is bad is refused."""
-    lines = raw.split(b"\n")
+    lines = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")  # an editor's byte order mark is no damage
     # The process died in the middle of writing the last line: it never happened.
-    torn = lines.pop() != b""
+    torn = lines.pop().strip() != b""
     events: list[Event] = []
+    numbers: list[int] = []
     bad = None
     for number, line in enumerate(lines, 1):
+        if not line.strip():  # a blank line (a hand edit) holds no event
+            continue
         try:
             events.append(Event.from_dict(json.loads(line.decode("utf-8"))))
+            numbers.append(number)
             continue
         except UnicodeDecodeError:
             bad = BadLine(number, Damage.UNREADABLE, "is not text")
@@ -212,7 +217,7 @@ def _scan(raw: bytes, path: Path) -> _Scan:
         raise JournalError(f"{path} is not a companion journal: line 1 {bad.why}")
     if not events or not isinstance(events[0], GameStarted):
         raise JournalError(f"{path} is not a companion journal: it does not start with a game")
-    return _Scan(events, len(lines), torn, bad)
+    return _Scan(events, numbers, len(lines), torn, bad)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -320,8 +325,7 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
             raise _DoesNotReplay(f"shows dice that cannot be shown: {exc}") from None
         return [event]
     if isinstance(event, HandTakenBack):
-        if (game.phase is not Phase.REVEAL or not isinstance(event.player, str)
-                or event.player not in hands_so_far(events[:i])):
+        if game.phase is not Phase.REVEAL or event.player not in hands_so_far(events[:i]):
             raise _DoesNotReplay("takes back a hand that was not said")
         return [event]
     if event.type not in ACTION_TYPES:
@@ -392,14 +396,18 @@ def resume(path: Path) -> Resumed:
         raw = _read_bytes(path)  # as it is now that nobody else can write it
         scan = _scan(raw, path)
         game, kept, refused = _replay_until_bad(scan.events, path)
+        if refused is not None:  # told by the event's place: said by its line
+            refused = refused._replace(number=scan.numbers[refused.number - 1])
         bad = refused or scan.bad  # a refused event always comes before an unreadable line
         notes = []
         dropped = None
         if bad is not None:
             last_line = scan.lines + scan.torn
             dropped = Dropped(bad, last_line, _keep_backup(journal.path, raw))
-        elif scan.torn or len(kept) != len(scan.events):
+        elif scan.torn:
             notes.append("the journal's last line had been cut off mid-write; it was repaired")
+        elif len(kept) != len(scan.events):  # stopped between an action and what followed from it
+            notes.append("the journal stopped before what follows from its last line was written; that was added")
         if dropped is not None or notes:
             if fcntl is None:
                 journal.close()  # Windows replaces no file that is open

@@ -19,6 +19,43 @@ class EventFormatError(RulesError):
     pass
 
 
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)  # JSON's true is no number of dice
+
+
+def _dice(x: Any) -> bool:
+    return isinstance(x, tuple) and all(_whole(d) for d in x)
+
+
+def _names(x: Any) -> bool:
+    return isinstance(x, Mapping) and all(isinstance(k, str) for k in x)
+
+
+# What each field's type (as its annotation reads) takes from a journal line, after lists
+# became tuples: a line of another type is damage, said as such, not a game taken on trust.
+_FITS: dict[str, tuple[str, Any]] = {
+    "str": ("text", lambda x: isinstance(x, str)),
+    "str | None": ("text or null", lambda x: x is None or isinstance(x, str)),
+    "int": ("a whole number", _whole),
+    "bool": ("true or false", lambda x: isinstance(x, bool)),
+    "tuple[str, ...]": ("a list of text", lambda x: isinstance(x, tuple) and all(isinstance(p, str) for p in x)),
+    "tuple[int, ...]": ("a list of whole numbers", _dice),
+    "tuple[int, ...] | None": ("a list of whole numbers or null", lambda x: x is None or _dice(x)),
+    "Mapping[str, int]": ("names with whole numbers", lambda x: _names(x) and all(_whole(v) for v in x.values())),
+    "Mapping[str, tuple[int, ...]] | None": ("names with lists of whole numbers, or null",
+                                             lambda x: x is None or (_names(x) and all(map(_dice, x.values())))),
+    "Mapping[str, Any]": ("a table of names", _names),
+}
+
+
+def json_text(value: Any) -> str:
+    """A value as its journal line gave it, cut short."""
+    import json
+
+    text = json.dumps(list(value) if isinstance(value, tuple) else value, default=str)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 @dataclass(frozen=True)
 class Event:
     type: ClassVar[str] = ""
@@ -59,6 +96,9 @@ class Event:
                 value = tuple(value)
             if isinstance(value, dict):
                 value = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+            if not _FITS[f.type][1](value):
+                raise EventFormatError(f"bad {data['type']!r} event: {f.name} must be {_FITS[f.type][0]}, "
+                                       f"not {json_text(value)}")
             values[f.name] = value
         try:
             return cls(**values)
