@@ -267,6 +267,8 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
     """
     if re.search(r"(^|[^\w])-\s*\d", text):  # "-3 fives": the minus would go with the punctuation
         raise UnparsableCall(text, "a count cannot be negative")
+    if re.search(r"\d\.\d", text):  # "3.5" would read as "3 5", three fives
+        raise UnparsableCall(text, "a count is a whole number")
     words = _normalise(text)
     if not words:
         raise UnparsableCall(text, "nothing was said")

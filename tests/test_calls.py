@@ -158,6 +158,13 @@ def test_a_minus_sign_is_not_dropped(text):
     assert parse_call("twenty-one fives") == BidCall(Bid(21, 5))  # a hyphen between words is fine
 
 
+@pytest.mark.parametrize("text", ["3.5", "count is 3.5", "2.0 fives"])
+def test_a_decimal_point_is_not_dropped(text):
+    with pytest.raises(UnparsableCall, match="whole number"):  # not "3 5", three fives
+        parse_call(text, PLAYERS)
+    assert parse_call("Ana 5,5,3,1,2", PLAYERS) == HandCall("Ana", (5, 5, 3, 1, 2), "Ana")  # commas part dice
+
+
 def test_json_and_description():
     assert parse_call("nine fives").to_json() == {"kind": "bid", "count": 9, "face": 5}
     assert parse_call("Ben calza", PLAYERS).to_json() == {"kind": "calza"}
