@@ -66,6 +66,10 @@ class PlaySettings:
             raise CompanionError(f"--display-port must be a port number (0-65535), not {self.display_port}")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
+        speech_only = [flag for flag, value in (("--engine", self.engine != "auto"), ("--model", self.model),
+                                                ("--mic", self.mic)) if value]
+        if speech_only and self.input == "text":
+            raise CompanionError(f"{', '.join(speech_only)} choose how calls are heard: they need --input mic or wav")
         if self.learn_names and self.input == "text":
             raise CompanionError("--learn-names learns how players say their names: it needs --input mic or wav")
         if self.profile is not None and not self.uses_camera:
