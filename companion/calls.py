@@ -267,14 +267,15 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
     """
     if re.search(r"(^|[^\w])-\s*\d", text):  # "-3 fives": the minus would go with the punctuation
         raise UnparsableCall(text, "a count cannot be negative")
-    if re.search(r"\d\.\d", text):  # "3.5" would read as "3 5", three fives
-        raise UnparsableCall(text, "a count is a whole number")
     words = _normalise(text)
     if not words:
         raise UnparsableCall(text, "nothing was said")
     speaker, words = _strip_name(words, players)
     if not words:
         raise UnparsableCall(text, "nothing was said")  # a name alone
+    if speaker is None and re.search(r"(?<![\d.])\d+\.\d+(?![\d.])", text):
+        # "3.5" would read as "3 5", three fives; a hand may part its dice with dots ("Ana 5.5.3")
+        raise UnparsableCall(text, "a count is a whole number")
     # The whole line first, before fillers go (some sound-alikes contain one: "cal so", "dude
     # oh"), then with fillers taken off its ends ("take it back please", "ok, dudo"); inside a
     # command or challenge they are its own words ("it" of "take it back", "the" of "the bid").

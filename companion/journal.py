@@ -230,10 +230,15 @@ def _read_bytes(path: Path) -> bytes:
 def read_events(path: Path) -> tuple[list[Event], bool]:
     """Read a whole journal, refusing any bad line; the flag says a cut-off last line was
     dropped."""
+    scan = _scan_whole(path)
+    return scan.events, scan.torn
+
+
+def _scan_whole(path: Path) -> _Scan:
     scan = _scan(_read_bytes(path), path)
     if scan.bad is not None:
         raise DamagedJournal(f"{path} is corrupt at line {scan.bad.number}: it {scan.bad.why}")
-    return scan.events, scan.torn
+    return scan
 
 
 def _action(event: Event):
@@ -246,15 +251,18 @@ def _action(event: Event):
     raise AssertionError(event)
 
 
-def replay(events: Sequence[Event], path: Path | str = "journal") -> tuple[Game, list[Event]]:
+def replay(events: Sequence[Event], path: Path | str = "journal",
+           lines: Sequence[int] | None = None) -> tuple[Game, list[Event]]:
     """Rebuild the game from journalled events; returns it with the events that stand.
 
     A last action whose derived events were cut off is kept (they are re-derived); an
-    event that does not replay is refused.
+    event that does not replay is refused, said by its line (`lines`: each event's, where
+    blank lines came between) or else by its place.
     """
     game, kept, bad = _replay_until_bad(events, path)
     if bad is not None:
-        raise DamagedJournal(f"{path}: line {bad.number} {bad.why}")
+        number = lines[bad.number - 1] if lines else bad.number
+        raise DamagedJournal(f"{path}: line {number} {bad.why}")
     return game, kept
 
 
@@ -474,8 +482,8 @@ def _rewrite(path: Path, events: Sequence[Event]) -> None:
 def load_game(path: Path) -> Game:
     """Replay a journal without opening it for writing (for tools and tests); any bad line is
     an error, since nothing is repaired here."""
-    events, _ = read_events(path)
-    return replay(events, path)[0]
+    scan = _scan_whole(path)
+    return replay(scan.events, path, scan.numbers)[0]
 
 
 def dump(events: Iterable[Event]) -> str:

@@ -288,11 +288,13 @@ class Referee:
         if asked is None or self._pending is not asked:
             self._not_answered = 0
             return []
-        if (self._held and decision.verdict is Verdict.APPLY) or not heard.spoken or (
+        chatter_held = self._held and decision.verdict is not Verdict.APPLY and _turn_move(decision.call)
+        if (self._held and not chatter_held) or not heard.spoken or (
                 decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call))):
-            # typed, silence, a beep, an answer, "repeat", or a sure move held back by asking
-            # the question again: nobody talked past it unheard. A move heard unsure ("whose
-            # go is it" faintly read as dudo) is chatter, held back or not, and counts.
+            # typed, silence, a beep, an answer, "repeat", or a move held back by asking the
+            # question again: nobody talked past it unheard. A bid or challenge held back that
+            # was heard unsure ("whose go is it" faintly read as dudo) is chatter, and counts;
+            # a hand or a count at a reveal is read back unsure even when right, and does not.
             return []
         self._not_answered += 1
         if self._not_answered < self.settings.hearing.question_lapses_after:

@@ -162,7 +162,9 @@ def test_a_minus_sign_is_not_dropped(text):
 def test_a_decimal_point_is_not_dropped(text):
     with pytest.raises(UnparsableCall, match="whole number"):  # not "3 5", three fives
         parse_call(text, PLAYERS)
-    assert parse_call("Ana 5,5,3,1,2", PLAYERS) == HandCall("Ana", (5, 5, 3, 1, 2), "Ana")  # commas part dice
+    for hand in ("Ana 5,5,3,1,2", "Ana 5.5.3.1.2"):  # commas or dots part a hand's dice
+        assert parse_call(hand, PLAYERS) == HandCall("Ana", (5, 5, 3, 1, 2), "Ana")
+    assert parse_call("Ben 6.6", PLAYERS) == HandCall("Ben", (6, 6), "Ben")
 
 
 def test_json_and_description():

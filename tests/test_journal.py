@@ -307,6 +307,29 @@ def test_a_journal_stopped_after_its_game_start_gets_its_opening_round_not_a_rep
     assert resumed.dropped is None and resumed.game.round_number == 1 and len(path.read_text().splitlines()) == 2
 
 
+def test_a_line_that_does_not_replay_is_told_by_its_line_past_blank_ones(tmp_path):
+    path = two_round_journal(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[9] = lines[9].replace(b'"count":4', b'"count":2')  # Cleo's four sixes, under Ben's three
+    path.write_bytes(b"".join(lines[:2] + [b"\n", b"\n"] + lines[2:]))
+    with pytest.raises(JournalError, match="line 12 is not allowed by the rules"):
+        load_game(path)  # as recap reads it
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.dropped.first.number == 12
+
+
+def test_a_journal_of_a_game_bigger_than_a_new_one_may_be_still_resumes(tmp_path):
+    from companion.rules.presets import MOST_DICE
+
+    path = tmp_path / "big.jsonl"
+    game = Game(["Ana", "Ben"], get_preset("asmodee").replace(starting_dice=MOST_DICE + 2, max_dice=MOST_DICE + 2))
+    Journal.start(path, game).close()
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.game.dice == {"Ana": MOST_DICE + 2, "Ben": MOST_DICE + 2} and resumed.dropped is None
+
+
 def test_blank_lines_and_a_byte_order_mark_are_no_damage(tmp_path):
     # an editor's touches: a blank line inside, whitespace at the end, a UTF-8 BOM in front
     path = two_round_journal(tmp_path)

@@ -417,6 +417,16 @@ def test_announcements_are_never_written_over_the_journal_the_recordings_or_anot
                                "--mute", "--wav-out", out, "--journal", journal)
         assert result.returncode == 2 and "which the game reads or keeps" in result.stderr, result.stderr
     assert recording.read_bytes() == b"RIFF" and not journal.exists()
+    for link, to in (("said.wav", journal), ("out.wav", recording)):  # a link to the journal-to-be, to a recording
+        (tmp_path / link).symlink_to(to)
+        result = run_companion("play", "--players", "Ana", "Ben", "--input", "wav", recording.parent,
+                               "--mute", "--wav-out", tmp_path / link, "--journal", journal)
+        assert result.returncode == 2 and "which the game reads or keeps" in result.stderr, result.stderr
+    (tmp_path / "linked-calls").symlink_to(recording.parent)  # the recordings' folder, by a link
+    result = run_companion("play", "--players", "Ana", "Ben", "--input", "wav", tmp_path / "linked-calls",
+                           "--mute", "--wav-out", recording.parent / "said.wav", "--journal", journal)
+    assert result.returncode == 2 and "which the game reads or keeps" in result.stderr, result.stderr
+    assert recording.read_bytes() == b"RIFF" and not journal.exists()
 
 
 def test_a_path_the_system_cannot_use_is_one_line_not_a_traceback(tmp_path):

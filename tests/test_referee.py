@@ -998,6 +998,22 @@ def test_chatter_faintly_heard_as_moves_lets_a_question_lapse():
     assert [e.type for e in journal.events].count("bid") == 1 and referee.game.turn == "Ben"
 
 
+def test_hands_held_at_a_reveal_do_not_let_the_hand_asked_about_lapse():
+    # With speech's lines a right hand is still read back (0.8 is under "confirm"): other
+    # players' dice said meanwhile are the reveal going on, not chatter past the question.
+    from companion.hearing import HearingPolicy
+
+    game = Game("Ana Ben Cleo".split())
+    referee = Referee(game, RecordingSpeaker(), RecordingJournal(), None,
+                      RefereeSettings(HearingPolicy.for_speech()))
+    say(referee, "three fours", "dudo")
+    assert say(referee, "Ana 4 4 3 2 1", confidence=0.8) == "Did you say Ana four four three two one?"
+    for line in ("Ben 4 4 4 1 6", "Cleo 4 4 4 1 6", "Ben 4 4 4 1 6"):
+        assert say(referee, line, confidence=0.8).startswith("First: did you say Ana four four three two one?")
+    assert say(referee, "yes", confidence=0.95).startswith("Got Ana's dice")
+    assert list(referee._hands) == ["Ana"]
+
+
 def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():
     referee, _, _ = make()
     say(referee, "three fours", "dudo")

@@ -51,8 +51,9 @@ class DudoLoss(enum.Enum):
     DIFFERENCE = "difference"  # ...as many as the bid was off by (at least one)
 
 
-# Dice a player may hold: the rulebooks' five, a cup of six or more for house rules, and a
-# bound, so a slip of the keyboard (--dice 1000000) is refused, not a game that cannot be heard.
+# Dice a player may hold in a new game: the rulebooks' five, a cup of six or more for house
+# rules, and a bound, so a slip of the keyboard (--dice 1000000) is refused, not a game that
+# cannot be heard. A journal of a bigger game, from before the bound, still resumes.
 MOST_DICE = 10
 
 
@@ -90,9 +91,6 @@ class Rules:
             raise RulesFileError("starting_dice must be at least 1")
         if self.max_dice < self.starting_dice:
             raise RulesFileError("max_dice cannot be below starting_dice")
-        if self.max_dice > MOST_DICE:
-            raise RulesFileError(f"a player holds at most {MOST_DICE} dice (as many as a cup holds), "
-                                 f"not {self.max_dice}")
         for name in ("calza_min_players", "palifico_min_players"):
             if getattr(self, name) < 0:
                 raise RulesFileError(f"{name} cannot be below 0")
@@ -277,6 +275,9 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     if "starting_dice" in table and "max_dice" not in table:
         table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start
     rules = Rules.from_dict(table, base)
+    if rules.max_dice > MOST_DICE:  # for new games: a journal of a bigger game still resumes
+        raise RulesFileError(f"house rules {path}: a player holds at most {MOST_DICE} dice (as many as a cup "
+                             f"holds), not {rules.max_dice}")
     if "starting_dice" in table and dice_given is not None and rules.starting_dice != dice_given:
         raise RulesFileError(f"house rules {path} start with {rules.starting_dice} dice each, but --dice "
                              f"{dice_given} was given: keep one of the two")

@@ -248,9 +248,9 @@ def check_wav_out(wav_out: Path | None, kept: Sequence[Path]) -> None:
     reads or keeps: the journal, the recordings played, the photos."""
     if wav_out is None:
         return
-    target = Path(os.path.abspath(wav_out))
+    target = Path(os.path.realpath(wav_out))  # through links, a dangling one's target included
     for path in kept:
-        path = Path(os.path.abspath(path))
+        path = Path(os.path.realpath(path))
         if target == path or path in target.parents:
             raise VoiceUnavailable(f"--wav-out {wav_out} would write the announcements over {path}, "
                                    "which the game reads or keeps; give another file name")
