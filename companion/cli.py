@@ -66,8 +66,9 @@ class PlaySettings:
             raise CompanionError(f"--display-port must be a port number (0-65535), not {self.display_port}")
         if self.camera is not None and self.camera_images:
             raise CompanionError("use either --camera N or --camera-images, not both")
-        speech_only = [flag for flag, value in (("--engine", self.engine != "auto"), ("--model", self.model),
-                                                ("--mic", self.mic)) if value]
+        if self.mic and self.input != "mic":
+            raise CompanionError(f"--mic {self.mic} is the microphone to listen to: it needs --input mic")
+        speech_only = [flag for flag, value in (("--engine", self.engine != "auto"), ("--model", self.model)) if value]
         if speech_only and self.input == "text":
             raise CompanionError(f"{', '.join(speech_only)} choose how calls are heard: they need --input mic or wav")
         if self.learn_names and self.input == "text":
@@ -317,11 +318,11 @@ def run_play(settings: PlaySettings) -> int:
     from companion.rules import Game
 
     journal = None
-    hands: dict = {}  # dice said so far at a reveal the resumed game was in
+    hands, count_taken_back = {}, False  # at a reveal the resumed game was in: dice said, a count undone
     if settings.resuming:
         path = settings.journal or journals.find_session(settings.resume or None)
         resumed = journals.resume(path)
-        game, journal, hands = resumed.game, resumed.journal, resumed.hands
+        game, journal, hands, count_taken_back = resumed.game, resumed.journal, resumed.hands, resumed.count_taken_back
         if resumed.dropped is not None:
             print(f"companion: {resumed.dropped.describe()}", file=sys.stderr)
         for note in resumed.notes:
@@ -352,7 +353,7 @@ def run_play(settings: PlaySettings) -> int:
         hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
         aces_as = aces_to_say(settings.input != "text", game.rules.ace_word)
         referee = Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as),
-                          hands=hands, log=lambda text: print(text, file=sys.stderr))
+                          hands=hands, count_taken_back=count_taken_back, log=lambda text: print(text, file=sys.stderr))
         try:
             with _stopped_by_sigterm():
                 referee.run(source, resumed=settings.resuming)

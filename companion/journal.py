@@ -28,7 +28,8 @@ except ImportError:  # Windows: no lock
     fcntl = None  # type: ignore[assignment]
 
 from companion.errors import CompanionError
-from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
+from companion.rules import (COUNT, Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError,
+                             undone_event)
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (
     ACTION_TYPES,
@@ -390,6 +391,7 @@ class Resumed(NamedTuple):
     notes: list[str]  # what to tell the players about the journal itself
     hands: dict[str, tuple[int, ...]]  # dice already said at the reveal in progress
     dropped: Dropped | None = None  # set when a damaged journal was cut back to its good lines
+    count_taken_back: bool = False  # a count of the reveal in progress was taken back: the players count
 
 
 def resume(path: Path) -> Resumed:
@@ -424,7 +426,13 @@ def resume(path: Path) -> Resumed:
     except BaseException:
         journal.close()
         raise
-    return Resumed(game, journal, notes, hands_so_far(kept), dropped)
+    return Resumed(game, journal, notes, hands_so_far(kept), dropped, _count_taken_back(kept))
+
+
+def _count_taken_back(events: Sequence[Event]) -> bool:
+    """Since the last challenge, was a count taken back ("take it back" after the camera's)?"""
+    last = max((i for i, e in enumerate(events) if isinstance(e, ChallengeCalled)), default=len(events))
+    return any(isinstance(e, Undone) and e.action.get("kind") == COUNT for e in events[last:])
 
 
 def last_line(path: Path) -> str:

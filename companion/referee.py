@@ -77,6 +77,7 @@ class Referee:
         settings: RefereeSettings = RefereeSettings(),
         log: Callable[[str], None] | None = None,
         hands: Mapping[str, tuple[int, ...]] | None = None,
+        count_taken_back: bool = False,  # resumed at a reveal whose count was taken back
     ) -> None:
         self.game = game
         self.speaker = speaker
@@ -86,6 +87,7 @@ class Referee:
         self._log = log or (lambda text: None)
         self._last_said: tuple[Announcement, ...] = ()
         self._hands: dict[str, tuple[int, ...]] = dict(hands or {})  # said so far at a reveal
+        self._count_taken_back = count_taken_back
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
@@ -129,8 +131,10 @@ class Referee:
 
     def _camera_due_on_resuming(self) -> bool:
         """Stopped at a reveal before the camera looked (or while the players were told it
-        could not), nobody's dice said yet: it looks as the game resumes, at this round's dice."""
-        return self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None
+        could not), nobody's dice said yet: it looks as the game resumes, at this round's dice.
+        Not where the players took back a count of it: they overruled the camera, and count."""
+        return (self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None
+                and not self._count_taken_back)
 
     def _last_round(self) -> announce.EventsHappened | None:
         """How the last challenge ended, when the game stands at a new round's start: a game

@@ -114,8 +114,9 @@ def test_house_rules_from_toml(tmp_path):
     (["--resume", "--rules", "pressman", "--dice", "3", "--input", "text"], "leave out --rules, --dice"),
     (["--resume", "old.jsonl", "--input", "text"], "use either --resume old.jsonl or --journal"),
     (["--players", "Ana", "Ben", "--input", "text", "--learn-names"], "--learn-names learns how players say their names"),
-    (["--players", "Ana", "Ben", "--input", "text", "--model", "m.npz", "--mic", "3"],
-     "--model, --mic choose how calls are heard: they need --input mic or wav"),
+    (["--players", "Ana", "Ben", "--input", "text", "--model", "m.npz", "--engine", "bundled"],
+     "--engine, --model choose how calls are heard: they need --input mic or wav"),
+    (["--players", "Ana", "Ben", "--input", "wav", "a.wav", "--mic", "3"], "--mic 3 is the microphone to listen to"),
 ])
 def test_bad_setups_get_a_clear_message(tmp_path, args, message):
     result = run_companion("play", *args, "--mute", "--journal", tmp_path / "j.jsonl", input_text="")

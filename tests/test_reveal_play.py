@@ -155,6 +155,19 @@ def test_a_game_stopped_before_the_camera_looked_has_it_look_on_resuming(tmp_pat
         result.stdout.index("I see ")
 
 
+def test_a_camera_count_taken_back_is_not_counted_again_on_resuming(tmp_path, table_photo):
+    # "take it back" after the camera's count overrules the camera: the players count, and
+    # a resume asks them too rather than have the camera settle it again
+    path, faces = table_photo
+    _, journal, _ = play_with_camera(tmp_path, path, 3, "two fours\ndudo\nundo\n")
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", "--camera-images", path,
+                           input_text="")
+    assert result.returncode == 0, result.stderr
+    assert "I see " not in result.stdout and "How many fours" in result.stdout
+    counts = [line for line in journal.read_text().splitlines() if '"type":"count"' in line]
+    assert len(counts) == 1  # the one taken back, not counted again
+
+
 def test_a_camera_that_cannot_count_on_resuming_says_why_then_asks(tmp_path, table_photo):
     path, _ = table_photo
     _, journal, _ = play_with_camera(tmp_path, path, 4, "two fours\ndudo\n1\n")  # eight dice: a mismatch
