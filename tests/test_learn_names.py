@@ -241,6 +241,8 @@ def test_a_spotted_calza_is_asked_about_never_applied_at_once(learnt, tmp_path, 
     assert ENGINE_THRESHOLD <= result.confidence == SPOTTED_CONFIDENCE < ENGINE_CONFIRM
     learnt.expect(Expect.COUNT)  # after a challenge a calza is no call: nothing is spotted
     assert learnt.decode(say("three", tmp_path)).text == "three"
+    learnt.expect(Expect.CALLS)  # a dudo heard (a short name lost: "Jo dudo") is no calza, however near
+    assert learnt.decode(say("dudo", tmp_path)).text == "dudo"
 
 
 def test_the_development_set_counts_calzas_spotted_by_player_and_other_calls_spotted():

@@ -30,6 +30,7 @@ from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
 from companion.listen.vocabulary import MAX_COUNT
 from companion.listen.vocabulary import VocabularyError, normalise_name
+from companion.calls import DudoCall, parse_call_or_none
 from companion.sources import Expect
 
 ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
@@ -309,13 +310,15 @@ class CallRecogniser:
         texts = [text for text, _ in calls]
         likelihood = {text: float(np.exp(score - best)) for text, score in calls}
         details = {"decoded": decoded, "measures": found}
-        if self.names is not None and self._expect is not Expect.COUNT and "{name}" not in texts[0]:
+        if (self.names is not None and self._expect is not Expect.COUNT and "{name}" not in texts[0]
+                and not isinstance(parse_call_or_none(texts[0]), DudoCall)):
             spotted = details["spotted"] = self.names.spot(feats, log_probs)
             if spotted is not None:
                 # A calza the network heard without its name, or not at all, in a voice
                 # whose own "<name> calza" it sounds just like: never applied unasked. Not
-                # where the network heard a name: a named call ("Cleo dudo") lost no name,
-                # and its name's frames are the player's own "Cleo" whatever follows.
+                # where the network heard a name, nor a dudo: the frames compared are the
+                # name's, the player's own "Jo" whatever follows it, so "Jo dudo" (heard as
+                # "{name} dudo", or as "dudo" with a short name lost) is as near as "Jo calza".
                 texts = [f"{spotted.lower()} calza", *(t for t in texts if "{name}" not in t)]
                 likelihood = {t: likelihood.get(t, 0.0) for t in texts}
                 confidence = SPOTTED_CONFIDENCE
