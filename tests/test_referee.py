@@ -177,6 +177,9 @@ def test_count_too_large_is_refused():
     hidden, _, _ = make(preset="pressman")  # the pouch hides the total: the refusal keeps it
     say(hidden, "three fives", "dudo")
     assert say(hidden, "sixteen") == "The count cannot be sixteen: that is more dice than are in play."
+    say(hidden, "Ana 5 5 1 2 3")  # ... and so do the bounds the dice said set
+    assert say(hidden, "fifteen").startswith("The count cannot be fifteen: that is more than the dice said and")
+    assert say(hidden, "one").startswith("Ana already shows three, so the count is at least three, not one.")
     assert hidden.game.phase is Phase.REVEAL
 
 

@@ -358,9 +358,15 @@ class CountRuledOut:
     def words(self, rules: Rules) -> list[str]:
         shows = "shows" if len(self.shown_by) == 1 else "show"
         low, high = number_words(self.low), number_words(self.high)
-        return [f"{join_and(self.shown_by)} already {shows} {low}, so the count is {low} to "
-                f"{high}, not {number_words(self.value)}. Say the count again, "
-                f"or the dice of {join_and(self.missing)}."]
+        again = f"Say the count again, or the dice of {join_and(self.missing)}."
+        if not rules.announce_dice_in_play:  # the most the count can be would tell the hidden dice in play
+            if self.value > self.high:
+                return [f"The count cannot be {number_words(self.value)}: that is more than the dice said "
+                        f"and the dice still hidden can show. {again}"]
+            return [f"{join_and(self.shown_by)} already {shows} {low}, so the count is at least {low}, "
+                    f"not {number_words(self.value)}. {again}"]
+        return [f"{join_and(self.shown_by)} already {shows} {low}, so the count is {low} to {high}, "
+                f"not {number_words(self.value)}. {again}"]
 
 
 @dataclass(frozen=True)
