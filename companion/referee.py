@@ -88,6 +88,7 @@ class Referee:
         self._last_said: tuple[Announcement, ...] = ()
         self._hands: dict[str, tuple[int, ...]] = dict(hands or {})  # said so far at a reveal
         self._count_taken_back = count_taken_back
+        self._under_counts: list[dict[str, tuple[int, ...]]] = []  # the dice said before each number counted
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
@@ -464,7 +465,10 @@ class Referee:
                 missing = tuple(self._hands_missing())
                 return [announce.CountRuledOut(value, low, high, tuple(self._hands), missing)]
         said = self._apply(CountAction(value))
-        self._hands = {}  # the count settled the reveal: the dice said for it are done with
+        # the count settled the reveal: the dice said before it are done with, unless the
+        # count is taken back (see _undo)
+        self._under_counts.append(self._hands)
+        self._hands = {}
         return said
 
     def _count_bounds(self) -> tuple[int, int]:
@@ -546,6 +550,8 @@ class Referee:
             # write, for a resume to know), rather than every player saying theirs again,
             # each a new chance to mishear.
             kept = dict(list(action.hands.items())[:-1])
+        elif isinstance(action, CountAction) and action.source == "players" and self._under_counts:
+            kept = self._under_counts.pop()  # a number said after some dice: those dice stand again
         self._record([undone_event(action), *(HandShown(player, dice) for player, dice in kept.items())])
         self._hands = kept
         return [announce.TookBack(action, self.status())]

@@ -169,6 +169,18 @@ def test_the_bid_that_stands_said_again_is_not_refused_as_the_next_players_raise
     assert "does not raise" in say(referee, "three fours")
 
 
+def test_taking_back_a_count_said_after_some_dice_keeps_those_dice():
+    referee, _, journal = make()
+    say(referee, "three fours", "dudo", "Ana 4 4 1 2 3")
+    assert say(referee, "nine").startswith("Nine counted")
+    took_back = say(referee, "take it back")
+    assert took_back.startswith("Undone: the count of nine.") and "Still need Ben and Cleo" in took_back
+    assert referee._hands == {"Ana": (4, 4, 1, 2, 3)}
+    assert "Ana already shows three" in say(referee, "two")  # the dice said still bound the count
+    from companion.journal import hands_so_far
+    assert hands_so_far(journal.events) == {"Ana": (4, 4, 1, 2, 3)}  # as a resume would find them
+
+
 def test_count_too_large_is_refused():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")
