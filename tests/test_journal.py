@@ -239,6 +239,19 @@ def test_an_unreadable_consequence_is_derived_again(tmp_path):
     assert path.read_bytes() == b"".join(lines[:7])  # the count's consequences, written again
 
 
+def resumed_after_editing(tmp_path, number, old: bytes, new: bytes):
+    """two_round_journal with `old` replaced by `new` in the first line from `number` holding it,
+    then resumed: the journal's path and the resume."""
+    path = two_round_journal(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    target = next(i for i, line in enumerate(lines) if old in line and i + 1 >= number)
+    lines[target] = lines[target].replace(old, new)
+    path.write_bytes(b"".join(lines))
+    resumed = resume(path)
+    resumed.journal.close()
+    return path, resumed
+
+
 @pytest.mark.parametrize("number, old, new, why", [
     (5, b'"remaining":4', b'"remaining":5', "is followed by events that do not match"),  # checked on line 6
     (9, b'"count":3,"face":6', b'"count":1,"face":6', "is not allowed by the rules"),
@@ -246,15 +259,7 @@ def test_an_unreadable_consequence_is_derived_again(tmp_path):
     (4, b'"kind":"dudo"', b'"kind":"maybe"', "is not allowed by the rules"),
 ])
 def test_an_event_that_does_not_replay_is_dropped_with_the_lines_after_it(tmp_path, number, old, new, why):
-    path = two_round_journal(tmp_path)
-    text = path.read_bytes()
-    assert text.count(old) >= 1
-    lines = text.splitlines(keepends=True)
-    target = next(i for i, line in enumerate(lines) if old in line and i + 1 >= number)
-    lines[target] = lines[target].replace(old, new)
-    path.write_bytes(b"".join(lines))
-    resumed = resume(path)
-    resumed.journal.close()
+    path, resumed = resumed_after_editing(tmp_path, number, old, new)
     dropped = resumed.dropped
     assert dropped.first.number == number and dropped.first.damage is Damage.DOES_NOT_REPLAY
     assert why in dropped.first.why and dropped.after == 10 - number
@@ -270,13 +275,7 @@ def test_an_event_that_does_not_replay_is_dropped_with_the_lines_after_it(tmp_pa
     (4, b'"aces_wild":true', b'"aces_wild":1', "aces_wild must be true or false, not 1"),
 ])
 def test_a_field_of_the_wrong_type_is_damage_said_as_such(tmp_path, number, old, new, why):
-    path = two_round_journal(tmp_path)
-    lines = path.read_bytes().splitlines(keepends=True)
-    target = next(i for i, line in enumerate(lines) if old in line and i + 1 >= number)
-    lines[target] = lines[target].replace(old, new)
-    path.write_bytes(b"".join(lines))
-    resumed = resume(path)
-    resumed.journal.close()
+    path, resumed = resumed_after_editing(tmp_path, number, old, new)
     dropped = resumed.dropped
     assert dropped.first.number == number and dropped.first.damage is Damage.UNREADABLE
     assert why in dropped.first.why and dropped.backup.exists()
