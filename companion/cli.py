@@ -318,11 +318,11 @@ def run_play(settings: PlaySettings) -> int:
     from companion.rules import Game
 
     journal = None
-    hands, count_taken_back = {}, False  # at a reveal the resumed game was in: dice said, a count undone
+    resumed = None
     if settings.resuming:
         path = settings.journal or journals.find_session(settings.resume or None)
         resumed = journals.resume(path)
-        game, journal, hands, count_taken_back = resumed.game, resumed.journal, resumed.hands, resumed.count_taken_back
+        game, journal = resumed.game, resumed.journal
         if resumed.dropped is not None:
             print(f"companion: {resumed.dropped.describe()}", file=sys.stderr)
         for note in resumed.notes:
@@ -353,7 +353,7 @@ def run_play(settings: PlaySettings) -> int:
         hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
         aces_as = aces_to_say(settings.input != "text", game.rules.ace_word)
         referee = Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as),
-                          hands=hands, count_taken_back=count_taken_back, log=lambda text: print(text, file=sys.stderr))
+                          resumed=resumed, log=lambda text: print(text, file=sys.stderr))
         try:
             with _stopped_by_sigterm():
                 referee.run(source, resumed=settings.resuming)

@@ -28,8 +28,7 @@ except ImportError:  # Windows: no lock
     fcntl = None  # type: ignore[assignment]
 
 from companion.errors import CompanionError
-from companion.rules import (COUNT, Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError,
-                             undone_event)
+from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (
     ACTION_TYPES,
@@ -392,6 +391,9 @@ class Resumed(NamedTuple):
     hands: dict[str, tuple[int, ...]]  # dice already said at the reveal in progress
     dropped: Dropped | None = None  # set when a damaged journal was cut back to its good lines
     count_taken_back: bool = False  # a count of the reveal in progress was taken back: the players count
+    # for each number counted that still stands, oldest first, the dice said before it (a
+    # "take it back" of that count brings them back)
+    under_counts: tuple[dict[str, tuple[int, ...]], ...] = ()
 
 
 def resume(path: Path) -> Resumed:
@@ -426,13 +428,26 @@ def resume(path: Path) -> Resumed:
     except BaseException:
         journal.close()
         raise
-    return Resumed(game, journal, notes, hands_so_far(kept), dropped, _count_taken_back(kept))
+    taken_back, under_counts = _counts_standing(kept)
+    return Resumed(game, journal, notes, hands_so_far(kept), dropped, taken_back, under_counts)
 
 
-def _count_taken_back(events: Sequence[Event]) -> bool:
-    """Since the last challenge, was a count taken back ("take it back" after the camera's)?"""
-    last = max((i for i, e in enumerate(events) if isinstance(e, ChallengeCalled)), default=len(events))
-    return any(isinstance(e, Undone) and e.action.get("kind") == COUNT for e in events[last:])
+def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...]]:
+    """Whether a count was taken back since the last challenge (the players overruled the
+    camera, or corrected themselves), and for each number counted that still stands the dice
+    said before it. The actions are followed as the game stacks them: an undo takes back
+    the last, named or not."""
+    actions: list[tuple[str, dict[str, tuple[int, ...]] | None]] = []  # type, dice under a number counted
+    taken_back = False
+    for i, event in enumerate(events):
+        if isinstance(event, ChallengeCalled):
+            taken_back = False
+        if event.type in ACTION_TYPES:
+            number = isinstance(event, DiceCounted) and event.hands is None and event.source == "players"
+            actions.append((event.type, hands_so_far(events[:i]) if number else None))
+        elif isinstance(event, Undone) and actions:
+            taken_back = taken_back or actions.pop()[0] == DiceCounted.type
+    return taken_back, tuple(under for _, under in actions if under is not None)
 
 
 def last_line(path: Path) -> str:
@@ -447,8 +462,7 @@ def finished(path: Path) -> bool:
     """Does the journal on disk hold a won game? What a resume would find, whatever the game
     in memory reached: a move its journal line never reached never happened."""
     try:
-        events, _ = read_events(path)
-        return replay(events, path)[0].winner is not None
+        return load_game(path).winner is not None
     except CompanionError:
         return False
 
@@ -490,8 +504,13 @@ def _rewrite(path: Path, events: Sequence[Event]) -> None:
 def load_game(path: Path) -> Game:
     """Replay a journal without opening it for writing (for tools and tests); any bad line is
     an error, since nothing is repaired here."""
+    return read_game(path)[0]
+
+
+def read_game(path: Path) -> tuple[Game, bool]:
+    """load_game, and whether a last line cut off mid-write was left out."""
     scan = _scan_whole(path)
-    return replay(scan.events, path, scan.numbers)[0]
+    return replay(scan.events, path, scan.numbers)[0], scan.torn
 
 
 def dump(events: Iterable[Event]) -> str:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     describe_call, number_words, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                unsure_call, why_ignored)
+from companion.journal import Resumed
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
     RulesError, count_matching, undone_event)
@@ -76,8 +77,7 @@ class Referee:
         counter: CountSource | None = None,
         settings: RefereeSettings = RefereeSettings(),
         log: Callable[[str], None] | None = None,
-        hands: Mapping[str, tuple[int, ...]] | None = None,
-        count_taken_back: bool = False,  # resumed at a reveal whose count was taken back
+        resumed: Resumed | None = None,  # the journal's game picked up: what it says of the reveal
     ) -> None:
         self.game = game
         self.speaker = speaker
@@ -86,9 +86,10 @@ class Referee:
         self.settings = settings
         self._log = log or (lambda text: None)
         self._last_said: tuple[Announcement, ...] = ()
-        self._hands: dict[str, tuple[int, ...]] = dict(hands or {})  # said so far at a reveal
-        self._count_taken_back = count_taken_back
-        self._under_counts: list[dict[str, tuple[int, ...]]] = []  # the dice said before each number counted
+        self._hands: dict[str, tuple[int, ...]] = dict(resumed.hands) if resumed else {}  # said so far at a reveal
+        self._count_taken_back = resumed is not None and resumed.count_taken_back
+        # the dice said before each number counted that stands (see _undo)
+        self._under_counts: list[dict[str, tuple[int, ...]]] = list(resumed.under_counts) if resumed else []
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure

@@ -61,9 +61,20 @@ def test_the_view_follows_the_game():
 
 
 def test_the_view_hides_dice_where_the_rules_do():
+    from companion.display.view import RevealShown
+
     game = Game(PLAYERS, get_preset("pressman"))
     view = table_view(game)
     assert view["dice_in_play"] is None and {p["dice"] for p in view["players"]} == {None}
+    game.bid("Ana", Bid(2, 4))
+    game.dudo("Ben")
+    seen = RevealShown("1", 15, "I read all fifteen dice")
+    assert table_view(game, reveal=seen)["reveal"]["dice_seen"] == 15  # the cups are up: all see them
+    game.reveal(3)
+    # the next round: the camera's count, less the die lost, would be the hidden total
+    assert table_view(game, reveal=seen)["reveal"] is None
+    shown = Game(PLAYERS)
+    assert table_view(shown, reveal=seen)["reveal"]["dice_seen"] == 15  # where the total is told, it stays
 
 
 # --- the server -------------------------------------------------------------------------------

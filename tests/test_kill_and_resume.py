@@ -167,7 +167,7 @@ def check_resumes_to(path, checkpoint: Checkpoint, whole: bytes):
     assert state(resumed.game) == checkpoint.state
     assert list(resumed.hands.items()) == list(checkpoint.hands.items())
     assert path.read_bytes() == b"".join(whole.splitlines(keepends=True)[:checkpoint.lines])
-    referee = Referee(resumed.game, Silent(), resumed.journal, hands=resumed.hands)
+    referee = Referee(resumed.game, Silent(), resumed.journal, resumed=resumed)
     # Killed between the last hand of a reveal and the count it makes: resuming makes the
     # count, so the journal goes on as if nothing had stopped it.
     referee.run(TextSource(SCRIPT[checkpoint.script_line + 1:]), resumed=True)

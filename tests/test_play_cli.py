@@ -430,6 +430,15 @@ def test_announcements_are_never_written_over_the_journal_the_recordings_or_anot
     assert recording.read_bytes() == b"RIFF" and not journal.exists()
 
 
+def test_taking_back_a_number_counted_before_a_stop_keeps_the_dice_said_before_it(tmp_path):
+    result, journal = play(tmp_path, "three fours\ndudo\nAna 4 4 1 2 3\nnine\n")
+    assert result.returncode == 0 and "Nine counted" in result.stdout, result.stderr
+    resumed = run_companion("play", "--resume", "--journal", journal, "--input", "text", "--mute",
+                            input_text="take it back\ntwo\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Still need Ben and Cleo" in resumed.stdout and "Ana already shows three" in resumed.stdout
+
+
 def test_a_path_the_system_cannot_use_is_one_line_not_a_traceback(tmp_path):
     too_long = tmp_path / ("a" * 300 + ".jsonl")
     for args in (("play", "--players", "Ana", "Ben", "--input", "text", "--journal", too_long),

@@ -190,6 +190,7 @@ def test_without_matplotlib_one_line_says_how_to_install_it_and_nothing_is_writt
     (b"\x89PNG\r\n\x1a\n\x00\x00", "is not a companion journal"),
     ("corrupt", "is corrupt at line 4"),
     ("edited", "do not match"),
+    ("edited past blank lines", "line 11 is followed by events that do not match"),  # by its line, not its place
 ])
 def test_a_file_that_is_not_a_journal_is_one_clear_line_and_nothing_is_written(tmp_path, content, says):
     good = typed_game(tmp_path)
@@ -197,10 +198,10 @@ def test_a_file_that_is_not_a_journal_is_one_clear_line_and_nothing_is_written(t
     lines = good.read_text().splitlines(keepends=True)
     if content == "corrupt":
         path.write_text("".join(lines[:3]) + "{not json\n" + "".join(lines[4:]))
-    elif content == "edited":
+    elif isinstance(content, str) and content.startswith("edited"):
         # Ana's dudo is counted wrong by Cleo's die lost going to Ben instead.
-        path.write_text("".join(line.replace('"die_lost","player":"Cleo"', '"die_lost","player":"Ben"')
-                                for line in lines))
+        lines = [line.replace('"die_lost","player":"Cleo"', '"die_lost","player":"Ben"') for line in lines]
+        path.write_text("".join(lines[:2] + ["\n", "\n"] * ("blank" in content) + lines[2:]))
     elif content is not None:
         path.write_bytes(content)
     before = sorted(tmp_path.iterdir())
@@ -210,7 +211,7 @@ def test_a_file_that_is_not_a_journal_is_one_clear_line_and_nothing_is_written(t
     assert isinstance(caught.value, CompanionError) and says in message and "\n" not in message
     assert str(path) in message
     assert sorted(tmp_path.iterdir()) == before
-    assert ("--resume" in message) == (content in ("corrupt", "edited"))  # what repairs it, where it can
+    assert ("--resume" in message) == (content in ("corrupt", "edited", "edited past blank lines"))  # what repairs it
 
 
 def test_a_last_line_cut_off_mid_write_is_left_out_and_said(tmp_path, capsys):

@@ -166,6 +166,13 @@ def test_a_camera_count_taken_back_is_not_counted_again_on_resuming(tmp_path, ta
     assert "I see " not in result.stdout and "How many fours" in result.stdout
     counts = [line for line in journal.read_text().splitlines() if '"type":"count"' in line]
     assert len(counts) == 1  # the one taken back, not counted again
+    # an undo that names no action (as tools may write it) takes back the count all the same
+    lines = journal.read_text().splitlines(keepends=True)
+    undo = next(i for i, line in enumerate(lines) if '"type":"undo"' in line)
+    journal.write_text("".join(lines[:undo] + ['{"type":"undo","action":{}}\n'] + lines[undo + 1:]))
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", "--camera-images", path,
+                           input_text="")
+    assert result.returncode == 0 and "I see " not in result.stdout, result.stdout
 
 
 def test_a_camera_that_cannot_count_on_resuming_says_why_then_asks(tmp_path, table_photo):

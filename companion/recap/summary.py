@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from companion.calls import face_words
-from companion.journal import DamagedJournal, read_events, replay
+from companion.journal import DamagedJournal, read_game
 from companion.rules import DUDO
 from companion.rules.events import (
     BidMade, ChallengeCalled, DiceCounted, DieLost, DieRegained, Event, GameOver, GameStarted, RoundStarted,
@@ -207,8 +207,7 @@ def read_recap(journal_path: Path) -> tuple[Recap, bool]:
     """The recap of a journal's game; the flag says a last line cut off mid-write was left out.
     A file that is not a journal is a JournalError, raised before anything is written."""
     try:
-        events, torn = read_events(Path(journal_path))
-        game, _ = replay(events, journal_path)
+        game, torn = read_game(Path(journal_path))
     except DamagedJournal as error:
         # resuming cuts the game back to the lines before the damage, keeping a copy
         raise DamagedJournal(f"{error}; companion play --resume {journal_path} repairs it (keeping the "
