@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from companion.calls import CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall
+from companion.calls import BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall
 from companion.sources import Heard
 
 
@@ -137,7 +137,12 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
             heard_twice(call, heard, moment, policy) or corrects_a_hand(call, heard, moment, policy)):
         verdict = Verdict.ASK
     if verdict is Verdict.ASK and not makes_sense(call, moment):
-        return Decision(Verdict.REFUSE, call)  # no question about a call that cannot stand
+        # No question about a call that cannot stand: it is refused, and why. A bid heard
+        # unsure that cannot stand is more likely misheard ("four sixes" as "fourteen sixes")
+        # than said, and its refusal would answer a bid nobody made: "say again"; heard the
+        # same again, it is refused (a player who did bid it learns what may be bid).
+        misheard = isinstance(call, BidCall) and call != moment.unsure_before
+        return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)
     return Decision(verdict, call)

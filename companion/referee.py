@@ -249,8 +249,8 @@ class Referee:
         asked, self._held = self._pending, False
         announcements = self._act_on(heard, decision)
         lapsed = self._let_question_lapse(asked, heard, decision)
-        if lapsed and self._held:  # not "First: did you say ...?" and at once "Not taken"
-            announcements = [a for a in announcements if not isinstance(a, announce.StillAsking)]
+        if lapsed:  # not "First: did you say ...?" (or "Sorry, yes or no: ...") and at once "Not taken"
+            announcements = [a for a in announcements if not isinstance(a, (announce.StillAsking, announce.AskedAgain))]
         announcements += lapsed
         return Outcome(tuple(self._events), tuple(announcements), self._camera_due)
 
@@ -260,6 +260,8 @@ class Referee:
             self._log(why_ignored(heard, call, asking=self._pending is not None))
             return []
         if decision.verdict is Verdict.SAY_AGAIN:
+            if self._pending is not None:
+                return [announce.AskedAgain(self._pending)]
             if call is not None:
                 return [announce.SayAgain()]
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
@@ -295,12 +297,15 @@ class Referee:
             self._not_answered = 0
             return []
         chatter_held = self._held and decision.verdict is not Verdict.APPLY and _turn_move(decision.call)
+        heard_at_all = decision.verdict is not Verdict.IGNORE
         if (self._held and not chatter_held) or not heard.spoken or (
-                decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call))):
+                heard_at_all and decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call))):
             # typed, silence, a beep, an answer, "repeat", or a move held back by asking the
             # question again: nobody talked past it unheard. A bid or challenge held back that
             # was heard unsure ("whose go is it" faintly read as dudo) is chatter, and counts;
             # a hand or a count at a reveal is read back unsure even when right, and does not.
+            # A faint answer is asked for again; one below the line of calls at all ("did you
+            # see the match" read as a "no" at 0.00) is chatter, and counts.
             return []
         self._not_answered += 1
         if self._not_answered < self.settings.hearing.question_lapses_after:

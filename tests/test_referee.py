@@ -543,7 +543,7 @@ def test_camera_doubt_falls_back_to_asking():
 def test_a_doubtful_yes_confirms_nothing():
     referee, _, _ = make()
     assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
-    assert say(referee, "yes", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "yes", confidence=0.3) == "Sorry, yes or no: did you say three fours?"
     assert referee.game.actions == ()
     assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
 
@@ -556,7 +556,7 @@ def test_a_question_lapses_once_the_table_has_talked_past_it():
     assert say(referee, "two fives", confidence=0.1) == ""
     assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
     assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
-    assert say(referee, "yes", confidence=0.3) == "Sorry, say again?"  # an answer, however faint, is no chatter
+    assert say(referee, "yes", confidence=0.3) == "Sorry, yes or no: did you say four fours?"  # no chatter
     for chatter in ("nice try", "two fives", "my turn"):
         say(referee, chatter, confidence=0.1)
     # a "yes" said to a neighbour after that applies nothing, and gets no reply
@@ -623,7 +623,7 @@ def test_a_spoken_count_is_always_read_back_before_it_settles_anything():
     # espeak's "twenty" was heard as a confident "twenty eight": the count decides who
     # loses a die, so even a sure one is asked about.
     assert say(referee, "four", confidence=0.95) == "Did you say the count is four?"
-    assert say(referee, "four", confidence=0.3) == "Sorry, say again?"  # no lower line for counts
+    assert say(referee, "four", confidence=0.3) == "Sorry, yes or no: did you say the count is four?"
     assert referee.game.phase is Phase.REVEAL
     assert say(referee, "yes", confidence=0.9).startswith("Four counted: the bid was right.")
 
@@ -1027,6 +1027,28 @@ def test_hands_held_at_a_reveal_do_not_let_the_hand_asked_about_lapse():
         assert say(referee, line, confidence=0.8).startswith("First: did you say Ana four four three two one?")
     assert say(referee, "yes", confidence=0.95).startswith("Got Ana's dice")
     assert list(referee._hands) == ["Ana"]
+
+
+def test_answers_heard_as_nothing_are_chatter_and_let_the_question_lapse():
+    # "did you see the match last night" over babble, read as a "no" at 0.00, four times:
+    # a "yes" after that is long past the question
+    referee, _, _ = make()
+    say(referee, "three fours")
+    assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    assert say(referee, "no", confidence=0.0) == "" and say(referee, "no", confidence=0.0) == ""
+    assert say(referee, "no", confidence=0.0).startswith("Not taken: four fours.")
+    assert say(referee, "yes", confidence=0.95) == ""
+    assert referee.game.last_bid == Bid(3, 4)
+
+
+def test_a_bid_heard_unsure_that_cannot_stand_is_said_again_before_it_is_refused():
+    # "four sixes" over babble heard as "fourteen sixes" at 0.7: a refusal would answer a bid
+    # nobody made; the same heard again is refused, and why
+    referee, _, _ = make()
+    say(referee, "three fours")
+    assert say(referee, "sixteen fours", confidence=0.6) == "Sorry, say again?"
+    assert say(referee, "sixteen fours", confidence=0.6).startswith("Sixteen fours is not allowed")
+    assert say(referee, "two fours", confidence=0.95).startswith("Two fours is not allowed")  # heard surely
 
 
 def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():

@@ -170,6 +170,17 @@ class Declined:
 
 
 @dataclass(frozen=True)
+class AskedAgain:
+    """Something unclear heard while "Did you say ...?" waits (often a faint "yes"): the
+    question again, so the player knows to answer it rather than say the call again."""
+
+    call: Call
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"Sorry, yes or no: did you say {_asked(self.call, rules)}?"]
+
+
+@dataclass(frozen=True)
 class StillAsking:
     """Another move heard while "Did you say ...?" waits. Whose move it is, and what it
     raises or challenges, depend on the answer, so the question comes first."""
