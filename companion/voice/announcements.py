@@ -203,7 +203,7 @@ class QuestionDropped:
         what = describe_call(self.call, rules.ace_word)
         if isinstance(self.call, NumberCall) and self.call.speaker is None:
             what = f"a count of {what}"
-        return [f"Not taken: {what}. {self.status.sentence(rules)}"]
+        return [f"Not taken: {what}. {self.status.sentence(rules, brief=True)}"]
 
 
 @dataclass(frozen=True)
@@ -483,7 +483,9 @@ class Status:
     def words(self, rules: Rules) -> list[str]:
         return [self.sentence(rules)]
 
-    def sentence(self, rules: Rules) -> str:
+    def sentence(self, rules: Rules, brief: bool = False) -> str:
+        """`brief`: whose call it is and on what, without the palifico rule and the dice held
+        (nothing of those changed: after a question dropped, say)."""
         ace = rules.ace_word
         if self.winner is not None:
             return f"The game is over: {self.winner} won."
@@ -505,6 +507,8 @@ class Status:
         else:
             parts.append(f"The bid is {bid_words(self.last_bid, ace)} by {self.last_bidder}. "
                          f"{self.turn}, your call.")
+        if brief:
+            return " ".join(parts)
         if self.palifico_player is not None:
             rule = palifico_rules(self.palifico_player, rules, self.face_changers, [p for p, _ in self.dice])
             parts.append(f"Palifico round for {self.palifico_player}: {rule}.")
