@@ -70,8 +70,10 @@ def test_the_view_hides_dice_where_the_rules_do():
     game.dudo("Ben")
     seen = RevealShown("1", 15, "I read all fifteen dice")
     assert table_view(game, reveal=seen)["reveal"]["dice_seen"] == 15  # the cups are up: all see them
-    game.reveal(3)
-    # the next round: the camera's count, less the die lost, would be the hidden total
+    game.reveal(3)  # the camera's count settles it at once: the table checks it before bidding on
+    assert table_view(game, reveal=seen)["reveal"]["dice_seen"] == 15
+    game.bid(game.turn, Bid(1, 3))
+    # the next round under way: the camera's count, less the die lost, would be the hidden total
     assert table_view(game, reveal=seen)["reveal"] is None
     shown = Game(PLAYERS)
     assert table_view(shown, reveal=seen)["reveal"]["dice_seen"] == 15  # where the total is told, it stays

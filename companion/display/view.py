@@ -58,9 +58,11 @@ def table_view(game: Game, heard: HeardLine | None = None, said: str | None = No
         "heard": None if heard is None else {
             "text": heard.text, "confidence": heard.confidence, "typed": heard.confidence is None},
         "said": said,
-        # where the rules hide the dice in play, the last reveal's picture and count go with it
-        # (they would tell the total, less the die lost, all the next round)
-        "reveal": None if reveal is None or (not shown and game.phase is not Phase.REVEAL) else {
+        # where the rules hide the dice in play, the last reveal's picture and count go once the
+        # next round's bidding is under way (they would tell the total, less the die lost, all
+        # of it); until its first bid the table may still check the camera's count
+        "reveal": None if reveal is None or (not shown and game.phase is Phase.BIDDING
+                                              and game.last_bid is not None) else {
             "image": None if reveal.image_version is None else f"/camera.png?v={reveal.image_version}",
             "dice_seen": reveal.dice_seen,
             "note": reveal.note},
