@@ -428,26 +428,35 @@ def resume(path: Path) -> Resumed:
     except BaseException:
         journal.close()
         raise
-    taken_back, under_counts = _counts_standing(kept)
-    return Resumed(game, journal, notes, hands_so_far(kept), dropped, taken_back, under_counts)
+    taken_back, under_counts, under_last_undone = _counts_standing(kept)
+    # the referee writes the dice under a number it takes back after the undo; an undo line
+    # a tool wrote has none after it, and the dice under that count stand all the same
+    hands = hands_so_far(kept) or under_last_undone
+    return Resumed(game, journal, notes, hands, dropped, taken_back, under_counts)
 
 
-def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...]]:
+def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...],
+                                                       dict[str, tuple[int, ...]]]:
     """Whether a count was taken back since the last challenge (the players overruled the
-    camera, or corrected themselves), and for each number counted that still stands the dice
-    said before it. The actions are followed as the game stacks them: an undo takes back
-    the last, named or not."""
+    camera, or corrected themselves); for each number counted that still stands, the dice
+    said before it; and where the journal ends with the undo of such a number, the dice said
+    before that. The actions are followed as the game stacks them: an undo takes back the
+    last, named or not."""
     actions: list[tuple[str, dict[str, tuple[int, ...]] | None]] = []  # type, dice under a number counted
     taken_back = False
+    undone_under: dict[str, tuple[int, ...]] = {}
     for i, event in enumerate(events):
+        undone_under = {}
         if isinstance(event, ChallengeCalled):
             taken_back = False
         if event.type in ACTION_TYPES:
             number = isinstance(event, DiceCounted) and event.hands is None and event.source == "players"
             actions.append((event.type, hands_so_far(events[:i]) if number else None))
         elif isinstance(event, Undone) and actions:
-            taken_back = taken_back or actions.pop()[0] == DiceCounted.type
-    return taken_back, tuple(under for _, under in actions if under is not None)
+            kind, under = actions.pop()
+            taken_back = taken_back or kind == DiceCounted.type
+            undone_under = under or {}
+    return taken_back, tuple(under for _, under in actions if under is not None), undone_under
 
 
 def last_line(path: Path) -> str:

@@ -318,6 +318,20 @@ def test_a_line_that_does_not_replay_is_told_by_its_line_past_blank_ones(tmp_pat
     assert resumed.dropped.first.number == 12
 
 
+def test_an_undo_line_a_tool_wrote_brings_back_the_dice_said_before_the_number_it_takes_back(tmp_path):
+    game, journal, path = started(tmp_path)
+    for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.dudo, "Ben")):
+        act(game, journal, fn, *args)
+    journal.append([HandShown("Ana", (4, 4, 1, 2, 3))])
+    act(game, journal, game.reveal, 9)
+    journal.close()
+    with open(path, "a") as f:
+        f.write('{"type":"undo","action":{}}\n')  # naming no action, and no hand lines after it
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.game.phase.name == "REVEAL" and resumed.hands == {"Ana": (4, 4, 1, 2, 3)}
+
+
 def test_a_journal_of_a_game_bigger_than_a_new_one_may_be_still_resumes(tmp_path):
     from companion.rules.presets import MOST_DICE
 
