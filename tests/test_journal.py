@@ -239,9 +239,24 @@ def test_an_unreadable_consequence_is_derived_again(tmp_path):
     assert path.read_bytes() == b"".join(lines[:7])  # the count's consequences, written again
 
 
-def resumed_after_editing(tmp_path, number, old: bytes, new: bytes):
-    """two_round_journal with `old` replaced by `new` in the first line from `number` holding it,
-    then resumed: the journal's path and the resume."""
+@pytest.mark.parametrize("number, old, new, damage, why", [
+    # events that do not replay
+    (5, b'"remaining":4', b'"remaining":5', Damage.DOES_NOT_REPLAY,  # checked on line 6
+     "is followed by events that do not match"),
+    (9, b'"count":3,"face":6', b'"count":1,"face":6', Damage.DOES_NOT_REPLAY, "is not allowed by the rules"),
+    (9, b'"count":3,', b'"count":0,', Damage.DOES_NOT_REPLAY, "is not allowed by the rules"),
+    (4, b'"kind":"dudo"', b'"kind":"maybe"', Damage.DOES_NOT_REPLAY, "is not allowed by the rules"),
+    # fields of the wrong type, said as such
+    (9, b'"count":3', b'"count":"three"', Damage.UNREADABLE,  # garbage in a field
+     'count must be a whole number, not "three"'),
+    (9, b'"count":3', b'"count":true', Damage.UNREADABLE,  # JSON's true is no 1
+     "count must be a whole number, not true"),
+    (9, b'"count":3', b'"count":3.0', Damage.UNREADABLE, "count must be a whole number, not 3.0"),
+    (9, b'"player":"Ben"', b'"player":7', Damage.UNREADABLE, "player must be text, not 7"),
+    (4, b'"aces_wild":true', b'"aces_wild":1', Damage.UNREADABLE, "aces_wild must be true or false, not 1"),
+])
+def test_a_damaged_event_is_dropped_with_the_lines_after_it(tmp_path, number, old, new, damage, why):
+    # `old` replaced by `new` in the first line from `number` holding it
     path = two_round_journal(tmp_path)
     lines = path.read_bytes().splitlines(keepends=True)
     target = next(i for i, line in enumerate(lines) if old in line and i + 1 >= number)
@@ -249,36 +264,10 @@ def resumed_after_editing(tmp_path, number, old: bytes, new: bytes):
     path.write_bytes(b"".join(lines))
     resumed = resume(path)
     resumed.journal.close()
-    return path, resumed
-
-
-@pytest.mark.parametrize("number, old, new, why", [
-    (5, b'"remaining":4', b'"remaining":5', "is followed by events that do not match"),  # checked on line 6
-    (9, b'"count":3,"face":6', b'"count":1,"face":6', "is not allowed by the rules"),
-    (9, b'"count":3,', b'"count":0,', "is not allowed by the rules"),
-    (4, b'"kind":"dudo"', b'"kind":"maybe"', "is not allowed by the rules"),
-])
-def test_an_event_that_does_not_replay_is_dropped_with_the_lines_after_it(tmp_path, number, old, new, why):
-    path, resumed = resumed_after_editing(tmp_path, number, old, new)
     dropped = resumed.dropped
-    assert dropped.first.number == number and dropped.first.damage is Damage.DOES_NOT_REPLAY
-    assert why in dropped.first.why and dropped.after == 10 - number
+    assert dropped.first.number == number and dropped.first.damage is damage
+    assert why in dropped.first.why and dropped.after == 10 - number and dropped.backup.exists()
     assert resumed.game.events == load_game(path).events  # the good lines, replayed
-    assert len(path.read_text().splitlines()) == number - 1
-
-
-@pytest.mark.parametrize("number, old, new, why", [
-    (9, b'"count":3', b'"count":"three"', 'count must be a whole number, not "three"'),  # garbage in a field
-    (9, b'"count":3', b'"count":true', "count must be a whole number, not true"),  # JSON's true is no 1
-    (9, b'"count":3', b'"count":3.0', "count must be a whole number, not 3.0"),
-    (9, b'"player":"Ben"', b'"player":7', "player must be text, not 7"),
-    (4, b'"aces_wild":true', b'"aces_wild":1', "aces_wild must be true or false, not 1"),
-])
-def test_a_field_of_the_wrong_type_is_damage_said_as_such(tmp_path, number, old, new, why):
-    path, resumed = resumed_after_editing(tmp_path, number, old, new)
-    dropped = resumed.dropped
-    assert dropped.first.number == number and dropped.first.damage is Damage.UNREADABLE
-    assert why in dropped.first.why and dropped.backup.exists()
     assert len(path.read_text().splitlines()) == number - 1
 
 

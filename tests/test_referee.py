@@ -57,6 +57,15 @@ def say(referee, *lines, confidence=None, alternatives=()):
     return " ".join(said[before:])
 
 
+def asking_four_fours():
+    """Ana bid three fours, and Ben's "four fours" was heard unsure: "Did you say four fours?"
+    waits. Returns the referee and its journal."""
+    referee, _, journal = make()
+    say(referee, "three fours")
+    assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
+    return referee, journal
+
+
 def test_bids_are_read_back_with_whose_turn_is_next():
     referee, _, journal = make()
     assert say(referee, "three fours") == "Ana: three fours. Ben, your call."
@@ -849,18 +858,14 @@ def test_a_move_heard_while_a_question_waits_goes_nowhere_until_it_is_answered()
 
 
 def test_a_clearly_heard_illegal_move_keeps_the_question():
-    referee, _, _ = make()
-    say(referee, "three fours")
-    say(referee, "four fours", confidence=0.6)
+    referee, _ = asking_four_fours()
     assert say(referee, "two threes", confidence=0.95) == "First: did you say four fours? Yes or no."
     assert say(referee, "Cleo dudo", confidence=0.95) == "First: did you say four fours? Yes or no."
     assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
 
 
 def test_the_asked_call_said_again_clearly_is_taken_as_a_yes():
-    referee, _, _ = make()
-    say(referee, "three fours")
-    say(referee, "four fours", confidence=0.6)
+    referee, _ = asking_four_fours()
     assert say(referee, "four fours", confidence=0.95) == "Ben: four fours. Cleo, your call."
 
 
@@ -919,9 +924,7 @@ def test_status_while_a_question_waits_says_the_question_again():
 
 
 def test_take_it_back_while_a_question_waits_takes_back_the_question_only():
-    referee, _, _ = make()
-    say(referee, "three fours")
-    say(referee, "four fours", confidence=0.6)
+    referee, _ = asking_four_fours()
     assert say(referee, "take it back", confidence=0.95).startswith(
         "Not taken: four fours. The bid is three fours by Ana. Ben, your call.")
     assert referee.game.last_bid == Bid(3, 4)
@@ -993,9 +996,7 @@ def test_take_it_back_with_a_question_waiting_is_never_itself_asked_about():
 
 
 def test_moves_held_back_by_a_question_do_not_let_it_lapse():
-    referee, _, _ = make()
-    say(referee, "three fours")
-    say(referee, "four fours", confidence=0.6)
+    referee, _ = asking_four_fours()
     for _ in range(4):
         assert say(referee, "dudo", confidence=0.95) == "First: did you say four fours? Yes or no."
     assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
@@ -1004,9 +1005,7 @@ def test_moves_held_back_by_a_question_do_not_let_it_lapse():
 def test_chatter_faintly_heard_as_moves_lets_a_question_lapse():
     # "whose go is it", "who's next" read as a dudo at 0.6 to 0.8: chatter past the question,
     # which must not hold it open for ever ("First: did you say ...?" each time)
-    referee, _, journal = make()
-    say(referee, "three fours")
-    say(referee, "four fours", confidence=0.6)
+    referee, journal = asking_four_fours()
     assert say(referee, "dudo", confidence=0.62) == "First: did you say four fours? Yes or no."
     assert say(referee, "dudo", confidence=0.65) == "First: did you say four fours? Yes or no."
     lapsed = say(referee, "dudo", confidence=0.62)
