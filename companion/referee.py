@@ -18,7 +18,7 @@ from typing import Callable, Protocol, Sequence
 
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
-    describe_call, number_words, parse_call)
+    describe_call, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                unsure_call, why_ignored)
 from companion.journal import Resumed
@@ -38,6 +38,7 @@ from companion.voice.speakers import Speaker
 # Tries a player gets to say each of NAME_PHRASES before the game, as many as a player at the
 # table gives a line (companion.demo.TRIES) before moving on.
 NAME_TRIES = 3
+
 
 class EventSink(Protocol):
     def append(self, events: Sequence[Event]) -> None: ...
@@ -455,10 +456,9 @@ class Referee:
             applied = self._apply(CountAction(count, None, "camera", outcome.reading.faces))
         except RulesError as error:  # a reading that is not the dice in play settles nothing
             self._log(f"(camera reading refused: {error})")
-            from companion.vision.reveal import in_play  # the camera's words: loaded with the camera
+            from companion.vision.reveal import not_in_play  # the camera's words: loaded with the camera
 
-            seen = outcome.reading.total
-            reason = f"I see {number_words(seen)} dice but {in_play(game.dice_in_play, seen, game.rules.announce_dice_in_play)}"
+            reason = not_in_play(outcome.reading.total, game.dice_in_play, game.rules.announce_dice_in_play)
             return Outcome(announcements=(announce.CameraCannotCount(reason, self._count_prompt()),))
         said = [announce.CameraSaw(count, challenge.face, challenge.aces_wild), *applied]
         return Outcome(tuple(self._events), tuple(said))

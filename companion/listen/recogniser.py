@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from companion.calls import DudoCall, parse_call_or_none
 from companion.listen.decoder import CompiledGraph, Decoded, Graph
 from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, TAIL_SAMPLES,
                                          EmbeddingStream, SpeechEmbedding, padded)
@@ -30,7 +31,6 @@ from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
 from companion.listen.vocabulary import MAX_COUNT
 from companion.listen.vocabulary import VocabularyError, normalise_name
-from companion.calls import DudoCall, parse_call_or_none
 from companion.sources import Expect
 
 ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess

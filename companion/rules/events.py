@@ -9,6 +9,7 @@ Four of them are players' actions (`GameStarted`, `BidMade`, `ChallengeCalled`,
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
@@ -50,8 +51,6 @@ _FITS: dict[str, tuple[str, Any]] = {
 
 def json_text(value: Any) -> str:
     """A value as its journal line gave it, cut short."""
-    import json
-
     text = json.dumps(list(value) if isinstance(value, tuple) else value, default=str)
     return text if len(text) <= 40 else text[:40] + "..."
 

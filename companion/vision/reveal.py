@@ -40,12 +40,14 @@ def _left_out(reading: DiceReading, expected_total: int) -> str:
     return "; I left out " + " and ".join(parts)
 
 
-def in_play(expected_total: int, seen: int, say_total: bool) -> str:
-    """How many dice are in play, for a reason that saw `seen`: "fifteen are in play", or
-    where the rules hide that number, only which way the count is off."""
-    if not say_total:
-        return f"{'more' if expected_total > seen else 'fewer'} are in play"
-    return f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"
+def not_in_play(seen: int, expected_total: int, say_total: bool) -> str:
+    """Why `seen` dice settle nothing: "I see six dice but fifteen are in play", or where the
+    rules hide how many are in play, only which way the count is off."""
+    if say_total:
+        in_play = f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"
+    else:
+        in_play = f"{'more' if expected_total > seen else 'fewer'} are in play"
+    return f"I see {number_words(seen)} {_dice_word(seen)} but {in_play}"
 
 
 def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
@@ -121,8 +123,7 @@ class CameraCounter:
             return self._done(None, f"I see {crowd} I cannot take for dice: "
                                     f"this does not look like dice on a table", best, save_dir)
         if reading.total != expected_total:
-            return self._done(None, f"I see {number_words(reading.total)} {_dice_word(reading.total)} but "
-                                    + in_play(expected_total, reading.total, say_total)
+            return self._done(None, not_in_play(reading.total, expected_total, say_total)
                                     + _left_out(reading, expected_total), best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
 

@@ -260,10 +260,8 @@ def _empty_or_wav(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
             head = f.read(4)
-    except FileNotFoundError:
-        return True
     except OSError:
-        return True  # unreadable: touch() says why it cannot be written, if it cannot
+        return True  # missing, or unreadable: touch() says why it cannot be written, if it cannot
     return head in (b"", b"RIFF")
 
 
