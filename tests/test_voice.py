@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from companion.calls import check_player_names
-from companion.cli import PlaySettings, build_parser, make_speaker
+from companion.cli import build_parser, make_speaker
+from companion.play_settings import PlaySettings
 from companion.rules import (
     BadCount, BadSetup, Bid, BidRefusal, CallNotAllowed, ChallengeRefusal, CountRefusal, IllegalBid,
     PhaseRefusal, WrongPhase, get_preset)
