@@ -230,6 +230,7 @@ def run_play(settings: PlaySettings) -> int:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
             print(f"companion: {journals.last_line(path)}", file=sys.stderr)
+            _say_stopped(referee, error)
             return 2
         finally:
             close = getattr(source, "close", None)
@@ -242,6 +243,22 @@ def run_play(settings: PlaySettings) -> int:
             journal.close()
     print(f"companion: {journals.last_line(path)}", file=sys.stderr)
     return 0
+
+
+def _say_stopped(referee, error: CompanionError) -> None:
+    """Tell the table aloud why the game stopped, as far as the voice still works."""
+    from companion.journal import JournalError
+    from companion.listen.errors import MicrophoneError
+    from companion.vision.errors import VisionError
+    from companion.voice.announcements import GameStopped
+
+    why = ("I cannot save the game" if isinstance(error, JournalError) else
+           "the microphone stopped" if isinstance(error, MicrophoneError) else
+           "the camera stopped" if isinstance(error, VisionError) else "something went wrong")
+    try:
+        referee.say([GameStopped(why)])
+    except (CompanionError, OSError, RuntimeError):
+        pass  # the voice is what failed: the screen has said it
 
 
 @contextlib.contextmanager

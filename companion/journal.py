@@ -18,6 +18,7 @@ import datetime as _dt
 import errno
 import json
 import os
+import stat
 from enum import Enum
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
@@ -79,7 +80,9 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         if Path(name).is_dir():
             raise JournalError(f"{name} is a folder: name a game's journal (.jsonl) in it")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
-    sessions = sorted(directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime) if directory.is_dir() else []
+    # an empty file is no game (one a full disk stopped at its start): the game before it is
+    sessions = sorted((p for p in directory.glob("*.jsonl") if p.stat().st_size > 0),
+                      key=lambda p: p.stat().st_mtime) if directory.is_dir() else []
     if not sessions:
         raise JournalError(f"there is no saved game in {directory}")
     return sessions[-1]
@@ -107,6 +110,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._file = self._open_locked()
+        self._text = self._read_back()
 
     def _open_locked(self):
         try:
@@ -132,6 +136,17 @@ class Journal:
             raise self._in_use()
         return file
 
+    def _read_back(self) -> str | None:
+        """Every line so far, kept to write the journal again if its file is deleted while the
+        game goes on (a tidy-up of the data folder), when a crash would lose the game; None
+        where the file cannot be read back (written again, it would hold the new lines only)."""
+        try:
+            if not stat.S_ISREG(os.fstat(self._file.fileno()).st_mode):
+                return None  # a device, a pipe: nothing to read back, nor to delete
+            return self.path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def _in_use(self) -> JournalError:
         return JournalError(f"{self.path} is in use: another companion is playing this game; stop that one first")
 
@@ -140,16 +155,24 @@ class Journal:
         file = self._open_locked()
         self.close()
         self._file = file
+        self._text = self._read_back()
 
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
         text = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events)
         try:
+            if self._text is not None and os.fstat(self._file.fileno()).st_nlink == 0:
+                self._file.close()  # deleted while open: written again, whole
+                self._file = self._open_locked()
+                self._file.write(self._text)
+                _sync_folder(self.path)
             self._file.write(text)
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as exc:  # a full card, a removed drive: said, and the game pauses
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
+        if self._text is not None:
+            self._text += text
 
     def close(self) -> None:
         try:
@@ -160,8 +183,16 @@ class Journal:
     @classmethod
     def start(cls, path: Path, game: Game) -> "Journal":
         check_new(path)
+        existed = path.exists()
         journal = cls(path)
-        journal.append(game.events)
+        try:
+            journal.append(game.events)
+        except JournalError:
+            journal.close()
+            if not existed:  # an empty file left behind would be taken for the newest game
+                Path(path).unlink(missing_ok=True)
+            raise
+        _sync_folder(journal.path)
         return journal
 
 
@@ -508,6 +539,22 @@ def _rewrite(path: Path, events: Sequence[Event]) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise JournalError(f"cannot repair the journal {path}: {exc.strerror or exc}; it is as it was") from None
+    _sync_folder(path)
+
+
+def _sync_folder(path: Path) -> None:
+    """Make a journal's new name in its folder last through a power cut (the folder's own
+    entry is written apart from the file; an SD card's FAT is the likely place to lose it)."""
+    try:
+        folder = os.open(Path(path).parent, os.O_RDONLY)
+    except OSError:
+        return  # not a platform or file system that opens folders: nothing more can be done
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
 
 
 def load_game(path: Path) -> Game:

@@ -89,6 +89,7 @@ class Referee:
         self._last_said: tuple[Announcement, ...] = ()
         self._hands: dict[str, tuple[int, ...]] = dict(resumed.hands) if resumed else {}  # said so far at a reveal
         self._count_taken_back = resumed is not None and resumed.count_taken_back
+        self._damaged = resumed is not None and resumed.dropped is not None  # said on resuming
         # the dice said before each number counted that stands (see _undo)
         self._under_counts: list[dict[str, tuple[int, ...]]] = list(resumed.under_counts) if resumed else []
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
@@ -129,8 +130,9 @@ class Referee:
         if self.game.phase is Phase.REVEAL and self._hands and not self._hands_missing():
             said = self._settle_from_hands()
         elif self._camera_due_on_resuming():
-            return [announce.Resumed(replace(self.status(), camera_looks=True))]  # "Lift the cups."
-        return [*said, announce.Resumed(self.status(), None if said else self._last_round())]
+            looks = replace(self.status(), camera_looks=True)  # "Lift the cups."
+            return [announce.Resumed(looks, damaged=self._damaged)]
+        return [*said, announce.Resumed(self.status(), None if said else self._last_round(), self._damaged)]
 
     def _camera_due_on_resuming(self) -> bool:
         """Stopped at a reveal before the camera looked (or while the players were told it

@@ -480,3 +480,36 @@ def test_a_journal_that_cannot_be_written_mid_game_is_a_clear_error(tmp_path):
     with pytest.raises(JournalError, match="cannot write the journal /dev/full: No space left"):
         journal.append(Game(["Ana", "Ben"]).events)
     journal.close()  # the text it could not write is not tried again on the way out
+
+
+def test_a_journal_deleted_while_the_game_goes_on_is_written_again_whole(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    path.unlink()  # a tidy-up of the data folder mid-game
+    act(game, journal, game.bid, "Ben", Bid(4, 4))
+    journal.close()
+    assert load_game(path).bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
+
+
+def test_a_resumed_journal_deleted_is_written_again_with_its_repair(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    journal.close()
+    with open(path, "a") as f:
+        f.write('{"type":"bid","pla')  # cut off by a kill: repaired on resuming
+    resumed = resume(path)
+    path.unlink()
+    resumed.journal.append(resumed.game.bid("Ben", Bid(4, 4)))
+    resumed.journal.close()
+    assert load_game(path).bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
+
+
+def test_the_newest_saved_game_is_not_an_empty_file(tmp_path):
+    from companion.journal import find_session
+
+    game, journal, path = started(tmp_path)
+    journal.close()
+    empty = tmp_path / "game-2.jsonl"
+    empty.touch()
+    os.utime(path, (1, 1))  # the game is older than the empty file
+    assert find_session(None, tmp_path) == path

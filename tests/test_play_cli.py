@@ -351,7 +351,8 @@ def test_a_journalled_hand_outside_a_reveal_is_dropped_and_said(tmp_path):
     assert (f"companion: the journal was damaged: line 4 shows dice that cannot be shown: nobody had "
             f"challenged. The game goes on from the line before it; line 4 was dropped. The journal as "
             f"it was is kept in {journal}.corrupt-1\n") in result.stderr
-    assert "Resuming the game. The bid is three fours by Ana. Ben, your call." in result.stdout
+    assert ("Resuming the game. Part of the saved game was damaged and is lost: it goes on from an earlier "
+            "point, so check everyone's dice. The bid is three fours by Ana. Ben, your call.") in result.stdout
 
 
 def test_a_corrupt_line_mid_journal_is_dropped_and_the_game_goes_on(tmp_path):
@@ -365,10 +366,44 @@ def test_a_corrupt_line_mid_journal_is_dropped_and_the_game_goes_on(tmp_path):
     assert ("line 4 is not readable JSON (Invalid control character at column 21). The game goes on from the "
             "line before it; lines 4 to 6 were dropped (line 4 and the 2 events after it). The journal as "
             f"it was is kept in {journal}.corrupt-1") in result.stderr
-    assert "Resuming the game. The bid is three fours by Ana. Ben, your call." in result.stdout
+    assert "Resuming the game. Part of the saved game was damaged" in result.stdout  # said, not only shown
     assert (tmp_path / "game.jsonl.corrupt-1").read_text() == damaged
     game = load_game(journal)  # the calls after the resume went on from the good lines
     assert game.dice["Ben"] == 4 and game.round_number == 2
+
+
+def run_on_a_small_disk(tmp_path, script, size):
+    """`play` where no file may grow past `size` bytes, as on a full disk."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_DATA_HOME=str(tmp_path / "data"))
+    return subprocess.run([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "Cleo",
+                           "--input", "text", "--mute"], input=script, capture_output=True, text=True,
+                          timeout=120, env=env, cwd=ROOT, preexec_fn=limit)
+
+
+def test_a_journal_that_cannot_be_written_stops_the_game_aloud(tmp_path):
+    result = run_on_a_small_disk(tmp_path, "three fours\nfour fours\nfive fours\nsix fours\n" * 3, 700)
+    assert result.returncode == 2
+    assert "cannot write the journal" in result.stderr and "the game is paused" in result.stderr
+    assert result.stdout.rstrip().endswith("I have to stop: I cannot save the game. The game is saved up to "
+                                           "the last call I answered; the screen says how to go on.")
+
+
+def test_a_game_whose_start_cannot_be_written_leaves_no_journal_to_resume(tmp_path):
+    earlier, _ = play(tmp_path, "three fours\n")  # a paused game, then a full disk
+    sessions = tmp_path / "data" / "companion" / "sessions"
+    sessions.mkdir(parents=True)
+    (tmp_path / "game.jsonl").rename(sessions / "game-1.jsonl")
+    result = run_on_a_small_disk(tmp_path, "three fours\n", 0)
+    assert result.returncode == 2 and "cannot write the journal" in result.stderr
+    assert [p.name for p in sessions.iterdir()] == ["game-1.jsonl"]
+    resumed = run_companion("play", "--resume", "--input", "text", "--mute", input_text="",
+                            env_extra={"XDG_DATA_HOME": str(tmp_path / "data")})
+    assert "Resuming the game. The bid is three fours by Ana." in resumed.stdout, resumed.stderr
 
 
 def test_resume_refuses_a_corrupt_journal(tmp_path):

@@ -534,15 +534,31 @@ class Repeated:
 class Resumed:
     status: Status
     last_round: EventsHappened | None = None  # how the round before ended, when none is under way
+    damaged: bool = False  # the journal's last lines were damaged and dropped: the game is from before them
 
     def words(self, rules: Rules) -> list[str]:
         before = ""
+        if self.damaged:  # the screen says which lines; the table needs to know to check
+            before = (" Part of the saved game was damaged and is lost: it goes on from an"
+                      " earlier point, so check everyone's dice.")
         if self.last_round is not None:  # it begins with the count, in words: "Three counted: ..."
             said = " ".join(self.last_round.words(rules))
-            before = f" In the last round, {said[:1].lower()}{said[1:]}"
+            before += f" In the last round, {said[:1].lower()}{said[1:]}"
         # a won game is resumed to take back its last count
         after = " Say 'take it back' to undo the last count." if self.status.winner else ""
         return [f"Resuming the game.{before} {self.status.sentence(rules)}{after}"]
+
+
+@dataclass(frozen=True)
+class GameStopped:
+    """The game cannot go on (the journal cannot be written, a device was lost): said aloud,
+    for a table that listens rather than reads the screen."""
+
+    why: str  # "I cannot save the game"
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"I have to stop: {self.why}. The game is saved up to the last call I answered; "
+                "the screen says how to go on."]
 
 
 Announcement = Union[
@@ -550,7 +566,7 @@ Announcement = Union[
     NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack,
     SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
-    GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated]
+    GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated, GameStopped]
 
 
 def sentences(announcements: Sequence[Announcement], rules: Rules) -> list[str]:
