@@ -74,7 +74,7 @@ def synthetic_examples(first_seed: int, n: int, processes: int = 2) -> list[tupl
 # measured small. These scenes, all dark marbled, can come besides the mixed ones (where about
 # one scene in twenty is dark marbled). The shipped detector has none: trained with 600 and read
 # with the face model of the detector before, it misread fewer dark marbled dice and more real
-# ones (README, "Tried and not kept"); its crops want a face model trained on them.
+# ones (docs/benchmark-notes.md, vision); its crops want a face model trained on them.
 FINISH_SCENES = 0
 FINISH_STYLE = "dark_marbled"
 
