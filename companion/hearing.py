@@ -8,7 +8,7 @@ recogniser's confidence and by whether the call makes sense at this moment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable
 
@@ -28,6 +28,9 @@ class Verdict(Enum):
 class Decision:
     verdict: Verdict
     call: Call | None = None  # the call chosen among the guesses (None: there was none)
+    # Heard, name and all, at the line of calls taken unasked (whatever the verdict: a dudo
+    # is asked about however sure); said again while asked about, that is a "yes".
+    sure: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class Moment:
     # the same mishearing of the words said again: another reading is preferred, and
     # without one it is not asked about again straight away.
     declined: Call | None = None
+    # "Who calls calza?" waits: a calza was heard, and a named one now answers it.
+    who_calls_asked: bool = False
 
 
 def changes_nothing(call: Call) -> bool:
@@ -145,7 +150,10 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)
-    return Decision(verdict, call)
+    if verdict is Verdict.APPLY and makes_sense(call, moment) and read_back_however_sure(call, moment) and (
+            not moment.asks_back(call)):  # "Who calls calza?" is the question
+        return Decision(Verdict.ASK, call, sure=True)  # (one the rules refuse is refused, and why)
+    return Decision(verdict, call, sure=verdict is Verdict.APPLY)
 
 
 def why_ignored(heard: Heard, call: Call | None, asking: bool = False) -> str:
@@ -251,3 +259,16 @@ def by_confidence(call: Call, confidence: float, policy: HearingPolicy, asking: 
         # (espeak's "twenty" as "twenty eight" at 0.93): it is always read back first.
         return Verdict.ASK
     return Verdict.APPLY
+
+
+def read_back_however_sure(call: Call, moment: Moment) -> bool:
+    """A challenge, which has the cups lifted, and "take it back": table talk is heard as them
+    as surely as they are said ("dude, no" as dudo at 0.98, "oh dear" as undo at 0.98, in
+    voices the network never trained on), and a round's dice once seen cannot be hidden
+    again. Not "take it back" with a question waiting (it takes back only the question), nor
+    a named calza answering "Who calls calza?" (a calza heard twice)."""
+    if is_undo(call):
+        return not (moment.asking or moment.who_calls_asked)
+    if isinstance(call, CalzaCall) and call.speaker and moment.who_calls_asked:
+        return False
+    return isinstance(call, (DudoCall, CalzaCall))

@@ -244,7 +244,8 @@ class Referee:
         self._camera_due, self._events = False, []
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,
                         settles=self._settles, asks_back=self._asks_back, named=self._named,
-                        unsure_before=self._unsure, declined=self._declined)
+                        unsure_before=self._unsure, declined=self._declined,
+                        who_calls_asked=self._round.who_calls_open)
         decision = decide(heard, moment, self.settings.hearing)
         self._unsure = unsure_call(heard, decision, self.settings.hearing)
         if decision.verdict is not Verdict.IGNORE:
@@ -275,7 +276,7 @@ class Referee:
                                            heard.unknown_player)]
         assert call is not None
         pending = self._pending
-        if call == pending and decision.verdict is Verdict.APPLY and _move(call):
+        if call == pending and decision.sure and _move(call):
             return self._handle(pending)  # said again, and clearly: that is a yes
         if pending is not None and _move(call) and call != pending and (
                 decision.verdict in (Verdict.ASK, Verdict.APPLY)) and (
@@ -303,7 +304,7 @@ class Referee:
         if asked is None or self._pending is not asked:
             self._not_answered = 0
             return []
-        chatter_held = self._held and decision.verdict is not Verdict.APPLY and _turn_move(decision.call)
+        chatter_held = self._held and not decision.sure and _turn_move(decision.call)
         heard_at_all = decision.verdict is not Verdict.IGNORE
         if (self._held and not chatter_held) or not heard.spoken or (
                 heard_at_all and decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call))):
@@ -527,8 +528,10 @@ class Referee:
             self._declined = had
             self._round.answered_no(self.game, had)
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
-        if self._pending is not None:  # "take it back" while asking takes back the question
+        if self._pending is not None:  # "take it back" while asking takes back the question ...
             had, self._pending = self._pending, None
+            if had == call:  # ... unless it asked about "take it back": said again, that is a yes
+                return self._handle(had)
             return [announce.QuestionDropped(had, self.status())]
         if self._round.who_calls_open:  # ... and "Who calls calza?"
             self._round.drop_who_calls()

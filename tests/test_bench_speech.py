@@ -119,7 +119,7 @@ def test_phrases_and_speakers_are_scored_as_calls():
 def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
     rows = [row("four fives", 0.9, "four fives"), row("four fives", 0.9, "four fives", condition="babble6"),
             row("five fives", 0.95, "four fives", condition="babble6"),
-            row("two", 0.9, "two", "digit", set_="real:lucas"), row("dudo", 0.9, None, "chatter")]
+            row("two", 0.9, "two", "digit", set_="real:lucas"), row("three twos", 0.9, None, "chatter")]
     summary = speech.summarise(rows)
     assert list(summary) == ["festival", "real:lucas"]
     assert list(summary["festival"]) == ["clean", "babble6"]
@@ -127,7 +127,7 @@ def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
     assert top["clean_accuracy"] == 1.0 and top["babble6_accuracy"] == 0.5
     assert top["real_clean_accuracy"] == 1.0  # a count is asked about, so acted on
     assert top["chatter_accepted"] == pytest.approx(1.0)
-    assert top["chatter_moves"] == pytest.approx(1.0)  # a dudo heard that surely is applied
+    assert top["chatter_moves"] == pytest.approx(1.0)  # a bid heard that surely is applied
     line = speech.summary_line(top, 0.012, 1.9, {"clean": 3, "babble12": 1, "total": 4})
     assert line.startswith("speech: clean 100.0%")
     assert "CPU on silence 1.20%" in line and "model 1.90 MB" in line

@@ -121,7 +121,25 @@ def test_a_call_whose_caller_the_moment_names_is_asked_about_by_that_name():
     only_cleo = Moment(named=lambda call: cleo if call == CalzaCall() else call)
     assert decide(spoken("calza", 0.99), only_cleo) == Decision(Verdict.ASK, cleo)
     assert decide(spoken("calza", 0.99), replace(only_cleo, declined=cleo)).verdict is Verdict.SAY_AGAIN
-    assert decide(spoken("Cleo calza", 0.99), only_cleo) == Decision(Verdict.APPLY, cleo)
+    heard_named = decide(spoken("Cleo calza", 0.99), only_cleo)  # a calza is read back however sure
+    assert heard_named == Decision(Verdict.ASK, cleo) and heard_named.sure
+    assert not decide(spoken("calza", 0.99), only_cleo).sure  # the name was the moment's, not heard
+    # ... but not as the answer to "Who calls calza?": the calza heard twice
+    assert decide(spoken("Cleo calza", 0.99), replace(only_cleo, who_calls_asked=True)) == Decision(Verdict.APPLY, cleo)
+
+
+def test_a_challenge_or_take_it_back_heard_however_surely_is_read_back():
+    # Table talk is heard as them as surely as they are said ("dude, no" as dudo at 0.98):
+    # cups lifted on a dudo nobody called cannot be put down unseen.
+    for text in ("dudo", "Ben dudo", "Ben calza", "take it back"):
+        decision = decide(spoken(text, 0.99))
+        assert decision.verdict is Verdict.ASK and decision.sure, text
+    assert decide(spoken("five fives", 0.99)) == Decision(Verdict.APPLY, BidCall(Bid(5, 5)))  # a bid is not
+    # one the rules refuse now is refused, and why, not asked about
+    refused = decide(spoken("Ben dudo", 0.99), Moment(allowed=lambda call: False))
+    assert refused.verdict is Verdict.APPLY and refused.sure
+    # "take it back" while "Who calls calza?" waits takes back only that question
+    assert decide(spoken("take it back", 0.99), Moment(who_calls_asked=True)).verdict is Verdict.APPLY
 
 
 def test_what_is_remembered_for_the_next_utterance():

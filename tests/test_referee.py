@@ -783,7 +783,8 @@ def test_take_it_back_after_who_calls_calza_takes_back_the_calza_not_the_bid():
     assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
     assert say(referee, "take it back", confidence=0.95).startswith("Not taken: calza. The bid is three fives by Ana.")
     assert referee.game.last_bid == Bid(3, 5)
-    assert say(referee, "take it back", confidence=0.95).startswith("Undone: Ana's three fives.")  # then the bid
+    assert say(referee, "take it back", confidence=0.95) == "Did you say take it back?"  # then the bid
+    assert say(referee, "take it back", confidence=0.95).startswith("Undone: Ana's three fives.")  # said again: yes
 
 
 def test_a_table_whose_aces_word_the_engine_cannot_hear_is_told_what_to_say():
@@ -854,7 +855,25 @@ def test_a_move_heard_while_a_question_waits_goes_nowhere_until_it_is_answered()
     assert referee.game.last_bid == Bid(3, 4) and referee.game.turn == "Ben"
     assert [e.type for e in journal.events].count("bid") == 1
     assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
-    assert say(referee, "dudo", confidence=0.95).startswith("Dudo from Cleo on Ben's four fours!")
+    assert say(referee, "dudo", confidence=0.95) == "Did you say dudo?"
+    assert say(referee, "yes", confidence=0.95).startswith("Dudo from Cleo on Ben's four fours!")
+
+
+def test_a_dudo_heard_surely_is_still_asked_and_a_no_changes_nothing():
+    # "dude, no" said by a neighbour reads as dudo at 0.98: the cups stay down until a "yes"
+    referee, _, journal = make()
+    say(referee, "three fours")
+    assert say(referee, "dudo", confidence=0.98) == "Did you say dudo?"
+    assert referee.game.phase is Phase.BIDDING
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert referee.game.phase is Phase.BIDDING and [e.type for e in journal.events].count("challenge") == 0
+    # "oh dear" read as "take it back" at 0.98: asked, and the bid stands
+    assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
+    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert referee.game.last_bid == Bid(3, 4)
+    # the dudo said again, clearly, while asked about: that is the yes
+    assert say(referee, "dudo", confidence=0.97) == "Did you say dudo?"
+    assert say(referee, "dudo", confidence=0.97).startswith("Dudo from Ben on Ana's three fours!")
 
 
 def test_a_clearly_heard_illegal_move_keeps_the_question():
@@ -1068,10 +1087,12 @@ def test_a_bare_dudo_anyone_may_call_is_asked_about_by_the_name_of_the_player_to
     # Cleo said "Cleo dudo" and her name went unheard: Ben would lose the die if it were his
     assert say(referee, "dudo", confidence=0.99) == "Did you say Ben dudo?"
     assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
-    assert say(referee, "Cleo dudo", confidence=0.99).startswith("Dudo from Cleo on Ana's three fives!")
+    assert say(referee, "Cleo dudo", confidence=0.99) == "Did you say Cleo dudo?"
+    assert say(referee, "yes", confidence=0.99).startswith("Dudo from Cleo on Ana's three fives!")
     referee, _, _ = make(dudo_caller=DudoCaller.ANYONE)
     assert "Dudo from Ben on Ana's three fives!" in say(referee, "three fives", "dudo")  # typed: as ever
     assert referee.game.challenge.player == "Ben"
-    referee, _, _ = make()  # only the next player may: a bare dudo is theirs, unasked
+    referee, _, _ = make()  # only the next player may: a bare dudo is theirs, asked as any dudo
     say(referee, "three fives")
-    assert say(referee, "dudo", confidence=0.99).startswith("Dudo from Ben")
+    assert say(referee, "dudo", confidence=0.99) == "Did you say dudo?"
+    assert say(referee, "yes", confidence=0.99).startswith("Dudo from Ben")

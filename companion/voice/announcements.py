@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence, Union
 
-from companion.calls import Call, NumberCall, UnparsableCall, bid_words, describe_call, face_words, number_words
+from companion.calls import Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words, describe_call, face_words, number_words
 from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, RulesError
 from companion.rules.bids import Bid
 from companion.rules.events import ChallengeCalled, Event
@@ -146,6 +146,8 @@ def _asked(call: Call, rules: Rules) -> str:
     say "two"."""
     if isinstance(call, NumberCall) and call.speaker is None:
         return f"the count is {describe_call(call, rules.ace_word)}"
+    if isinstance(call, CommandCall) and call.name is Command.UNDO:
+        return "take it back"  # as players say it; "undo" sounds like the referee's word
     return describe_call(call, rules.ace_word)
 
 
