@@ -101,6 +101,10 @@ class Segment:
         return None if self.voice_peak is None else self.voice_peak >= settings.voice_heard
 
 
+FLOOR_FRAMES = 10  # the frames a stream's start gives the room's level from
+STARTS_ON_A_WORD_DB = 20.0  # a recording's start this far over its quietest tenth is a word (before_recording)
+
+
 def frame_db(samples: np.ndarray, band: tuple[float, float] | None = None) -> np.ndarray:
     """Level of each 10 ms frame in dB; with `band` (Hz), only of that band (speech lives
     in 300-3400 Hz, while rumble, pink noise and hum put most of their energy lower)."""
@@ -154,7 +158,21 @@ class Endpointer:
         self._last_loud = 0
         self._quiet = 0
         self._first: list[float] = []
+        self._floor_given = False  # the room's level is known beforehand (start_below)
         self._cut_at = 0  # where the recogniser last ended an utterance (see cut)
+
+    def before_recording(self, samples: np.ndarray) -> None:
+        """Before feeding a whole short recording: one that starts loud (cut right at its
+        first word) gives the room's level from its quiet parts. Learnt from the first word,
+        the floor made that word too quiet to open an utterance ("nine fives" heard as
+        "five"). Loud means far above the quiet parts, as a voice is over a room's hum: noise
+        that comes and goes (babble) is often `start_db` above its own quietest tenth, and the
+        floor would then open an utterance at the first sample."""
+        levels = frame_db(np.asarray(samples, np.int16), self.s.band)
+        if len(levels) > FLOOR_FRAMES:
+            quiet = float(np.percentile(levels, 10))
+            if float(np.median(levels[:FLOOR_FRAMES])) > quiet + STARTS_ON_A_WORD_DB:
+                self._floor, self._floor_given = quiet, True
 
     @property
     def in_speech(self) -> bool:
@@ -191,7 +209,7 @@ class Endpointer:
             frame_start = self._pos
             self._pos += FRAME
             new_chunk = self._take_chunks(self._pos)
-            if self._pos <= 10 * FRAME:
+            if self._pos <= FLOOR_FRAMES * FRAME and not self._floor_given:
                 # A stream starts with room noise, not speech: learn the floor from it.
                 self._first.append(db)
                 self._floor = float(np.median(self._first))
@@ -305,6 +323,7 @@ class Endpointer:
 def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
           voice_activity: VoiceActivity | None = None) -> list[Segment]:
     ep = Endpointer(settings, voice_activity)
+    ep.before_recording(samples)
     return ep.feed(samples) + ep.flush()
 
 
