@@ -461,7 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="companion bench speech",
                                      description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n\n", 1)[1])
+                                     epilog="\n\n".join(part for part in __doc__.split("\n\n")[1:]
+                                                         if not part.startswith("Long:")))
     parser.add_argument("--quick", action="store_true",
                         help="a small run: 4 voices, a few of each kind, one digit take, "
                              f"SNRs {QUICK_SNRS}")

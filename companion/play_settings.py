@@ -60,7 +60,8 @@ class PlaySettings:
             raise CompanionError(f"--mic {self.mic} is the microphone to listen to: it needs --input mic")
         speech_only = [flag for flag, value in (("--engine", self.engine != "auto"), ("--model", self.model)) if value]
         if speech_only and self.input == "text":
-            raise CompanionError(f"{', '.join(speech_only)} choose how calls are heard: they need --input mic or wav")
+            raise CompanionError(f"{' and '.join(speech_only)} only apply to speech (how calls are heard): "
+                                 "use them with --input mic or --input wav")
         if self.learn_names and self.input == "text":
             raise CompanionError("--learn-names learns how players say their names: it needs --input mic or wav")
         if self.profile is not None and not self.uses_camera:
@@ -116,7 +117,8 @@ def add_play_parser(sub) -> None:
     p.add_argument("--dice", type=int, metavar="N", help="starting dice per player (default 5)")
     p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
     p.add_argument("--input", choices=("text", "wav", "mic"), default="mic",
-                   help="where calls come from: typed or piped text, WAV files, or the microphone; "
+                   help="where calls come from: typed or piped text, WAV files, or the microphone "
+                        "(the default); "
                         "--input wav - reads a WAV path a line from standard input after each "
                         "'listening>' line (a bad path is skipped; end of input ends the game)")
     p.add_argument("files", nargs="*", type=Path, metavar="FILE",
@@ -125,12 +127,14 @@ def add_play_parser(sub) -> None:
     p.add_argument("--wav-out", type=Path, metavar="WAV", help="also write every announcement into this WAV file")
     p.add_argument("--journal", type=Path, metavar="PATH", help="journal file (default: a new file in the data dir)")
     p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game: a journal or a session name (default: the newest)")
-    p.add_argument("--camera", type=int, metavar="N", help="read the dice at each reveal from camera N")
+    p.add_argument("--camera", type=int, metavar="N",
+                   help="read the dice at each reveal from camera N (0: the first webcam)")
     p.add_argument("--camera-images", nargs="+", type=Path, metavar="IMAGE",
                    help="read the reveals from photos instead of a camera: one photo per reveal, "
                         "in order; once they run out, the players are asked for the count")
     p.add_argument("--profile", type=Path, metavar="DIR", help="camera calibration profile")
-    p.add_argument("--engine", choices=ENGINES, default="auto", help="speech engine")
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="speech engine (auto: Vosk if a model is installed, else the bundled call recogniser)")
     p.add_argument("--model", type=Path, metavar="PATH",
                    help="Vosk model folder, or a network (.npz) for the bundled recogniser")
     p.add_argument("--mic", metavar="DEVICE", help="microphone (see `companion devices`)")

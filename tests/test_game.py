@@ -616,3 +616,10 @@ def test_each_quantity_of_aces_only_once_a_round():
     g.bid("C", Bid(9, 5))
     assert not g.is_legal(Bid(4, 1), "D")  # four aces were already bid
     assert g.smallest_raises("D")[-1] == Bid(5, 1)
+
+
+def test_calza_under_rules_without_it_is_said_not_played_even_before_any_bid():
+    # "There is no bid yet to call calza on" would say it may be called later
+    game = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))
+    assert game.challenge_problem("calza", "Ben").reason is ChallengeRefusal.CALZA_NOT_PLAYED
+    assert game.challenge_problem("dudo", "Ben").reason is ChallengeRefusal.NO_BID

@@ -115,7 +115,7 @@ def test_house_rules_from_toml(tmp_path):
     (["--resume", "old.jsonl", "--input", "text"], "use either --resume old.jsonl or --journal"),
     (["--players", "Ana", "Ben", "--input", "text", "--learn-names"], "--learn-names learns how players say their names"),
     (["--players", "Ana", "Ben", "--input", "text", "--model", "m.npz", "--engine", "bundled"],
-     "--engine, --model choose how calls are heard: they need --input mic or wav"),
+     "--engine and --model only apply to speech (how calls are heard): use them with --input mic or --input wav"),
     (["--players", "Ana", "Ben", "--input", "wav", "a.wav", "--mic", "3"], "--mic 3 is the microphone to listen to"),
 ])
 def test_bad_setups_get_a_clear_message(tmp_path, args, message):

@@ -10,7 +10,7 @@ from typing import Sequence
 from companion.errors import CompanionError
 from companion.recap.summary import Recap, bid_words, face_name, outcome_words
 
-INSTALL_PLOTTING = "pip install -e '.[bench]'"
+INSTALL_PLOTTING = "pip install matplotlib"
 FACE_COLOURS = {1: "#7f3c8d", 2: "#11a579", 3: "#3969ac", 4: "#f2b701", 5: "#e73f74", 6: "#80ba5a"}
 
 

@@ -279,6 +279,8 @@ class Game:
             return self._wrong_phase()
         if self.dice.get(player, 0) == 0:
             return CallNotAllowed(kind, player, ChallengeRefusal.PLAYER_OUT)
+        if kind == CALZA and not self.rules.calza:  # before "no bid yet", which says it may come later
+            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_NOT_PLAYED)
         if self.last_bid is None:
             return CallNotAllowed(kind, player, ChallengeRefusal.NO_BID)
         bidder = self.last_bidder
@@ -289,8 +291,6 @@ class Game:
                 return OutOfTurn(player, self.turn, DUDO)
             return None
         rules = self.rules
-        if not rules.calza:
-            return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_NOT_PLAYED)
         if self.is_palifico_round and not rules.calza_in_palifico:
             return CallNotAllowed(kind, player, ChallengeRefusal.CALZA_IN_PALIFICO)
         if len(self.active_players) < rules.calza_min_players:
