@@ -12,7 +12,7 @@ their name as the referee asks ("Ana calza", "Ana one two three"), then the game
   takes nothing, as "Who calls calza?" or a refused bid): the same words again, in a fresh take (each line is recorded TAKES times, the voice's speed and pitch
   varied a little), so a repeat adds nothing the typed game lacks;
 - "Did you say X?": "yes" when X is the line's call (both parsed by `parse_call`), else
-  "no" and, once the referee has dropped it ("Say it again"), the line again;
+  "no" and, once the referee has dropped it ("If you called, say it again"), the line again;
 - after TRIES tries of a line the player gives up (and would type it): the game fails.
 
 A game is refereed right only when Y's events equal X's. Each report line says how many

@@ -271,7 +271,7 @@ class Referee:
             if self._pending is not None:
                 return [announce.AskedAgain(self._pending)]
             if call is not None:
-                return [announce.SayAgain()]
+                return [announce.SayAgain(at_reveal=self.game.phase is Phase.REVEAL)]
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
                                            heard.unknown_player)]
         assert call is not None

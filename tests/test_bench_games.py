@@ -110,7 +110,7 @@ def test_the_right_call_read_back_is_answered_yes():
 
 
 def test_a_wrong_call_read_back_is_answered_no_and_the_line_said_again():
-    say, said = referee("Did you say nine fives?", "Ignored. Say it again.", BID)
+    say, said = referee("Did you say nine fives?", "Not taken. If you called, say it again.", BID)
     cost = games.Cost()
     assert games.say_line("two fives", say, cost) == "taken"
     assert said == [("two fives", 0), ("no", 0), ("two fives", 1)]
@@ -118,7 +118,7 @@ def test_a_wrong_call_read_back_is_answered_no_and_the_line_said_again():
 
 
 def test_an_answer_not_heard_is_said_again():
-    say, said = referee("Did you say two fives?", "Sorry, say again?", "Ignored. Say it again.",
+    say, said = referee("Did you say two fives?", "Sorry, say again?", "Not taken. If you called, say it again.",
                         "Did you say two fives?", BID)
     cost = games.Cost()
     assert games.say_line("two fives", say, cost) == "taken"

@@ -374,7 +374,7 @@ def test_a_call_heard_the_same_twice_when_unsure_is_asked_about():
     # Passed over twice in silence: the same.
     assert say(referee, "five fours", confidence=0.1) == ""
     assert say(referee, "five fours", confidence=0.05) == "Did you say five fours?"
-    assert "Ignored" in say(referee, "no", confidence=0.9)
+    assert "Not taken. If you called" in say(referee, "no", confidence=0.9)
     assert referee.game.last_bid == Bid(4, 4)
     # Something else heard in between: not a repeat.
     say(referee, "five fours", confidence=0.1)
@@ -392,7 +392,7 @@ def test_doubtful_speech_asks_for_confirmation():
     assert referee.game.actions == ()
     assert say(referee, "yes", confidence=0.9) == "Ana: three fours. Ben, your call."
     assert say(referee, "four fours", confidence=0.6) == "Did you say four fours?"
-    assert "Ignored" in say(referee, "no", confidence=0.9)
+    assert "Not taken. If you called" in say(referee, "no", confidence=0.9)
     assert referee.game.last_bid == Bid(3, 4)
 
 
@@ -408,7 +408,7 @@ def test_a_faintly_heard_challenge_is_asked_about_not_dropped():
     say(referee, "three fours")
     assert say(referee, "dudo", confidence=0.05) == ""  # below every line: chatter
     assert say(referee, "Cleo calza", confidence=0.3) == "Did you say Cleo calza?"
-    assert "Ignored" in say(referee, "no", confidence=0.9) and referee.game.phase is Phase.BIDDING
+    assert "Not taken. If you called" in say(referee, "no", confidence=0.9) and referee.game.phase is Phase.BIDDING
 
 
 def test_a_faintly_heard_question_is_answered():
@@ -604,7 +604,7 @@ def test_a_spoken_no_with_nothing_asked_is_passed_over_and_the_log_says_why():
     referee.hear(Utterance("three fours", (), 0.6, "mic"))
     assert speaker.said == ["Did you say three fours?"]
     referee.hear(Utterance("no", (), 0.98, "mic"))  # now it answers the question
-    assert speaker.said[-1] == "Ignored. Say it again." and referee.game.last_bid is None
+    assert speaker.said[-1] == "Not taken. If you called, say it again." and referee.game.last_bid is None
 
 
 def test_the_dice_example_has_as_many_dice_as_the_player_holds():
@@ -643,7 +643,7 @@ def test_a_faint_no_still_declines_a_question():
     assert say(referee, "dudo", confidence=0.6) == "Did you say dudo?"
     # below every line: chatter or a whisper, the question asked again
     assert say(referee, "no", confidence=0.05) == "Sorry, yes or no: did you say dudo?"
-    assert say(referee, "no", confidence=0.12) == "Ignored. Say it again."  # declining changes nothing
+    assert say(referee, "no", confidence=0.12) == "Not taken. If you called, say it again."  # declining changes nothing
     assert say(referee, "yes", confidence=0.9) == ""  # with nothing asked, table talk
     assert say(referee, "no", confidence=0.12) == ""
 
@@ -677,7 +677,7 @@ def test_a_faint_hand_is_read_back_and_taken_on_a_yes():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")
     assert say(referee, "Ben 4 4 4 2 6", confidence=0.35) == "Did you say Ben four four four two six?"
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert say(referee, "Ben 4 4 4 2 6", confidence=0.1) == ""  # too faint even for a hand: chatter
     assert say(referee, "Ben 4 4 4 2 6", confidence=0.35) == "Did you say Ben four four four two six?"
     assert say(referee, "yes", confidence=0.9).startswith("Got Ben's dice: four, four, four, two, six.")
@@ -687,10 +687,10 @@ def test_a_faint_hand_is_read_back_and_taken_on_a_yes():
 def test_after_a_no_the_same_mishearing_is_not_asked_about_again_at_once():
     referee, _, _ = make()
     assert say(referee, "five fives", confidence=0.6, alternatives=("two fives",)) == "Did you say five fives?"
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     # said again and heard the same way: the other reading is asked about instead
     assert say(referee, "five fives", confidence=0.6, alternatives=("two fives",)) == "Did you say two fives?"
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert say(referee, "two fives", confidence=0.6) == "Sorry, say again?"  # no other reading: not asked again
     assert say(referee, "two fives", confidence=0.6) == "Did you say two fives?"  # but only once
     assert "Ana: two fives" in say(referee, "yes", confidence=0.9)
@@ -865,11 +865,11 @@ def test_a_dudo_heard_surely_is_still_asked_and_a_no_changes_nothing():
     say(referee, "three fours")
     assert say(referee, "dudo", confidence=0.98) == "Did you say dudo?"
     assert referee.game.phase is Phase.BIDDING
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert referee.game.phase is Phase.BIDDING and [e.type for e in journal.events].count("challenge") == 0
     # "oh dear" read as "take it back" at 0.98: asked, and the bid stands
     assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert referee.game.last_bid == Bid(3, 4)
     # the dudo said again, clearly, while asked about: that is the yes
     assert say(referee, "dudo", confidence=0.97) == "Did you say dudo?"
@@ -932,7 +932,7 @@ def four_fours_asked_about():
 
 def test_repeat_after_a_no_says_where_the_game_stands_not_the_question_declined():
     referee = four_fours_asked_about()
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert say(referee, "repeat", confidence=0.9).startswith("The bid is three fours by Ana. Ben, your call.")
 
 
@@ -993,7 +993,7 @@ def test_a_calza_only_one_player_may_call_is_asked_about_by_name():
     say(referee, "three fives")
     # Ben said "Ben calza" and his name went unheard: Cleo is not charged with it
     assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert referee.game.phase is Phase.BIDDING
     assert say(referee, "calza", confidence=0.99) == "Sorry, say again?"  # the same, just declined
     assert "Ben" in say(referee, "Ben calza", confidence=0.99)  # refused: Ben is to move
@@ -1086,7 +1086,7 @@ def test_a_bare_dudo_anyone_may_call_is_asked_about_by_the_name_of_the_player_to
     say(referee, "three fives")
     # Cleo said "Cleo dudo" and her name went unheard: Ben would lose the die if it were his
     assert say(referee, "dudo", confidence=0.99) == "Did you say Ben dudo?"
-    assert say(referee, "no", confidence=0.9) == "Ignored. Say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert say(referee, "Cleo dudo", confidence=0.99) == "Did you say Cleo dudo?"
     assert say(referee, "yes", confidence=0.99).startswith("Dudo from Cleo on Ana's three fives!")
     referee, _, _ = make(dudo_caller=DudoCaller.ANYONE)
@@ -1096,3 +1096,12 @@ def test_a_bare_dudo_anyone_may_call_is_asked_about_by_the_name_of_the_player_to
     say(referee, "three fives")
     assert say(referee, "dudo", confidence=0.99) == "Did you say dudo?"
     assert say(referee, "yes", confidence=0.99).startswith("Dudo from Ben")
+
+
+def test_say_again_at_a_reveal_says_what_to_say():
+    # asked "Did you say the count is two?", players say "the count is three", heard far
+    # worse than the number alone
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.3) == "Sorry, say again?"
+    say(referee, "three fours", "dudo")
+    assert say(referee, "seven", confidence=0.3) == "Sorry, say again: just the number, or your name and dice."

@@ -96,8 +96,12 @@ def _action_words(action: Action, ace_word: str) -> str:
 
 @dataclass(frozen=True)
 class SayAgain:
+    # At a reveal, what to say: asked "Did you say the count is two?", players answer "the
+    # count is three", which is heard far worse than the number alone.
+    at_reveal: bool = False
+
     def words(self, rules: Rules) -> list[str]:
-        return [SAY_AGAIN]
+        return [f"{SAY_AGAIN[:-1]}: just the number, or your name and dice." if self.at_reveal else SAY_AGAIN]
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,7 @@ class Declined:
     """A "no" to "Did you say ...?"."""
 
     def words(self, rules: Rules) -> list[str]:
-        return ["Ignored. Say it again."]
+        return ["Not taken. If you called, say it again."]
 
 
 @dataclass(frozen=True)
