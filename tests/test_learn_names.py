@@ -220,6 +220,11 @@ def test_a_players_own_calza_is_spotted_and_other_calls_are_not(learnt, tmp_path
         assert spotted(f"{player} calza") == player
     for other in ("three fives", "dudo", "two pacos", "take it back"):
         assert spotted(other) is None, other
+    # A call after the player's own name is theirs, but no calza: the name's frames alone
+    # are as near as in their calza, what follows them is not.
+    for player in PLAYERS:
+        for other in ("three fives", "palifico", "two pacos"):
+            assert spotted(f"{player} {other}") is None, (player, other)
 
 
 def test_a_named_call_is_not_taken_for_the_players_own_calza(learnt, tmp_path):

@@ -46,21 +46,24 @@ class Spotting:
     said: str
     player: str | None  # whose calza it was; None: another call
     nearest: str  # the player whose recording it came closest to
-    cost: float  # mean cosine distance per step to that recording
+    cost: float  # mean cosine distance per step to that recording's name
     gap: float  # how much closer than the next player's
+    call_cost: float = 0.0  # from the name to the call's end, to that player's own calza
 
-    def spotted(self, cost: float = SPOT_COST, gap: float = NAME_GAP) -> bool:
-        return self.cost <= cost and self.gap >= gap
+    def spotted(self, cost: float = SPOT_COST, gap: float = NAME_GAP, whole: bool = True) -> bool:
+        """As NameMatcher.spot; `whole` False: by the name alone, as it was before."""
+        return self.cost <= cost and self.gap >= gap and (not whole or self.call_cost <= cost)
 
 
-def spotting_counts(rows: Sequence[Spotting], cost: float = SPOT_COST, gap: float = NAME_GAP) -> dict:
+def spotting_counts(rows: Sequence[Spotting], cost: float = SPOT_COST, gap: float = NAME_GAP,
+                    whole: bool = True) -> dict:
     """Calzas spotted as the right player, as the wrong one, and other calls spotted at all."""
     calzas = [r for r in rows if r.player is not None]
     others = [r for r in rows if r.player is None]
     return {"calzas": len(calzas), "others": len(others),
-            "right": sum(r.spotted(cost, gap) and r.nearest == r.player for r in calzas),
-            "wrong player": sum(r.spotted(cost, gap) and r.nearest != r.player for r in calzas),
-            "others spotted": sum(r.spotted(cost, gap) for r in others)}
+            "right": sum(r.spotted(cost, gap, whole) and r.nearest == r.player for r in calzas),
+            "wrong player": sum(r.spotted(cost, gap, whole) and r.nearest != r.player for r in calzas),
+            "others spotted": sum(r.spotted(cost, gap, whole) for r in others)}
 
 
 def _take(voice, rng: random.Random):
@@ -105,7 +108,7 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
 
         for voice in list_voices(family, voices, seed):
             matcher.templates = {p: list(t) for p, t in espeak_templates.items()}
-            matcher.own = {}
+            matcher.own, matcher.own_calls = {}, {}
             for player in names:
                 for phrase, expect in NAME_PHRASES:
                     sizes = frozenset({3}) if expect is Expect.COUNT else frozenset()
@@ -116,13 +119,15 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
                 feats, log_probs, decoded = hear(voice, other, Expect.CALLS)
                 if decoded.calls:
                     other_margins.append(decoded.calls[0][1] - matcher.align("calza", log_probs).calls[0][1])
-            calls = [(p, f"{p} calza") for p in names] + [(None, t) for t in rng.sample(OTHER_CALLS, 5)]
+            calls = ([(p, f"{p} calza") for p in names] + [(None, t) for t in rng.sample(OTHER_CALLS, 5)]
+                     + [(None, f"{rng.choice(names)} {t}") for t in rng.sample(OTHER_CALLS[1:], 3)])
             for player, text in calls:
                 feats, log_probs, _ = hear(voice, text, Expect.CALLS)
                 costs = matcher.own_calza_costs(feats, log_probs)
                 if len(costs) < 2:
                     continue
-                spottings.append(Spotting(text, player, costs[0][1], costs[0][0], costs[1][0] - costs[0][0]))
+                spottings.append(Spotting(text, player, costs[0][1], costs[0][0], costs[1][0] - costs[0][0],
+                                          matcher.own_call_cost(feats, log_probs, costs[0][1])))
             for kind in ("hand", "hand", "calza"):
                 player = rng.choice(names)
                 if kind == "hand":
@@ -146,10 +151,18 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
           f"(median {np.median(said_margins):.1f}, {len(said_margins)} said); other calls "
           f"{np.min(other_margins):.1f} to {np.max(other_margins):.1f} (median {np.median(other_margins):.1f}), "
           f"{sum(m <= LEARN_REACH for m in other_margins)} of {len(other_margins)} within LEARN_REACH {LEARN_REACH}")
-    calzas = [s.cost for s in spottings if s.player]
-    others = [s.cost for s in spottings if not s.player]
-    print(f"spotting: own calzas come within {np.quantile(calzas, 0.9):.3f} (9 in 10), other calls "
-          f"from {np.min(others):.3f}; at SPOT_COST {SPOT_COST}, NAME_GAP {NAME_GAP}: {spotting_counts(spottings)}")
+    every_name = {p for ps in NAME_SETS for p in ps}
+    named_others = [s for s in spottings if not s.player and s.said.split()[0] in every_name]
+    for what, cost in (("name", lambda s: s.cost), ("whole call", lambda s: s.call_cost)):
+        calzas = [cost(s) for s in spottings if s.player]
+        others = [cost(s) for s in spottings if not s.player and s not in named_others]
+        print(f"spotting by the {what}: own calzas come within {np.quantile(calzas, 0.9):.3f} (9 in 10), "
+              f"at most {np.max(calzas):.3f}; other calls from {np.min(others):.3f}, named other calls from "
+              f"{min(cost(s) for s in named_others):.3f}")
+    for whole in (False, True):
+        print(f"at SPOT_COST {SPOT_COST}, NAME_GAP {NAME_GAP}, {'name and whole call' if whole else 'name alone'}: "
+              f"{spotting_counts(spottings, whole=whole)}, named other calls spotted "
+              f"{sum(s.spotted(whole=whole) for s in named_others)} of {len(named_others)}")
     for which, kinds in named.items():
         print(f"naming by {which} templates: " + ", ".join(
             f"{kind} {right} right, {wrong} wrong" for kind, (right, wrong) in kinds.items()))
