@@ -28,8 +28,8 @@ class Verdict(Enum):
 class Decision:
     verdict: Verdict
     call: Call | None = None  # the call chosen among the guesses (None: there was none)
-    # Heard, name and all, at the line of calls taken unasked (whatever the verdict: a dudo
-    # is asked about however sure); said again while asked about, that is a "yes".
+    # Heard as itself, name and all, at the line of calls taken unasked (whatever the
+    # verdict: a dudo is asked about however sure).
     sure: bool = field(default=False, compare=False)
 
 
@@ -107,7 +107,7 @@ class Moment:
     # the same mishearing of the words said again: another reading is preferred, and
     # without one it is not asked about again straight away.
     declined: Call | None = None
-    # "Who calls calza?" waits: a calza was heard, and a named one now answers it.
+    # "Who calls calza?" waits ("take it back" then takes back only that question).
     who_calls_asked: bool = False
 
 
@@ -131,12 +131,16 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         return Decision(Verdict.IGNORE)
     call = moment.named(chosen)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
+    sure = (heard.confidence or 0.0) >= policy.confirm_below and call == chosen == heard.best
     if verdict is Verdict.APPLY and (chosen != heard.best or call != chosen) and not (
             changes_nothing(call) or is_answer(call) or (moment.asking and is_undo(call))):
         # The confidence is the best reading's, and of the words heard: another reading, or
         # a caller's name the words lacked, has not earned it. It is asked about instead.
         verdict = Verdict.ASK
-    if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY):
+    if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY) and not (
+            sure and read_back_however_sure(call, moment)):
+        # (a dudo asked about however sure is declined as often because nobody called it,
+        # chatter read as one, as because it was misheard: the real one after is asked about)
         verdict = Verdict.SAY_AGAIN
     if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and (
             heard_twice(call, heard, moment, policy) or corrects_a_hand(call, heard, moment, policy)):
@@ -152,8 +156,8 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         return Decision(Verdict.APPLY, call)
     if verdict is Verdict.APPLY and makes_sense(call, moment) and read_back_however_sure(call, moment) and (
             not moment.asks_back(call)):  # "Who calls calza?" is the question
-        return Decision(Verdict.ASK, call, sure=True)  # (one the rules refuse is refused, and why)
-    return Decision(verdict, call, sure=verdict is Verdict.APPLY)
+        verdict = Verdict.ASK  # (one the rules refuse is refused, and why)
+    return Decision(verdict, call, sure=sure)
 
 
 def why_ignored(heard: Heard, call: Call | None, asking: bool = False) -> str:
@@ -223,6 +227,8 @@ def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
 
 def makes_sense(call: Call, moment: Moment) -> bool:
     """Would this call be taken now? Only ranks guesses and spares needless questions."""
+    if is_undo(call):
+        return moment.asking or moment.who_calls_asked or moment.allowed(call)
     if isinstance(call, CommandCall):
         return not is_answer(call) or moment.asking
     return moment.allowed(call)
@@ -265,10 +271,13 @@ def read_back_however_sure(call: Call, moment: Moment) -> bool:
     """A challenge, which has the cups lifted, and "take it back": table talk is heard as them
     as surely as they are said ("dude, no" as dudo at 0.98, "oh dear" as undo at 0.98, in
     voices the network never trained on), and a round's dice once seen cannot be hidden
-    again. Not "take it back" with a question waiting (it takes back only the question), nor
-    a named calza answering "Who calls calza?" (a calza heard twice)."""
+    again. Not "take it back" with a question waiting (it takes back only the question)."""
     if is_undo(call):
         return not (moment.asking or moment.who_calls_asked)
-    if isinstance(call, CalzaCall) and call.speaker and moment.who_calls_asked:
-        return False
     return isinstance(call, (DudoCall, CalzaCall))
+
+
+def says_it_again(call: Call, heard: Heard, policy: HearingPolicy) -> bool:
+    """The call asked about, heard again as itself (name and all) as surely as a "yes" must
+    be: that is the "yes" ("dudo!" said again)."""
+    return call == heard.best and (heard.confidence or 0.0) >= policy.reject_below

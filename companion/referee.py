@@ -20,7 +20,7 @@ from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     describe_call, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
-                               unsure_call, why_ignored)
+                               is_undo, says_it_again, unsure_call, why_ignored)
 from companion.journal import Resumed
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
@@ -276,8 +276,12 @@ class Referee:
                                            heard.unknown_player)]
         assert call is not None
         pending = self._pending
-        if call == pending and decision.sure and _move(call):
-            return self._handle(pending)  # said again, and clearly: that is a yes
+        if pending is not None and call == pending and (_move(call) or is_undo(call)):
+            if says_it_again(call, heard, self.settings.hearing):
+                self._pending = None
+                return self._handle(pending)  # said again, and clearly: that is a yes
+            if decision.verdict is Verdict.ASK or is_undo(call):
+                return [announce.AskedAgain(pending)]  # the same, unclear: "Sorry, yes or no: ..."
         if pending is not None and _move(call) and call != pending and (
                 decision.verdict in (Verdict.ASK, Verdict.APPLY)) and (
                 _turn_move(pending) or _another_fact(pending, call)):
@@ -324,8 +328,11 @@ class Referee:
         return [announce.QuestionDropped(asked, self.status())]
 
     def _allowed(self, call: Call) -> bool:
-        """Would the rules take this move now? (Questions are not moves.)"""
+        """Would the rules take this move now? (Questions are not moves; "take it back" is
+        taken where there is something to take back.)"""
         game = self.game
+        if is_undo(call):
+            return bool(game.actions or self._hands or self._round.who_calls_open)
         if game.phase is Phase.BIDDING:
             if isinstance(call, BidCall):
                 player = call.speaker or game.turn
@@ -528,10 +535,8 @@ class Referee:
             self._declined = had
             self._round.answered_no(self.game, had)
             return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
-        if self._pending is not None:  # "take it back" while asking takes back the question ...
+        if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None
-            if had == call:  # ... unless it asked about "take it back": said again, that is a yes
-                return self._handle(had)
             return [announce.QuestionDropped(had, self.status())]
         if self._round.who_calls_open:  # ... and "Who calls calza?"
             self._round.drop_who_calls()

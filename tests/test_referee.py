@@ -1,7 +1,10 @@
 """The referee: what it says and does for each call, with a recording speaker."""
 
+from dataclasses import replace
+
 import pytest
 
+from companion.hearing import HearingPolicy
 from companion.listen.vocabulary import aces_to_say
 from companion.referee import Referee, RefereeSettings
 from companion.rules import Bid, DudoCaller, Game, Phase, get_preset
@@ -701,7 +704,8 @@ def test_a_doubtful_calza_that_several_may_call_asks_who_at_once():
     say(referee, "three fives")
     assert say(referee, "calza", confidence=0.3).startswith("Who calls calza?")  # not "Did you say calza?"
     assert referee.game.phase is Phase.BIDDING
-    assert "Calza from Cleo" in say(referee, "Cleo calza", confidence=0.9)
+    assert say(referee, "Cleo calza", confidence=0.9) == "Did you say Cleo calza?"  # read back, as every calza
+    assert say(referee, "Cleo calza", confidence=0.9).startswith("Calza from Cleo")  # said again: yes
 
 
 def test_a_calza_heard_without_its_name_twice_asks_about_each_who_may_call_it():
@@ -713,7 +717,7 @@ def test_a_calza_heard_without_its_name_twice_asks_about_each_who_may_call_it():
     assert say(referee, "calza", confidence=0.95) == "Did you say Ben calza?"  # the player to move first
     say(referee, "no", confidence=0.9)
     assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"
-    assert say(referee, "calza", confidence=0.95) == "Did you say Cleo calza?"  # said again: still asking
+    assert say(referee, "calza", confidence=0.95) == "Sorry, yes or no: did you say Cleo calza?"  # said again
     assert say(referee, "yes", confidence=0.9).startswith("Calza from Cleo on Ana's three fives!")
     assert [e.type for e in journal.events].count("challenge") == 1
 
@@ -999,7 +1003,7 @@ def test_a_calza_only_one_player_may_call_is_asked_about_by_name():
     assert "Ben" in say(referee, "Ben calza", confidence=0.99)  # refused: Ben is to move
     assert referee.game.phase is Phase.BIDDING
     assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"
-    assert say(referee, "calza", confidence=0.99) == "Did you say Cleo calza?"  # still unnamed: asked
+    assert say(referee, "calza", confidence=0.99) == "Sorry, yes or no: did you say Cleo calza?"  # still unnamed
     assert say(referee, "yes", confidence=0.9).startswith("Calza from Cleo on Ana's three fives!")
     referee, _, _ = make(preset="pressman-calza")
     # typed, a bare calza is the one player's who may call it: a script never stalls on it
@@ -1105,3 +1109,50 @@ def test_say_again_at_a_reveal_says_what_to_say():
     assert say(referee, "three fours", confidence=0.3) == "Sorry, say again?"
     say(referee, "three fours", "dudo")
     assert say(referee, "seven", confidence=0.3) == "Sorry, say again: just the number, or your name and dice."
+
+
+def spoken_referee():
+    """A referee on the speech lines (HearingPolicy.for_speech), Ana's three fours standing."""
+    referee, _, journal = make()
+    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    say(referee, "three fours")
+    return referee, journal
+
+
+def test_the_asked_challenge_said_again_as_surely_as_a_yes_is_the_yes():
+    referee, journal = spoken_referee()
+    assert say(referee, "dudo", confidence=0.95) == "Did you say dudo?"
+    # "dudo!" again, unclear: not the same question word for word, but yes or no
+    assert say(referee, "dudo", confidence=0.5) == "Sorry, yes or no: did you say dudo?"
+    assert referee.game.phase is Phase.BIDDING
+    assert say(referee, "dudo", confidence=0.75).startswith("Dudo from Ben on Ana's three fours!")
+
+
+def test_a_faint_take_it_back_is_no_yes_to_the_question_about_it():
+    referee, journal = spoken_referee()
+    assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"  # "oh dear"
+    assert say(referee, "take it back", confidence=0.45) == "Sorry, yes or no: did you say take it back?"
+    assert referee.game.last_bid == Bid(3, 4)
+    assert say(referee, "take it back", confidence=0.8).startswith("Undone: Ana's three fours.")
+
+
+def test_after_a_no_to_a_dudo_nobody_called_the_real_one_is_asked_about():
+    # laughter read as dudo, declined; then the player to move calls it
+    referee, journal = spoken_referee()
+    assert say(referee, "dudo", confidence=0.95) == "Did you say dudo?"
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
+    assert say(referee, "dudo", confidence=0.97) == "Did you say dudo?"
+    assert say(referee, "yes", confidence=0.9).startswith("Dudo from Ben")
+
+
+def test_take_it_back_with_nothing_to_take_back_is_not_asked_about():
+    referee, _, _ = make()
+    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    assert say(referee, "take it back", confidence=0.98) == "There is nothing to undo."
+
+
+def test_a_take_it_back_question_that_lapses_says_what_it_was():
+    referee, journal = spoken_referee()
+    say(referee, "take it back", confidence=0.98)
+    said = [say(referee, "whose go is it", confidence=0.0) for _ in range(3)]
+    assert said[-1].startswith("Not taken: take it back.")

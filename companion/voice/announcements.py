@@ -209,6 +209,8 @@ class QuestionDropped:
         what = describe_call(self.call, rules.ace_word)
         if isinstance(self.call, NumberCall) and self.call.speaker is None:
             what = f"a count of {what}"
+        elif isinstance(self.call, CommandCall) and self.call.name is Command.UNDO:
+            what = "take it back"  # as it was asked about
         return [f"Not taken: {what}. {self.status.sentence(rules, brief=True)}"]
 
 
