@@ -181,6 +181,7 @@ def run_play(settings: PlaySettings) -> int:
     from companion.listen.vocabulary import aces_to_say
     from companion.referee import Referee, RefereeSettings
     from companion.rules import Game
+    from companion.voice.announcements import sentences
 
     journal = None
     resumed = None
@@ -207,7 +208,11 @@ def run_play(settings: PlaySettings) -> int:
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
         if journal is None:
-            journal = journals.Journal.start(path, game)
+            try:
+                journal = journals.Journal.start(path, game)
+            except CompanionError as error:  # a full disk: the table hears it, not only the screen
+                _say_stopped(lambda said: speaker.say(" ".join(sentences(said, game.rules))), error)
+                raise
         print(f"companion: journal {path}", file=sys.stderr)
         display = _display(settings, game)
         if display is not None:
@@ -230,7 +235,7 @@ def run_play(settings: PlaySettings) -> int:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far.
             print(f"companion: {error}", file=sys.stderr)
             print(f"companion: {journals.last_line(path)}", file=sys.stderr)
-            _say_stopped(referee, error)
+            _say_stopped(referee.say, error)
             return 2
         finally:
             close = getattr(source, "close", None)
@@ -245,8 +250,9 @@ def run_play(settings: PlaySettings) -> int:
     return 0
 
 
-def _say_stopped(referee, error: CompanionError) -> None:
-    """Tell the table aloud why the game stopped, as far as the voice still works."""
+def _say_stopped(say, error: CompanionError) -> None:
+    """Tell the table aloud why the game stopped, as far as the voice still works (`say`
+    speaks announcements)."""
     from companion.journal import JournalError
     from companion.listen.errors import MicrophoneError
     from companion.vision.errors import VisionError
@@ -256,7 +262,7 @@ def _say_stopped(referee, error: CompanionError) -> None:
            "the microphone stopped" if isinstance(error, MicrophoneError) else
            "the camera stopped" if isinstance(error, VisionError) else "something went wrong")
     try:
-        referee.say([GameStopped(why)])
+        say([GameStopped(why)])
     except (CompanionError, OSError, RuntimeError):
         pass  # the voice is what failed: the screen has said it
 

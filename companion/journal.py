@@ -110,7 +110,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._file = self._open_locked()
-        self._text = self._read_back()
+        self._lines = self._read_back()
 
     def _open_locked(self):
         try:
@@ -136,16 +136,36 @@ class Journal:
             raise self._in_use()
         return file
 
-    def _read_back(self) -> str | None:
-        """Every line so far, kept to write the journal again if its file is deleted while the
-        game goes on (a tidy-up of the data folder), when a crash would lose the game; None
-        where the file cannot be read back (written again, it would hold the new lines only)."""
+    def _read_back(self) -> list[str] | None:
+        """Every line so far, kept to write the journal again if its file is deleted or moved
+        away while the game goes on (a tidy-up of the data folder), when a crash would lose
+        the game; None where the file cannot be read back (written again, it would hold the
+        new lines only)."""
         try:
             if not stat.S_ISREG(os.fstat(self._file.fileno()).st_mode):
                 return None  # a device, a pipe: nothing to read back, nor to delete
-            return self.path.read_bytes().decode("utf-8")
+            return [self.path.read_bytes().decode("utf-8")]
         except (OSError, UnicodeDecodeError):
             return None
+
+    def _still_at_its_path(self) -> None:
+        """The file at the journal's path is the one being written: if nothing is there (deleted,
+        moved to the bin), the journal is written there again, whole; if another file is (an
+        editor's save over it, a restore), the game stops rather than write into that one."""
+        if self._lines is None:
+            return
+        try:
+            there = os.stat(self.path)
+        except FileNotFoundError:
+            self._file.close()
+            self._file = self._open_locked()
+            self._file.write("".join(self._lines))
+            _sync_folder(self.path)
+            return
+        ours = os.fstat(self._file.fileno())
+        if (there.st_ino, there.st_dev) != (ours.st_ino, ours.st_dev):
+            raise JournalError(f"{self.path} was replaced by another file while the game went on; the game "
+                               "stops rather than write into it")
 
     def _in_use(self) -> JournalError:
         return JournalError(f"{self.path} is in use: another companion is playing this game; stop that one first")
@@ -155,26 +175,29 @@ class Journal:
         file = self._open_locked()
         self.close()
         self._file = file
-        self._text = self._read_back()
+        self._lines = self._read_back()
 
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
         text = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events)
         try:
-            if self._text is not None and os.fstat(self._file.fileno()).st_nlink == 0:
-                self._file.close()  # deleted while open: written again, whole
-                self._file = self._open_locked()
-                self._file.write(self._text)
-                _sync_folder(self.path)
+            self._still_at_its_path()
             self._file.write(text)
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as exc:  # a full card, a removed drive: said, and the game pauses
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
-        if self._text is not None:
-            self._text += text
+        if self._lines is not None:
+            self._lines.append(text)
 
     def close(self) -> None:
+        try:
+            if self._lines is not None and not self._file.closed and not self.path.exists():
+                self._still_at_its_path()  # deleted after the last call: written again
+                self._file.flush()
+                os.fsync(self._file.fileno())
+        except (OSError, JournalError):
+            pass  # the game has said all it can; nothing more to save it with
         try:
             self._file.close()
         except OSError:
@@ -189,8 +212,8 @@ class Journal:
             journal.append(game.events)
         except JournalError:
             journal.close()
-            if not existed:  # an empty file left behind would be taken for the newest game
-                Path(path).unlink(missing_ok=True)
+            if not existed and not Path(path).is_symlink():  # an empty file left behind would be
+                Path(path).unlink(missing_ok=True)                # taken for the newest game
             raise
         _sync_folder(journal.path)
         return journal
@@ -546,7 +569,7 @@ def _sync_folder(path: Path) -> None:
     """Make a journal's new name in its folder last through a power cut (the folder's own
     entry is written apart from the file; an SD card's FAT is the likely place to lose it)."""
     try:
-        folder = os.open(Path(path).parent, os.O_RDONLY)
+        folder = os.open(Path(path).resolve().parent, os.O_RDONLY)
     except OSError:
         return  # not a platform or file system that opens folders: nothing more can be done
     try:

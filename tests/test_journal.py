@@ -513,3 +513,33 @@ def test_the_newest_saved_game_is_not_an_empty_file(tmp_path):
     empty.touch()
     os.utime(path, (1, 1))  # the game is older than the empty file
     assert find_session(None, tmp_path) == path
+
+
+def test_a_journal_moved_away_mid_game_is_written_again_at_its_path(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    path.rename(tmp_path / "in-the-bin.jsonl")  # still linked, but not where the game is resumed from
+    act(game, journal, game.bid, "Ben", Bid(4, 4))
+    journal.close()
+    assert load_game(path).bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
+
+
+def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    path.unlink()
+    journal.close()
+    assert load_game(path).bids == [("Ana", Bid(3, 4))]
+
+
+def test_a_journal_saved_over_by_another_file_is_never_written_into(tmp_path):
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    saved = path.read_bytes()
+    other = tmp_path / "editor.tmp"
+    other.write_bytes(saved)
+    other.replace(path)  # an editor's save: a new file at the path
+    with pytest.raises(JournalError, match="was replaced by another file"):
+        act(game, journal, game.bid, "Ben", Bid(4, 4))
+    journal.close()
+    assert path.read_bytes() == saved  # nothing appended to it, not twice the game
