@@ -211,7 +211,7 @@ def run_play(settings: PlaySettings) -> int:
             try:
                 journal = journals.Journal.start(path, game)
             except CompanionError as error:  # a full disk: the table hears it, not only the screen
-                _say_stopped(lambda said: speaker.say(" ".join(sentences(said, game.rules))), error)
+                _say_stopped(lambda said: speaker.say(" ".join(sentences(said, game.rules))), error, started=False)
                 raise
         print(f"companion: journal {path}", file=sys.stderr)
         display = _display(settings, game)
@@ -250,7 +250,7 @@ def run_play(settings: PlaySettings) -> int:
     return 0
 
 
-def _say_stopped(say, error: CompanionError) -> None:
+def _say_stopped(say, error: CompanionError, started: bool = True) -> None:
     """Tell the table aloud why the game stopped, as far as the voice still works (`say`
     speaks announcements)."""
     from companion.journal import JournalError
@@ -258,11 +258,13 @@ def _say_stopped(say, error: CompanionError) -> None:
     from companion.vision.errors import VisionError
     from companion.voice.announcements import GameStopped
 
-    why = ("I cannot save the game" if isinstance(error, JournalError) else
-           "the microphone stopped" if isinstance(error, MicrophoneError) else
-           "the camera stopped" if isinstance(error, VisionError) else "something went wrong")
+    if isinstance(error, JournalError):
+        why = "I cannot save the game" if started else "I cannot save a game there"
+    else:
+        why = ("the microphone stopped" if isinstance(error, MicrophoneError) else
+               "the camera stopped" if isinstance(error, VisionError) else "something went wrong")
     try:
-        say([GameStopped(why)])
+        say([GameStopped(why, started)])
     except (CompanionError, OSError, RuntimeError):
         pass  # the voice is what failed: the screen has said it
 

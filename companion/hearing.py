@@ -277,7 +277,13 @@ def read_back_however_sure(call: Call, moment: Moment) -> bool:
     return isinstance(call, (DudoCall, CalzaCall))
 
 
+def is_challenge_or_undo(call: Call) -> bool:
+    return isinstance(call, (DudoCall, CalzaCall)) or is_undo(call)
+
+
 def says_it_again(call: Call, heard: Heard, policy: HearingPolicy) -> bool:
-    """The call asked about, heard again as itself (name and all) as surely as a "yes" must
-    be: that is the "yes" ("dudo!" said again)."""
-    return call == heard.best and (heard.confidence or 0.0) >= policy.reject_below
+    """A challenge or "take it back" asked about, heard again as itself (name and all) as
+    surely as a "yes" must be: that is the "yes" ("dudo!" said again). Not a count or a hand:
+    they are read back because the same voice is misheard the same way twice ("twenty" as
+    "twenty eight"), and only a "yes" settles them."""
+    return is_challenge_or_undo(call) and call == heard.best and (heard.confidence or 0.0) >= policy.reject_below

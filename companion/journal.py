@@ -162,6 +162,8 @@ class Journal:
             self._file.write("".join(self._lines))
             _sync_folder(self.path)
             return
+        except OSError:
+            return  # cannot tell (a network share's hiccup): the open file is still written
         ours = os.fstat(self._file.fileno())
         if (there.st_ino, there.st_dev) != (ours.st_ino, ours.st_dev):
             raise JournalError(f"{self.path} was replaced by another file while the game went on; the game "

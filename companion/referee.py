@@ -20,7 +20,7 @@ from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     describe_call, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
-                               is_undo, says_it_again, unsure_call, why_ignored)
+                               is_challenge_or_undo, is_undo, says_it_again, unsure_call, why_ignored)
 from companion.journal import Resumed
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
@@ -276,12 +276,12 @@ class Referee:
                                            heard.unknown_player)]
         assert call is not None
         pending = self._pending
-        if pending is not None and call == pending and (_move(call) or is_undo(call)):
-            if says_it_again(call, heard, self.settings.hearing):
-                self._pending = None
-                return self._handle(pending)  # said again, and clearly: that is a yes
-            if decision.verdict is Verdict.ASK or is_undo(call):
-                return [announce.AskedAgain(pending)]  # the same, unclear: "Sorry, yes or no: ..."
+        if pending is not None and call == pending and (
+                says_it_again(call, heard, self.settings.hearing) or (decision.verdict is Verdict.APPLY and _move(call))):
+            self._pending = None
+            return self._handle(pending)  # said again, and clearly: that is a yes
+        if pending is not None and call == pending and is_challenge_or_undo(call):
+            return [announce.AskedAgain(pending)]  # "dudo!" again, unclear: "Sorry, yes or no: ..."
         if pending is not None and _move(call) and call != pending and (
                 decision.verdict in (Verdict.ASK, Verdict.APPLY)) and (
                 _turn_move(pending) or _another_fact(pending, call)):
@@ -534,7 +534,9 @@ class Referee:
             had, self._pending = self._pending, None
             self._declined = had
             self._round.answered_no(self.game, had)
-            return [announce.Declined()] if had is not None else [announce.NothingToCancel()]
+            if had is None:
+                return [announce.NothingToCancel()]
+            return [announce.Declined(at_reveal=self.game.phase is Phase.REVEAL)]
         if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None
             return [announce.QuestionDropped(had, self.status())]

@@ -400,8 +400,8 @@ def test_a_game_whose_start_cannot_be_written_leaves_no_journal_to_resume(tmp_pa
     (tmp_path / "game.jsonl").rename(sessions / "game-1.jsonl")
     result = run_on_a_small_disk(tmp_path, "three fours\n", 0)
     assert result.returncode == 2 and "cannot write the journal" in result.stderr
-    assert result.stdout.rstrip().endswith("I have to stop: I cannot save the game. The game is saved up to "
-                                           "the last call I answered; the screen says how to go on.")
+    # nothing was played, so nothing is said to be saved
+    assert result.stdout.rstrip().endswith("I cannot start the game: I cannot save a game there. The screen says why.")
     assert [p.name for p in sessions.iterdir()] == ["game-1.jsonl"]
     resumed = run_companion("play", "--resume", "--input", "text", "--mute", input_text="",
                             env_extra={"XDG_DATA_HOME": str(tmp_path / "data")})

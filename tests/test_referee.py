@@ -681,7 +681,7 @@ def test_a_faint_hand_is_read_back_and_taken_on_a_yes():
     referee, _, _ = make()
     say(referee, "three fives", "dudo")
     assert say(referee, "Ben 4 4 4 2 6", confidence=0.35) == "Did you say Ben four four four two six?"
-    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
+    assert say(referee, "no", confidence=0.9) == "Not taken. Say the count, or your name and dice."
     assert say(referee, "Ben 4 4 4 2 6", confidence=0.1) == ""  # too faint even for a hand: chatter
     assert say(referee, "Ben 4 4 4 2 6", confidence=0.35) == "Did you say Ben four four four two six?"
     assert say(referee, "yes", confidence=0.9).startswith("Got Ben's dice: four, four, four, two, six.")
@@ -1157,3 +1157,14 @@ def test_a_take_it_back_question_that_lapses_says_what_it_was():
     say(referee, "take it back", confidence=0.98)
     said = [say(referee, "whose go is it", confidence=0.0) for _ in range(3)]
     assert said[-1].startswith("Not taken: take it back.")
+
+
+def test_a_count_or_dice_said_again_while_asked_is_asked_again_never_taken():
+    # the same voice is misheard the same way twice ("twenty" as "twenty eight"): only a yes settles
+    referee, journal = spoken_referee()
+    say(referee, "dudo", confidence=0.95)
+    say(referee, "yes", confidence=0.95)
+    assert say(referee, "twelve", confidence=0.8) == "Did you say the count is twelve?"
+    assert say(referee, "twelve", confidence=0.85) == "Did you say the count is twelve?"
+    assert referee.game.phase is Phase.REVEAL
+    assert say(referee, "no", confidence=0.9) == "Not taken. Say the count, or your name and dice."

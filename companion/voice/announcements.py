@@ -172,8 +172,11 @@ class NothingToCancel:
 class Declined:
     """A "no" to "Did you say ...?"."""
 
+    at_reveal: bool = False  # nobody "calls" a count or dice
+
     def words(self, rules: Rules) -> list[str]:
-        return ["Not taken. If you called, say it again."]
+        return ["Not taken. Say the count, or your name and dice." if self.at_reveal else
+                "Not taken. If you called, say it again."]
 
 
 @dataclass(frozen=True)
@@ -564,8 +567,11 @@ class GameStopped:
     for a table that listens rather than reads the screen."""
 
     why: str  # "I cannot save the game"
+    started: bool = True  # False: stopped before the first call (nothing was saved)
 
     def words(self, rules: Rules) -> list[str]:
+        if not self.started:
+            return [f"I cannot start the game: {self.why}. The screen says why."]
         return [f"I have to stop: {self.why}. The game is saved up to the last call I answered; "
                 "the screen says how to go on."]
 
