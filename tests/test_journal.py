@@ -543,3 +543,20 @@ def test_a_journal_saved_over_by_another_file_is_never_written_into(tmp_path):
         act(game, journal, game.bid, "Ben", Bid(4, 4))
     journal.close()
     assert path.read_bytes() == saved  # nothing appended to it, not twice the game
+
+
+def test_a_journal_path_that_cannot_be_looked_up_is_still_written(tmp_path, monkeypatch):
+    # a network share's stale handle: the open file is written on, not the game stopped
+    game, journal, path = started(tmp_path)
+    real_stat = os.stat
+
+    def stale(p, *args, **kwargs):
+        if str(p) == str(path):
+            raise OSError(116, "Stale file handle")
+        return real_stat(p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stale)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    monkeypatch.undo()
+    journal.close()
+    assert load_game(path).bids == [("Ana", Bid(3, 4))]
