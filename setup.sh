@@ -19,7 +19,8 @@ packages=(espeak-ng sox libportaudio2 alsa-utils libgl1 libglib2.0-0 python3-ven
 missing=()
 for pkg in "${packages[@]}"; do
     # (Debian 13 and Ubuntu 24.04 name some libraries with a t64 suffix: either will do)
-    dpkg-query -W -f='${Status}\n' "$pkg" "${pkg}t64" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    status=$(dpkg-query -W -f='${Status}\n' "$pkg" "${pkg}t64" 2>/dev/null || true)
+    grep -q "install ok installed" <<<"$status" || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
