@@ -482,10 +482,14 @@ def test_a_journal_that_cannot_be_written_mid_game_is_a_clear_error(tmp_path):
     journal.close()  # the text it could not write is not tried again on the way out
 
 
-def test_a_journal_deleted_while_the_game_goes_on_is_written_again_whole(tmp_path):
+@pytest.mark.parametrize("gone", ["deleted", "moved to the bin"])
+def test_a_journal_gone_from_its_path_mid_game_is_written_again_whole_there(tmp_path, gone):
     game, journal, path = started(tmp_path)
     act(game, journal, game.bid, "Ana", Bid(3, 4))
-    path.unlink()  # a tidy-up of the data folder mid-game
+    if gone == "deleted":  # a tidy-up of the data folder mid-game
+        path.unlink()
+    else:  # still linked, but not where the game is resumed from
+        path.rename(tmp_path / "in-the-bin.jsonl")
     act(game, journal, game.bid, "Ben", Bid(4, 4))
     journal.close()
     assert load_game(path).bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
@@ -513,15 +517,6 @@ def test_the_newest_saved_game_is_not_an_empty_file(tmp_path):
     empty.touch()
     os.utime(path, (1, 1))  # the game is older than the empty file
     assert find_session(None, tmp_path) == path
-
-
-def test_a_journal_moved_away_mid_game_is_written_again_at_its_path(tmp_path):
-    game, journal, path = started(tmp_path)
-    act(game, journal, game.bid, "Ana", Bid(3, 4))
-    path.rename(tmp_path / "in-the-bin.jsonl")  # still linked, but not where the game is resumed from
-    act(game, journal, game.bid, "Ben", Bid(4, 4))
-    journal.close()
-    assert load_game(path).bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
 
 
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):
