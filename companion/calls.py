@@ -183,7 +183,7 @@ DUDO_PHRASES = {"dudo", "doodoo", "du do", "do do", "dude oh", "dudu", "doubt", 
 CALZA_PHRASES = {"calza", "calzo", "cal za", "cal so", "calls a", "call za", "kalza", "kalso",
                  "calls oh", "kalsa",
                  "spot on", "exact", "exactly"}
-PALIFICO_PHRASES = {"palifico", "palafico", "pally fico", "pal if ico", "paly fico", "obliga"}
+PALIFICO_PHRASES = {"palifico", "palafico", "pally fico", "pal if ico", "paly fico"}
 COMMAND_PHRASES: dict[str, Command] = {
     "undo": Command.UNDO, "take it back": Command.UNDO, "take that back": Command.UNDO,
     "repeat": Command.REPEAT, "say again": Command.REPEAT, "say that again": Command.REPEAT,

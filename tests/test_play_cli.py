@@ -386,7 +386,7 @@ def run_on_a_small_disk(tmp_path, script, size):
 
 
 def test_a_journal_that_cannot_be_written_stops_the_game_aloud(tmp_path):
-    result = run_on_a_small_disk(tmp_path, "three fours\nfour fours\nfive fours\nsix fours\n" * 3, 900)
+    result = run_on_a_small_disk(tmp_path, "three fours\nfour fours\nfive fours\nsix fours\n" * 3, 700)
     assert result.returncode == 2
     assert "cannot write the journal" in result.stderr and "the game is paused" in result.stderr
     assert result.stdout.rstrip().endswith("I have to stop: I cannot save the game. The game is saved up to "

@@ -309,12 +309,11 @@ def test_a_palifico_round_names_who_may_change_the_face():
     referee, speaker, _ = make("Ana Ben Cleo", preset="wikipedia", starting_dice=2, max_dice=2)
     referee.game.dice["Cleo"] = 1  # on one die already: under Wikipedia, Cleo may change the face
     referee.run(TextSource(["two threes", "dudo", "0"]))
-    # in Wikipedia's own word for it
-    assert speaker.said[-1].endswith("Obliga round: aces are not wild and the face stays, except for Ana and Cleo.")
+    assert speaker.said[-1].endswith("Palifico round: aces are not wild and the face stays, except for Ana and Cleo.")
     everyone, speaker, _ = make("Ana Ben", preset="wikipedia", starting_dice=2, max_dice=2)
     everyone.game.dice["Ben"] = 1
     everyone.run(TextSource(["two threes", "dudo", "0"]))  # both on one die: anyone may
-    assert speaker.said[-1].endswith("Obliga round: aces are not wild, and anyone may change the face.")
+    assert speaker.said[-1].endswith("Palifico round: aces are not wild, and anyone may change the face.")
 
 
 def test_referee_mutes_its_source_while_speaking():

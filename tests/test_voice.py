@@ -226,14 +226,3 @@ def test_a_closed_standard_output_stays_closed_when_the_voice_starts(monkeypatch
     except speakers.VoiceUnavailable:
         pass  # no voice here is fine: the point is what became of stdout
     assert sys.stdout is None
-
-
-def test_a_preset_announces_calza_and_palifico_in_its_rulebooks_words():
-    from companion.rules import get_preset
-    from companion.voice.announcements import CalzaNotPlayed, WhoCallsCalza, sentences
-
-    wikipedia = get_preset("wikipedia")
-    assert sentences([WhoCallsCalza("Ben")], wikipedia) == [
-        "Who calls spot on? Say your name and spot on, like Ben spot on."]
-    assert sentences([WhoCallsCalza("Ben")], get_preset("asmodee"))[0].startswith("Who calls calza?")
-    assert sentences([CalzaNotPlayed()], wikipedia.replace(calza=False))[0].startswith("Spot on is not played")

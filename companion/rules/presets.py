@@ -61,9 +61,6 @@ MOST_DICE = 10
 class Rules:
     name: str = "custom"
     ace_word: str = "pacos"  # how face 1 is announced: "aces", "pacos" or "jokers"
-    # How calza and palifico are announced: Wikipedia's article says "spot on" and "obliga".
-    calza_word: str = "calza"
-    palifico_word: str = "palifico"
     starting_dice: int = 5
     max_dice: int = 5  # a regained die never takes a player above this
     # False where lost dice are hidden (a pouch, a lid): the total is then never told.
@@ -99,9 +96,6 @@ class Rules:
                 raise RulesFileError(f"{name} cannot be below 0")
         if self.ace_word not in ("aces", "pacos", "jokers", "ones"):
             raise RulesFileError(f"ace_word must be aces, pacos, jokers or ones, not {self.ace_word!r}")
-        for name, words in (("calza_word", CALZA_WORDS), ("palifico_word", PALIFICO_WORDS)):
-            if getattr(self, name) not in words:
-                raise RulesFileError(f"{name} must be {' or '.join(words)}, not {getattr(self, name)!r}")
 
     def replace(self, **changes: Any) -> "Rules":
         return dataclasses.replace(self, **changes)
@@ -149,10 +143,7 @@ class Rules:
 # Fields added after journals were first written: a journal without them was played by
 # their defaults (companion.journal fills them in on replay, and only them).
 RULES_ADDED_LATER = frozenset({"palifico_opens_aces", "one_die_opens_aces",
-                               "palifico_player_was_palifico", "palifico_once", "calza_word", "palifico_word"})
-# The words the referee may announce calza and palifico with: each is also understood when said.
-CALZA_WORDS = ("calza", "spot on")
-PALIFICO_WORDS = ("palifico", "obliga")
+                               "palifico_player_was_palifico", "palifico_once"})
 
 
 def _plain(value: Any) -> Any:
@@ -201,14 +192,12 @@ PRESETS: dict[str, Rules] = {
     # one-die ("obliga") round only one-die players may change the face. It sets no player
     # minimum for spot on or obliga rounds, so both go on with two players, and spot on goes
     # on in an obliga round.
-    "wikipedia": _BASE.replace(name="wikipedia", ace_word="aces", calza_word="spot on", palifico_word="obliga",
-                               calza_caller=CalzaCaller.NEXT_PLAYER,
+    "wikipedia": _BASE.replace(name="wikipedia", ace_word="aces", calza_caller=CalzaCaller.NEXT_PLAYER,
                                calza_needs_half_dice=True, calza_min_players=2, calza_in_palifico=True,
                                palifico_min_players=2, one_die_opens_aces=True,
                                palifico_face_change=FaceChange.ON_ONE_DIE),
     # Wikipedia's variant: the loser of a dudo loses as many dice as the bid was off by.
-    "wikipedia-difference": _BASE.replace(name="wikipedia-difference", ace_word="aces", calza_word="spot on",
-                                          palifico_word="obliga",
+    "wikipedia-difference": _BASE.replace(name="wikipedia-difference", ace_word="aces",
                                           calza_caller=CalzaCaller.NEXT_PLAYER,
                                           calza_needs_half_dice=True, calza_min_players=2,
                                           calza_in_palifico=True, palifico_min_players=2,

@@ -9,7 +9,6 @@ Long: every announcement the referee makes is here, so that its wording is in on
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence, Union
 
@@ -586,13 +585,5 @@ Announcement = Union[
 
 def sentences(announcements: Sequence[Announcement], rules: Rules) -> list[str]:
     """Every sentence of these announcements, in order (announcements with nothing to say
-    give none), in the rules' own words for calza and palifico."""
-    return [_in_the_rules_words(s, rules) for a in announcements for s in a.words(rules) if s]
-
-
-def _in_the_rules_words(sentence: str, rules: Rules) -> str:
-    for word, theirs in (("calza", rules.calza_word), ("palifico", rules.palifico_word)):
-        if theirs != word:
-            sentence = re.sub(rf"\b{word}\b", lambda m: theirs.capitalize() if m.group()[0].isupper() else theirs,
-                              sentence, flags=re.IGNORECASE)
-    return sentence
+    give none)."""
+    return [s for a in announcements for s in a.words(rules) if s]
