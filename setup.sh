@@ -24,13 +24,22 @@ for pkg in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null; then
+            echo "setup: needs ${missing[*]}; as root, run: apt-get install ${missing[*]}" >&2
+            exit 1
+        fi
+        sudo="sudo"
+    fi
     echo "setup: installing ${missing[*]}"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
+# A .venv left broken (no pip, or its python gone after a system upgrade) is made afresh.
+if ! .venv/bin/python -c "import pip" >/dev/null 2>&1; then
+    python3 -m venv --clear .venv
+fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[$extras]"
 echo "setup: done; run .venv/bin/companion --help"
