@@ -367,7 +367,9 @@ class Referee:
                 and len(challengers(self.game, CALZA)) > 1)
 
     def _named(self, call: Call) -> Call:
-        return self._round.named(self.game, call, self._declined, self._hands_missing())
+        not_the_count = (isinstance(call, NumberCall) and self.game.phase is Phase.REVEAL
+                         and not self._allowed(call))
+        return self._round.named(self.game, call, self._declined, self._hands_missing(), not_the_count)
 
     # --- acting -------------------------------------------------------------------------------
 

@@ -57,14 +57,16 @@ class RoundTheTable:
 
     # --- naming -------------------------------------------------------------------------------
 
-    def named(self, game: Game, call: Call, declined: Call | None, hands_missing: Sequence[str]) -> Call:
+    def named(self, game: Game, call: Call, declined: Call | None, hands_missing: Sequence[str],
+              not_the_count: bool = False) -> Call:
         """A bare calza only one player may call, other than the player to move, as theirs
         ("Cleo calza"), and a bare dudo where anyone may call it as the player to move's
         ("Ben dudo"): heard, it is asked about by name, for someone else may have said it
         (and would lose the die if wrong). Said again after a "no" (or after "Who calls
         calza?"), it is asked about as the next player's who may call it. A number said
-        again after a "no" to it as the count (`declined`) is a one-die hand whose name was
-        lost ("Dan two"): offered as each one-die player's yet to say their dice."""
+        again after a "no" to it as the count (`declined`), or one that cannot be the count
+        (`not_the_count`), is a one-die hand whose name was lost ("Dan two"): offered as each
+        one-die player's yet to say their dice."""
         if (isinstance(call, DudoCall) and call.speaker is None and game.phase is Phase.BIDDING
                 and game.rules.dudo_caller is DudoCaller.ANYONE):
             return DudoCall(self.next_to_ask(game, DUDO, challengers(game, DUDO)) or game.turn)
@@ -78,7 +80,7 @@ class RoundTheTable:
                 if asked is not None:
                     return CalzaCall(asked)
         if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
-                and 1 <= call.value <= 6 and (declined == call or (
+                and 1 <= call.value <= 6 and (not_the_count or declined == call or (
                     isinstance(declined, HandCall) and declined.dice == (call.value,)))):
             lone = [p for p in hands_missing if game.dice[p] == 1]
             asked = self.next_to_ask(game, HAND, lone)

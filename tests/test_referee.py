@@ -1167,3 +1167,13 @@ def test_a_count_or_dice_said_again_while_asked_is_asked_again_never_taken():
     assert say(referee, "twelve", confidence=0.85) == "Did you say the count is twelve?"
     assert referee.game.phase is Phase.REVEAL
     assert say(referee, "no", confidence=0.9) == "Not taken. Say the count, or your name and dice."
+
+
+def test_a_number_that_cannot_be_the_count_is_asked_about_as_a_one_die_hand():
+    # "Dev five" with the name lost, where the dice said already rule five out as the count
+    referee, _, _ = make("Ana Ben Dev", starting_dice=3, max_dice=3)
+    referee.game.dice["Dev"] = 1
+    say(referee, "two threes", "dudo")
+    say(referee, "Ana 3 3 3", "Ben 3 3 1")  # six threes at least: five cannot be the count
+    assert say(referee, "five", confidence=0.5) == "Did you say Dev five?"
+    assert say(referee, "yes", confidence=0.9).startswith("Got Dev's dice: five.")
