@@ -150,7 +150,9 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         # unsure that cannot stand is more likely misheard ("four sixes" as "fourteen sixes")
         # than said, and its refusal would answer a bid nobody made: "say again"; heard the
         # same again, it is refused (a player who did bid it learns what may be bid).
-        misheard = isinstance(call, BidCall) and call != moment.unsure_before
+        # With a question waiting, it is more likely a garbled answer ("yes, dudo" heard as
+        # "Dev dudo", which only Ben may call): the question again, not a refusal.
+        misheard = (isinstance(call, BidCall) and call != moment.unsure_before) or moment.asking
         return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)

@@ -1177,3 +1177,11 @@ def test_a_number_that_cannot_be_the_count_is_asked_about_as_a_one_die_hand():
     say(referee, "Ana 3 3 3", "Ben 3 3 1")  # six threes at least: five cannot be the count
     assert say(referee, "five", confidence=0.5) == "Did you say Dev five?"
     assert say(referee, "yes", confidence=0.9).startswith("Got Dev's dice: five.")
+
+
+def test_an_unsure_call_that_cannot_stand_while_asked_gets_the_question_again():
+    # "yes, dudo" heard as "Dev dudo" at 0.54: not "Only Ben may call dudo now."
+    referee, journal = spoken_referee()
+    assert say(referee, "dudo", confidence=0.95) == "Did you say dudo?"
+    assert say(referee, "Cleo dudo", confidence=0.54) == "Sorry, yes or no: did you say dudo?"
+    assert say(referee, "yes", confidence=0.9).startswith("Dudo from Ben")
