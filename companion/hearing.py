@@ -152,7 +152,7 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         # same again, it is refused (a player who did bid it learns what may be bid).
         # With a question waiting, it is more likely a garbled answer ("yes, dudo" heard as
         # "Dev dudo", which only Ben may call): the question again, not a refusal.
-        misheard = (isinstance(call, BidCall) and call != moment.unsure_before) or moment.asking
+        misheard = (isinstance(call, BidCall) and call != moment.unsure_before) or (moment.asking and not sure)
         return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)

@@ -367,8 +367,9 @@ class Referee:
                 and len(challengers(self.game, CALZA)) > 1)
 
     def _named(self, call: Call) -> Call:
-        # (ruled out by the total only where the total is told: the question would tell it)
-        not_the_count = (isinstance(call, NumberCall) and self.game.phase is Phase.REVEAL
+        # (ruled out by the total only where the total is told: the question would tell it;
+        # not while a question waits: held behind it, a number heard in chatter would keep it open)
+        not_the_count = (isinstance(call, NumberCall) and self.game.phase is Phase.REVEAL and self._pending is None
                          and (bool(self._hands) or self.game.rules.announce_dice_in_play)
                          and not self._allowed(call))
         return self._round.named(self.game, call, self._declined, self._hands_missing(), not_the_count)

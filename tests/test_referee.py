@@ -1185,3 +1185,22 @@ def test_an_unsure_call_that_cannot_stand_while_asked_gets_the_question_again():
     assert say(referee, "dudo", confidence=0.95) == "Did you say dudo?"
     assert say(referee, "Cleo dudo", confidence=0.54) == "Sorry, yes or no: did you say dudo?"
     assert say(referee, "yes", confidence=0.9).startswith("Dudo from Ben")
+
+
+def test_a_clearly_heard_impossible_count_while_asked_is_refused_with_why():
+    referee, _, _ = make("Ana Ben Cleo", starting_dice=3, max_dice=3)
+    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    say(referee, "two threes", "dudo", "Ben 3 3 1")
+    assert say(referee, "Ana 3 3 3", confidence=0.5) == "Did you say Ana three three three?"
+    assert "not one" in say(referee, "one", confidence=0.95)  # why, and the question still waits
+    assert say(referee, "yes", confidence=0.9).startswith("Got Ana's dice")
+
+
+def test_chatter_heard_as_a_number_while_a_hand_is_asked_lets_the_question_lapse():
+    referee, _, _ = make("Ana Ben Cleo Dev", starting_dice=3, max_dice=3)
+    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    referee.game.dice["Dev"] = 1
+    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")  # six shown: five is ruled out
+    assert say(referee, "Cleo 2 2 2", confidence=0.5) == "Did you say Cleo two two two?"
+    said = [say(referee, "five", confidence=0.4) for _ in range(3)]
+    assert said[-1].startswith("Not taken: Cleo two two two.")
