@@ -19,6 +19,7 @@ from companion.calls import CalzaCall, Call, DudoCall, HandCall, NumberCall
 from companion.rules import CALZA, DUDO, CalzaCaller, DudoCaller, Game, Phase
 
 HAND = "hand"  # beside DUDO and CALZA: a number asked about as a one-die player's hand
+COUNT = ("count", "")  # in the "no"s: the number asked about as the count
 
 
 def challengers(game: Game, kind: str) -> list[str]:
@@ -82,6 +83,8 @@ class RoundTheTable:
         if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
                 and 1 <= call.value <= 6 and (not_the_count or declined == call or (
                     isinstance(declined, HandCall) and declined.dice == (call.value,)))):
+            if isinstance(declined, HandCall) and not not_the_count and COUNT not in self._declined_here():
+                return call  # a hand heard ("the count is two" as "Ben two") and declined: the count first
             lone = [p for p in hands_missing if game.dice[p] == 1]
             asked = self.next_to_ask(game, HAND, lone)
             if asked is not None:
@@ -104,7 +107,8 @@ class RoundTheTable:
         been offered, the number is the count again; a "no" to that offers them afresh."""
         declined = self._declined_here()
         if isinstance(call, NumberCall):
-            declined = {d for d in declined if d[0] != HAND}
+            # the count declined again, after the one-die players: they are offered afresh
+            declined = ({d for d in declined if d[0] != HAND} if COUNT in declined else set(declined)) | {COUNT}
         elif isinstance(call, HandCall) and call.speaker:
             declined = declined | {(HAND, call.speaker)}
         elif isinstance(call, (DudoCall, CalzaCall)) and call.speaker:

@@ -1204,3 +1204,18 @@ def test_chatter_heard_as_a_number_while_a_hand_is_asked_lets_the_question_lapse
     assert say(referee, "Cleo 2 2 2", confidence=0.5) == "Did you say Cleo two two two?"
     said = [say(referee, "five", confidence=0.4) for _ in range(3)]
     assert said[-1].startswith("Not taken: Cleo two two two.")
+
+
+def test_a_count_heard_as_a_hand_and_declined_is_asked_as_the_count_next():
+    # every player on one die: "the count is two" heard as "Ben two", declined; said again as "two"
+    referee, _, _ = make("Ana Ben Dev", starting_dice=2, max_dice=2)
+    referee.game.dice.update({"Ana": 1, "Ben": 1, "Dev": 1})
+    say(referee, "one three", "dudo")
+    assert say(referee, "Ben two", confidence=0.5) == "Did you say Ben two?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say the count is two?"
+    say(referee, "no", confidence=0.9)
+    # then round the one-die players from the player to move, Ben (who said no) left out
+    assert say(referee, "two", confidence=0.8) == "Did you say Dev two?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "two", confidence=0.8) == "Did you say Ana two?"
