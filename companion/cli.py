@@ -232,9 +232,10 @@ def run_play(settings: PlaySettings) -> int:
             print(f"companion: {journals.last_line(path)}", file=sys.stderr)
             return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
-            # A device lost mid-game (the microphone unplugged): the journal has every call so far.
+            # A device lost mid-game (the microphone unplugged): the journal has every call so far
+            # (or, its file replaced by another, a copy beside it has).
             print(f"companion: {error}", file=sys.stderr)
-            print(f"companion: {journals.last_line(path)}", file=sys.stderr)
+            print(f"companion: {journals.last_line(getattr(error, 'resume_from', None) or path)}", file=sys.stderr)
             _say_stopped(referee.say, error)
             return 2
         finally:

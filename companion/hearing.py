@@ -28,8 +28,8 @@ class Verdict(Enum):
 class Decision:
     verdict: Verdict
     call: Call | None = None  # the call chosen among the guesses (None: there was none)
-    # Heard as itself, name and all, at the line of calls taken unasked (whatever the
-    # verdict: a dudo is asked about however sure).
+    # Heard as itself, name and all, at the line of calls taken unasked (a dudo is asked
+    # about however sure); False where the call is refused or said again.
     sure: bool = field(default=False, compare=False)
 
 
@@ -156,6 +156,8 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)
+    if verdict is Verdict.ASK and is_undo(call) and moment.who_calls_asked:
+        return Decision(Verdict.APPLY, call)  # it takes back only "Who calls calza?", as with any question
     if verdict is Verdict.APPLY and makes_sense(call, moment) and read_back_however_sure(call, moment) and (
             not moment.asks_back(call)):  # "Who calls calza?" is the question
         verdict = Verdict.ASK  # (one the rules refuse is refused, and why)
@@ -217,7 +219,10 @@ def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
     is kept, so it is reported as illegal rather than swapped for a legal one; a "yes" or
     "no" with nothing asked is not (it answers nothing)."""
     best = heard.best
-    if best is not None and best != moment.declined and (
+    # a dudo asked about however sure and declined (most likely chatter), heard surely again
+    declined_but_sure = (best == moment.declined and (heard.confidence or 0) >= policy.confirm_below
+                         and best is not None and read_back_however_sure(best, moment))
+    if best is not None and (best != moment.declined or declined_but_sure) and (
             makes_sense(best, moment)
             or ((heard.confidence or 0) >= policy.confirm_below and not is_answer(best))):
         return best
@@ -285,7 +290,7 @@ def is_challenge_or_undo(call: Call) -> bool:
 
 def says_it_again(call: Call, heard: Heard, policy: HearingPolicy) -> bool:
     """A challenge or "take it back" asked about, heard again as itself (name and all) as
-    surely as a "yes" must be: that is the "yes" ("dudo!" said again). Not a count or a hand:
-    they are read back because the same voice is misheard the same way twice ("twenty" as
-    "twenty eight"), and only a "yes" settles them."""
+    surely as a "yes" must be: that is the "yes" ("dudo!" said again). Not a count, nor the
+    dice that settle a reveal: they are read back because the same voice is misheard the
+    same way twice ("twenty" as "twenty eight"), and only a "yes" settles them."""
     return is_challenge_or_undo(call) and call == heard.best and (heard.confidence or 0.0) >= policy.reject_below

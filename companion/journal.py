@@ -46,7 +46,12 @@ from companion.rules.events import (
 
 
 class JournalError(CompanionError):
-    """A journal that cannot be read or replayed; nothing is changed."""
+    """A journal that cannot be read, replayed or written; nothing is changed. `resume_from`:
+    where the game so far was kept instead, when not at the journal's own path."""
+
+    def __init__(self, message: str, resume_from: Path | None = None) -> None:
+        super().__init__(message)
+        self.resume_from = resume_from
 
 
 class DamagedJournal(JournalError):
@@ -110,7 +115,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._file = self._open_locked()
-        self._lines = self._read_back()
+        self._written = self._read_back()
 
     def _open_locked(self):
         try:
@@ -137,10 +142,10 @@ class Journal:
         return file
 
     def _read_back(self) -> list[str] | None:
-        """Every line so far, kept to write the journal again if its file is deleted or moved
-        away while the game goes on (a tidy-up of the data folder), when a crash would lose
-        the game; None where the file cannot be read back (written again, it would hold the
-        new lines only)."""
+        """The text written so far (in pieces), kept to write the journal again if its file is
+        deleted or moved away while the game goes on (a tidy-up of the data folder), when a
+        crash would lose the game; None where the file cannot be read back (written again, it
+        would hold the new lines only)."""
         try:
             if not stat.S_ISREG(os.fstat(self._file.fileno()).st_mode):
                 return None  # a device, a pipe: nothing to read back, nor to delete
@@ -152,22 +157,23 @@ class Journal:
         """The file at the journal's path is the one being written: if nothing is there (deleted,
         moved to the bin), the journal is written there again, whole; if another file is (an
         editor's save over it, a restore), the game stops rather than write into that one."""
-        if self._lines is None:
+        if self._written is None:
             return
         try:
             there = os.stat(self.path)
         except FileNotFoundError:
             self._file.close()
             self._file = self._open_locked()
-            self._file.write("".join(self._lines))
+            self._file.write("".join(self._written))
             _sync_folder(self.path)
             return
         except OSError:
             return  # cannot tell (a network share's hiccup): the open file is still written
         ours = os.fstat(self._file.fileno())
         if (there.st_ino, there.st_dev) != (ours.st_ino, ours.st_dev):
+            kept = _keep_copy(self.path, "".join(self._written).encode("utf-8"), "game")
             raise JournalError(f"{self.path} was replaced by another file while the game went on; the game "
-                               "stops rather than write into it")
+                               f"stops rather than write into it, and is kept in {kept}", resume_from=kept)
 
     def _in_use(self) -> JournalError:
         return JournalError(f"{self.path} is in use: another companion is playing this game; stop that one first")
@@ -177,7 +183,7 @@ class Journal:
         file = self._open_locked()
         self.close()
         self._file = file
-        self._lines = self._read_back()
+        self._written = self._read_back()
 
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
@@ -189,12 +195,12 @@ class Journal:
             os.fsync(self._file.fileno())
         except OSError as exc:  # a full card, a removed drive: said, and the game pauses
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
-        if self._lines is not None:
-            self._lines.append(text)
+        if self._written is not None:
+            self._written.append(text)
 
     def close(self) -> None:
         try:
-            if self._lines is not None and not self._file.closed and not self.path.exists():
+            if self._written is not None and not self._file.closed and not self.path.exists():
                 self._still_at_its_path()  # deleted after the last call: written again
                 self._file.flush()
                 os.fsync(self._file.fileno())
@@ -535,9 +541,14 @@ def finished(path: Path) -> bool:
 def _keep_backup(path: Path, raw: bytes) -> Path:
     """Keep the damaged journal's bytes beside it (game.jsonl.corrupt-1, -2...), never over
     an older backup; the game's own file is only rewritten once this is safely written."""
+    return _keep_copy(path, raw, "corrupt")
+
+
+def _keep_copy(path: Path, raw: bytes, what: str) -> Path:
+    """`raw` kept beside the journal as game.jsonl.WHAT-1 (-2, ...), never over an older copy."""
     n = 1
     while True:
-        backup = path.with_name(f"{path.name}.corrupt-{n}")
+        backup = path.with_name(f"{path.name}.{what}-{n}")
         try:
             with open(backup, "xb") as f:
                 f.write(raw)

@@ -271,7 +271,7 @@ class Referee:
             if self._pending is not None:
                 return [announce.AskedAgain(self._pending)]
             if call is not None:
-                return [announce.SayAgain(at_reveal=self.game.phase is Phase.REVEAL)]
+                return [announce.SayAgain(at_reveal=self.game.phase is Phase.REVEAL and not isinstance(call, CommandCall))]
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
                                            heard.unknown_player)]
         assert call is not None
@@ -284,7 +284,7 @@ class Referee:
             return [announce.AskedAgain(pending)]  # "dudo!" again, unclear: "Sorry, yes or no: ..."
         if pending is not None and _move(call) and call != pending and (
                 decision.verdict in (Verdict.ASK, Verdict.APPLY)) and (
-                _turn_move(pending) or _another_fact(pending, call)):
+                _turn_move(pending) or _another_fact(pending, call) or is_undo(pending)):
             # Whose turn it is, and what the next move raises or challenges, hang on the
             # answer: a move taken now would go to the wrong player or the wrong bid. At a
             # reveal, another player's dice or a count would leave the question's "yes" to
@@ -541,7 +541,7 @@ class Referee:
             self._round.answered_no(self.game, had)
             if had is None:
                 return [announce.NothingToCancel()]
-            return [announce.Declined(at_reveal=self.game.phase is Phase.REVEAL)]
+            return [announce.Declined(at_reveal=isinstance(had, (NumberCall, HandCall)))]
         if self._pending is not None:  # "take it back" while asking takes back the question
             had, self._pending = self._pending, None
             return [announce.QuestionDropped(had, self.status())]

@@ -19,7 +19,12 @@ from companion.calls import CalzaCall, Call, DudoCall, HandCall, NumberCall
 from companion.rules import CALZA, DUDO, CalzaCaller, DudoCaller, Game, Phase
 
 HAND = "hand"  # beside DUDO and CALZA: a number asked about as a one-die player's hand
-COUNT = ("count", "")  # in the "no"s: the number asked about as the count
+COUNT_DECLINED = ("count", "")  # in the "no"s: the number asked about as the count
+
+
+def _hand(value: int) -> str:
+    """The kind a "no" to a one-die hand is kept as: that number, as that player's."""
+    return f"{HAND} {value}"
 
 
 def challengers(game: Game, kind: str) -> list[str]:
@@ -67,7 +72,9 @@ class RoundTheTable:
         calza?"), it is asked about as the next player's who may call it. A number said
         again after a "no" to it as the count (`declined`), or one that cannot be the count
         (`not_the_count`), is a one-die hand whose name was lost ("Dan two"): offered as each
-        one-die player's yet to say their dice."""
+        one-die player's yet to say their dice. A number said again after a "no" to it as one
+        player's hand is asked about as the count first (it may be "the count is two" heard
+        as "Ben two"), unless it cannot be the count: then the offers go round again."""
         if (isinstance(call, DudoCall) and call.speaker is None and game.phase is Phase.BIDDING
                 and game.rules.dudo_caller is DudoCaller.ANYONE):
             return DudoCall(self.next_to_ask(game, DUDO, challengers(game, DUDO)) or game.turn)
@@ -83,10 +90,14 @@ class RoundTheTable:
         if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
                 and 1 <= call.value <= 6 and (not_the_count or declined == call or (
                     isinstance(declined, HandCall) and declined.dice == (call.value,)))):
-            if isinstance(declined, HandCall) and not not_the_count and COUNT not in self._declined_here():
+            if isinstance(declined, HandCall) and not not_the_count and COUNT_DECLINED not in self._declined_here():
                 return call  # a hand heard ("the count is two" as "Ben two") and declined: the count first
             lone = [p for p in hands_missing if game.dice[p] == 1]
-            asked = self.next_to_ask(game, HAND, lone)
+            asked = self.next_to_ask(game, _hand(call.value), lone)
+            if asked is None and not_the_count:  # each offered and declined, and no count: round again
+                point, declined_here = self._not_callers
+                self._not_callers = (point, {d for d in declined_here if d[0] != _hand(call.value)})
+                asked = self.next_to_ask(game, _hand(call.value), lone)
             if asked is not None:
                 return HandCall(asked, (call.value,), asked)
             # each one-die player offered and declined: the count again
@@ -108,9 +119,10 @@ class RoundTheTable:
         declined = self._declined_here()
         if isinstance(call, NumberCall):
             # the count declined again, after the one-die players: they are offered afresh
-            declined = ({d for d in declined if d[0] != HAND} if COUNT in declined else set(declined)) | {COUNT}
-        elif isinstance(call, HandCall) and call.speaker:
-            declined = declined | {(HAND, call.speaker)}
+            declined = ({d for d in declined if not d[0].startswith(HAND)} if COUNT_DECLINED in declined
+                        else set(declined)) | {COUNT_DECLINED}
+        elif isinstance(call, HandCall) and call.speaker and len(call.dice) == 1:
+            declined = declined | {(_hand(call.dice[0]), call.speaker)}
         elif isinstance(call, (DudoCall, CalzaCall)) and call.speaker:
             kind = DUDO if isinstance(call, DudoCall) else CALZA
             declined = declined | {(kind, call.speaker)}

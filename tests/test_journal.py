@@ -534,10 +534,13 @@ def test_a_journal_saved_over_by_another_file_is_never_written_into(tmp_path):
     other = tmp_path / "editor.tmp"
     other.write_bytes(saved)
     other.replace(path)  # an editor's save: a new file at the path
-    with pytest.raises(JournalError, match="was replaced by another file"):
+    with pytest.raises(JournalError, match="was replaced by another file") as stopped:
         act(game, journal, game.bid, "Ben", Bid(4, 4))
     journal.close()
     assert path.read_bytes() == saved  # nothing appended to it, not twice the game
+    # the game so far is kept beside it, to resume from
+    assert stopped.value.resume_from == tmp_path / "game.jsonl.game-1"
+    assert load_game(stopped.value.resume_from).bids == [("Ana", Bid(3, 4))]
 
 
 def test_a_journal_path_that_cannot_be_looked_up_is_still_written(tmp_path, monkeypatch):

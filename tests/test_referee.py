@@ -1219,3 +1219,40 @@ def test_a_count_heard_as_a_hand_and_declined_is_asked_as_the_count_next():
     assert say(referee, "two", confidence=0.8) == "Did you say Dev two?"
     say(referee, "no", confidence=0.9)
     assert say(referee, "two", confidence=0.8) == "Did you say Ana two?"
+
+
+def test_a_dudo_after_a_no_to_one_is_not_swapped_for_another_reading():
+    referee, _ = spoken_referee()
+    say(referee, "dudo", confidence=0.95)
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "dudo", confidence=0.97, alternatives=("four fours",)) == "Did you say dudo?"
+
+
+def test_a_move_while_take_it_back_is_asked_waits_for_the_answer():
+    referee, _ = spoken_referee()
+    assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
+    assert say(referee, "four fours", confidence=0.95) == "First: did you say take it back? Yes or no."
+    assert referee.game.last_bid == Bid(3, 4)
+
+
+def test_one_die_hands_are_offered_number_by_number_and_round_again():
+    referee, _, _ = make("Ana Ben Dev", starting_dice=3, max_dice=3)
+    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    referee.game.dice["Dev"] = 1
+    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")  # six at least: four and five ruled out
+    assert say(referee, "five", confidence=0.5) == "Did you say Dev five?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"  # another number: offered
+    say(referee, "no", confidence=0.9)
+    # the same again at once is the same mishearing (said again once), then round again
+    assert say(referee, "four", confidence=0.5).startswith("Sorry, say again")
+    assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"
+
+
+def test_take_it_back_at_a_reveal_gets_the_words_for_take_it_back():
+    referee, _ = spoken_referee()
+    say(referee, "dudo", confidence=0.95)
+    say(referee, "yes", confidence=0.95)
+    assert say(referee, "take it back", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
+    assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."

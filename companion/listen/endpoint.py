@@ -158,7 +158,7 @@ class Endpointer:
         self._last_loud = 0
         self._quiet = 0
         self._first: list[float] = []
-        self._floor_given = False  # the room's level is known beforehand (start_below)
+        self._floor_given = False  # the room's level is known beforehand (before_recording)
         self._cut_at = 0  # where the recogniser last ended an utterance (see cut)
 
     def before_recording(self, samples: np.ndarray) -> None:
