@@ -235,7 +235,8 @@ def run_play(settings: PlaySettings) -> int:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far
             # (or, its file replaced by another, a copy beside it has).
             print(f"companion: {error}", file=sys.stderr)
-            print(f"companion: {journals.last_line(getattr(error, 'resume_from', None) or path)}", file=sys.stderr)
+            if getattr(error, "resumable", True):
+                print(f"companion: {journals.last_line(getattr(error, 'resume_from', None) or path)}", file=sys.stderr)
             _say_stopped(referee.say, error)
             return 2
         finally:

@@ -49,9 +49,10 @@ class JournalError(CompanionError):
     """A journal that cannot be read, replayed or written; nothing is changed. `resume_from`:
     where the game so far was kept instead, when not at the journal's own path."""
 
-    def __init__(self, message: str, resume_from: Path | None = None) -> None:
+    def __init__(self, message: str, resume_from: Path | None = None, resumable: bool = True) -> None:
         super().__init__(message)
         self.resume_from = resume_from
+        self.resumable = resumable  # False: nothing at the path (or beside it) holds this game
 
 
 class DamagedJournal(JournalError):
@@ -171,9 +172,12 @@ class Journal:
             return  # cannot tell (a network share's hiccup): the open file is still written
         ours = os.fstat(self._file.fileno())
         if (there.st_ino, there.st_dev) != (ours.st_ino, ours.st_dev):
-            kept = _keep_copy(self.path, "".join(self._written).encode("utf-8"), "game")
-            raise JournalError(f"{self.path} was replaced by another file while the game went on; the game "
-                               f"stops rather than write into it, and is kept in {kept}", resume_from=kept)
+            replaced = f"{self.path} was replaced by another file while the game went on; the game stops rather than write into it"
+            try:
+                kept = _keep_copy(self.path, "".join(self._written).encode("utf-8"), "game")
+            except JournalError as failed:
+                raise JournalError(f"{replaced}, and could not be kept beside it ({failed})", resumable=False) from None
+            raise JournalError(f"{replaced}, and is kept in {kept}", resume_from=kept)
 
     def _in_use(self) -> JournalError:
         return JournalError(f"{self.path} is in use: another companion is playing this game; stop that one first")

@@ -282,6 +282,11 @@ class Referee:
             return self._handle(pending)  # said again, and clearly: that is a yes
         if pending is not None and call == pending and is_challenge_or_undo(call):
             return [announce.AskedAgain(pending)]  # "dudo!" again, unclear: "Sorry, yes or no: ..."
+        if pending is not None and is_undo(pending) and _move(call) and decision.sure:
+            # The table plays on, clearly, past "Did you say take it back?" (chatter is heard
+            # as it surely): the question is dropped, said aloud, and the move taken as ever.
+            self._pending = None
+            return [announce.QuestionDropped(pending, self.status()), *self._act_on(heard, decision)]
         if pending is not None and _move(call) and call != pending and (
                 decision.verdict in (Verdict.ASK, Verdict.APPLY)) and (
                 _turn_move(pending) or _another_fact(pending, call) or is_undo(pending)):
@@ -296,6 +301,8 @@ class Referee:
             return [announce.AskToConfirm(call)]
         if decision.verdict is Verdict.REFUSE or (pending is not None and _move(call) and not self._allowed(call)):
             # said why, as it is; a question waiting still waits
+            if isinstance(call, NumberCall):
+                self._round.count_refused(call.value)
             refused = self._handle(call)
             self._pending = pending
             return refused

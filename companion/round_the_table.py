@@ -27,6 +27,11 @@ def _hand(value: int) -> str:
     return f"{HAND} {value}"
 
 
+def _refused(value: int) -> tuple[str, str]:
+    """Kept beside the "no"s: that number was refused as the count, with its range."""
+    return (f"count {value} refused", "")
+
+
 def challengers(game: Game, kind: str) -> list[str]:
     """The players who may call `kind` (DUDO or CALZA) now."""
     return [p for p in game.active_players if game.challenge_problem(kind, p) is None]
@@ -94,9 +99,11 @@ class RoundTheTable:
                 return call  # a hand heard ("the count is two" as "Ben two") and declined: the count first
             lone = [p for p in hands_missing if game.dice[p] == 1]
             asked = self.next_to_ask(game, _hand(call.value), lone)
-            if asked is None and not_the_count:  # each offered and declined, and no count: round again
-                point, declined_here = self._not_callers
-                self._not_callers = (point, {d for d in declined_here if d[0] != _hand(call.value)})
+            if asked is None and not_the_count and _refused(call.value) in self._declined_here():
+                # each offered and declined, then refused as the count (the table heard the
+                # count's range): said again, it is offered round again
+                here = self._declined_here()
+                self._not_callers = (self._point, {d for d in here if d[0] not in (_hand(call.value), _refused(call.value)[0])})
                 asked = self.next_to_ask(game, _hand(call.value), lone)
             if asked is not None:
                 return HandCall(asked, (call.value,), asked)
@@ -111,6 +118,11 @@ class RoundTheTable:
         start = seats.index(game.turn) if game.turn in seats else 0
         in_turn = sorted(callers, key=lambda p: (seats.index(p) - start) % len(seats))
         return next((p for p in in_turn if (kind, p) not in declined), None)
+
+    def count_refused(self, value: int) -> None:
+        """The number was refused as the count (it cannot be it): said again, it is offered
+        round the one-die players again."""
+        self._not_callers = (self._point, self._declined_here() | {_refused(value)})
 
     def answered_no(self, game: Game, call: Call | None) -> None:
         """A "no" to "Did you say Ben dudo?" (or "Cleo two?" for a one-die hand): the next

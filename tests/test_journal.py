@@ -558,3 +558,21 @@ def test_a_journal_path_that_cannot_be_looked_up_is_still_written(tmp_path, monk
     monkeypatch.undo()
     journal.close()
     assert load_game(path).bids == [("Ana", Bid(3, 4))]
+
+
+def test_a_journal_saved_over_whose_copy_cannot_be_kept_says_so(tmp_path, monkeypatch):
+    import companion.journal as journals
+
+    game, journal, path = started(tmp_path)
+    other = tmp_path / "editor.tmp"
+    other.write_bytes(path.read_bytes())
+    other.replace(path)
+
+    def full(*args):
+        raise JournalError("no space left")
+
+    monkeypatch.setattr(journals, "_keep_copy", full)
+    with pytest.raises(JournalError, match="could not be kept beside it") as stopped:
+        act(game, journal, game.bid, "Ana", Bid(3, 4))
+    assert not stopped.value.resumable and stopped.value.resume_from is None
+    journal.close()

@@ -1228,11 +1228,14 @@ def test_a_dudo_after_a_no_to_one_is_not_swapped_for_another_reading():
     assert say(referee, "dudo", confidence=0.97, alternatives=("four fours",)) == "Did you say dudo?"
 
 
-def test_a_move_while_take_it_back_is_asked_waits_for_the_answer():
+def test_a_move_while_take_it_back_is_asked_waits_unless_the_table_plays_on_clearly():
     referee, _ = spoken_referee()
     assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
-    assert say(referee, "four fours", confidence=0.95) == "First: did you say take it back? Yes or no."
+    assert say(referee, "four fours", confidence=0.8) == "First: did you say take it back? Yes or no."
     assert referee.game.last_bid == Bid(3, 4)
+    # heard clearly, the table has played on: the question is dropped, said aloud
+    assert say(referee, "four fours", confidence=0.95) == ("Not taken: take it back. The bid is three fours "
+                                                           "by Ana. Ben, your call. Ben: four fours. Cleo, your call.")
 
 
 def test_one_die_hands_are_offered_number_by_number_and_round_again():
@@ -1244,9 +1247,10 @@ def test_one_die_hands_are_offered_number_by_number_and_round_again():
     say(referee, "no", confidence=0.9)
     assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"  # another number: offered
     say(referee, "no", confidence=0.9)
-    # the same again at once is the same mishearing (said again once), then round again
-    assert say(referee, "four", confidence=0.5).startswith("Sorry, say again")
-    assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"
+    # with nobody left to offer it to, it is refused as the count, with the count's range,
+    # then offered round again
+    assert "six to seven, not four" in say(referee, "four", confidence=0.95)
+    assert say(referee, "four", confidence=0.95) == "Did you say Dev four?"
 
 
 def test_take_it_back_at_a_reveal_gets_the_words_for_take_it_back():
