@@ -266,7 +266,7 @@ def _say_stopped(say, error: CompanionError, started: bool = True) -> None:
         why = ("the microphone stopped" if isinstance(error, MicrophoneError) else
                "the camera stopped" if isinstance(error, VisionError) else "something went wrong")
     try:
-        say([GameStopped(why, started)])
+        say([GameStopped(why, started, saved=getattr(error, "resumable", True))])
     except (CompanionError, OSError, RuntimeError):
         pass  # the voice is what failed: the screen has said it
 

@@ -176,7 +176,7 @@ class Journal:
             try:
                 kept = _keep_copy(self.path, "".join(self._written).encode("utf-8"), "game")
             except JournalError as failed:
-                raise JournalError(f"{replaced}, and could not be kept beside it ({failed})", resumable=False) from None
+                raise JournalError(f"{replaced}; {failed}", resumable=False) from None
             raise JournalError(f"{replaced}, and is kept in {kept}", resume_from=kept)
 
     def _in_use(self) -> JournalError:
@@ -563,7 +563,8 @@ def _keep_copy(path: Path, raw: bytes, what: str) -> Path:
             n += 1
         except OSError as exc:
             backup.unlink(missing_ok=True)  # a part copy is no backup
-            raise JournalError(f"cannot keep a copy of the damaged journal {path} as {backup}: "
+            what_of = "the damaged journal" if what == "corrupt" else "the game of"
+            raise JournalError(f"cannot keep a copy of {what_of} {path} as {backup}: "
                                f"{exc.strerror or exc}; nothing was changed") from None
 
 

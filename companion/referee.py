@@ -268,6 +268,8 @@ class Referee:
                 return [announce.AskedAgain(self._pending)]
             return []
         if decision.verdict is Verdict.SAY_AGAIN:
+            if isinstance(call, NumberCall) and not self._allowed(call):
+                self._round.count_refused(call.value)  # (told to say it again: next, offered round again)
             if self._pending is not None:
                 return [announce.AskedAgain(self._pending)]
             if call is not None:
@@ -282,7 +284,7 @@ class Referee:
             return self._handle(pending)  # said again, and clearly: that is a yes
         if pending is not None and call == pending and is_challenge_or_undo(call):
             return [announce.AskedAgain(pending)]  # "dudo!" again, unclear: "Sorry, yes or no: ..."
-        if pending is not None and is_undo(pending) and _move(call) and decision.sure:
+        if pending is not None and is_undo(pending) and _move(call) and decision.sure and self._allowed(call):
             # The table plays on, clearly, past "Did you say take it back?" (chatter is heard
             # as it surely): the question is dropped, said aloud, and the move taken as ever.
             self._pending = None

@@ -572,7 +572,7 @@ def test_a_journal_saved_over_whose_copy_cannot_be_kept_says_so(tmp_path, monkey
         raise JournalError("no space left")
 
     monkeypatch.setattr(journals, "_keep_copy", full)
-    with pytest.raises(JournalError, match="could not be kept beside it") as stopped:
+    with pytest.raises(JournalError, match="was replaced by another file.*no space left") as stopped:
         act(game, journal, game.bid, "Ana", Bid(3, 4))
     assert not stopped.value.resumable and stopped.value.resume_from is None
     journal.close()

@@ -1260,3 +1260,21 @@ def test_take_it_back_at_a_reveal_gets_the_words_for_take_it_back():
     assert say(referee, "take it back", confidence=0.3) == "Sorry, say again?"
     assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
     assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
+
+
+def test_a_refused_move_leaves_the_take_it_back_question_waiting():
+    referee, _ = spoken_referee()
+    say(referee, "take it back", confidence=0.98)
+    assert say(referee, "Ana four fours", confidence=0.98) == "First: did you say take it back? Yes or no."
+    assert say(referee, "yes", confidence=0.9).startswith("Undone: Ana's three fours.")
+
+
+def test_a_faint_number_nobody_holds_is_offered_round_again_after_a_say_again():
+    referee, _, _ = make("Ana Ben Dev", starting_dice=3, max_dice=3)
+    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    referee.game.dice["Dev"] = 1
+    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")
+    assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"
+    say(referee, "no", confidence=0.9)
+    assert say(referee, "four", confidence=0.5).startswith("Sorry, say again")
+    assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"

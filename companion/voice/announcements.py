@@ -567,10 +567,13 @@ class GameStopped:
 
     why: str  # "I cannot save the game"
     started: bool = True  # False: stopped before the first call (nothing was saved)
+    saved: bool = True  # False: the game so far could not be kept anywhere
 
     def words(self, rules: Rules) -> list[str]:
         if not self.started:
             return [f"I cannot start the game: {self.why}. The screen says why."]
+        if not self.saved:
+            return [f"I have to stop: {self.why}, and could not keep the game anywhere. The screen says why."]
         return [f"I have to stop: {self.why}. The game is saved up to the last call I answered; "
                 "the screen says how to go on."]
 
