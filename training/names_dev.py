@@ -123,11 +123,12 @@ def run(family: str, model: Path, voices: int, seed: int) -> None:
                      + [(None, f"{rng.choice(names)} {t}") for t in rng.sample(OTHER_CALLS[1:], 3)])
             for player, text in calls:
                 feats, log_probs, _ = hear(voice, text, Expect.CALLS)
-                costs = matcher.own_calza_costs(feats, log_probs)
+                aligned = matcher.align("calza", log_probs)
+                costs = matcher.own_calza_costs(feats, aligned)
                 if len(costs) < 2:
                     continue
                 spottings.append(Spotting(text, player, costs[0][1], costs[0][0], costs[1][0] - costs[0][0],
-                                          matcher.own_call_cost(feats, log_probs, costs[0][1])))
+                                          matcher.own_call_cost(feats, aligned, costs[0][1])))
             for kind in ("hand", "hand", "calza"):
                 player = rng.choice(names)
                 if kind == "hand":

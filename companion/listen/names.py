@@ -54,7 +54,8 @@ class NameMatcher:
                     audio = _espeak(f"{player} {' '.join(carrier)}", voice)
                     if audio is not None:
                         feats = self.embedding.embed(padded(audio))
-                        template = self._template(" ".join(carrier), feats, self.network.log_probs(feats))
+                        aligned = self.align(" ".join(carrier), self.network.log_probs(feats))
+                        template = self._template(aligned, feats)
                         if template is not None:
                             self.templates[player].append(template)
 
@@ -63,13 +64,14 @@ class NameMatcher:
         """Keep the name in `feats` (the network's `log_probs` of it), the player saying
         "<player> <phrase>", as one of their templates. False when the network finds no name
         there, or reads the utterance so only with a log-likelihood under `least_score`."""
-        template = self._template(phrase, feats, log_probs, least_score)
+        aligned = self.align(phrase, log_probs)
+        template = self._template(aligned, feats, least_score)
         if template is None:
             return False
         self.templates[player].append(template)
         self.own.setdefault(phrase, {}).setdefault(player, []).append(template)
         if phrase == "calza":  # what a calza is spotted by (spot)
-            whole = self._template(phrase, feats, log_probs, whole=True)
+            whole = self._template(aligned, feats, whole=True)
             if whole is not None:
                 self.own_calls.setdefault(phrase, {}).setdefault(player, []).append(whole)
         return True
@@ -81,28 +83,32 @@ class NameMatcher:
         are the player's own "Jo" whatever follows it ("Jo three fives" as near as "Jo
         calza"); what follows is the same "calza" for every player, so the whole call cannot
         tell the players apart."""
-        costs = self.own_calza_costs(feats, log_probs)
-        if len(costs) < 2:
+        if len(self.own.get("calza", {})) < 2:
             return None  # one recording, or none, has nothing to be told apart from
+        aligned = self.align("calza", log_probs)
+        costs = self.own_calza_costs(feats, aligned)
+        if len(costs) < 2:
+            return None
         (best, player), (second, _) = costs[0], costs[1]
         if best > SPOT_COST or second - best < NAME_GAP:
             return None
-        return player if self.own_call_cost(feats, log_probs, player) <= SPOT_COST else None
+        return player if self.own_call_cost(feats, aligned, player) <= SPOT_COST else None
 
-    def own_calza_costs(self, feats: np.ndarray, log_probs: np.ndarray) -> list[tuple[float, str]]:
-        """How far the name in the utterance, read as "<name> calza", is from the name in each
-        player's own "<name> calza" (mean cosine distance per step), nearest first."""
+    def own_calza_costs(self, feats: np.ndarray, aligned: Decoded) -> list[tuple[float, str]]:
+        """How far the name in the utterance, read as "<name> calza" (`align`), is from the name
+        in each player's own "<name> calza" (mean cosine distance per step), nearest first."""
         own = self.own.get("calza", {})
-        segment = self._template("calza", feats, log_probs) if own else None
+        segment = self._template(aligned, feats) if own else None
         if segment is None:
             return []
         return sorted((min(_dtw(segment, t) for t in ts), p) for p, ts in own.items())
 
-    def own_call_cost(self, feats: np.ndarray, log_probs: np.ndarray, player: str) -> float:
-        """How far the utterance, read as "<name> calza" from the name to the call's end, is from
-        the player's own "<name> calza" (mean cosine distance per step); inf with nothing to compare."""
+    def own_call_cost(self, feats: np.ndarray, aligned: Decoded, player: str) -> float:
+        """How far the utterance, read as "<name> calza" (`align`) from the name to the call's
+        end, is from the player's own "<name> calza" (mean cosine distance per step); inf with
+        nothing to compare."""
         own = self.own_calls.get("calza", {}).get(player, [])
-        segment = self._template("calza", feats, log_probs, whole=True) if own else None
+        segment = self._template(aligned, feats, whole=True) if own else None
         return np.inf if segment is None else min(_dtw(segment, t) for t in own)
 
     def align(self, phrase: str, log_probs: np.ndarray) -> Decoded:
@@ -113,11 +119,11 @@ class NameMatcher:
             self._aligners[phrase] = CompiledGraph(said)
         return self._aligners[phrase].decode(log_probs)
 
-    def _template(self, phrase: str, feats: np.ndarray, log_probs: np.ndarray,
-                  least_score: float = -np.inf, whole: bool = False) -> np.ndarray | None:
-        """The frames where the network puts the name in `feats`, read as "<name> <phrase>"
-        (`whole`: from the name to the phrase's end)."""
-        aligned = self.align(phrase, log_probs)
+    @staticmethod
+    def _template(aligned: Decoded, feats: np.ndarray, least_score: float = -np.inf,
+                  whole: bool = False) -> np.ndarray | None:
+        """The frames of `feats` where `aligned` (an utterance read as "<name> <phrase>", see
+        `align`) puts the name (`whole`: from the name to the phrase's end)."""
         if aligned.name_frames is None or not aligned.calls or aligned.calls[0][1] < least_score:
             return None
         if whole:
