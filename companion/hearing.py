@@ -138,9 +138,7 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         # a caller's name the words lacked, has not earned it. It is asked about instead.
         verdict = Verdict.ASK
     if call == moment.declined and verdict in (Verdict.ASK, Verdict.APPLY) and not (
-            sure and read_back_however_sure(call, moment)):
-        # (a dudo asked about however sure is declined as often because nobody called it,
-        # chatter read as one, as because it was misheard: the real one after is asked about)
+            call == chosen and declined_but_meant(call, heard, moment, policy)):
         verdict = Verdict.SAY_AGAIN
     if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and (
             heard_twice(call, heard, moment, policy) or corrects_a_hand(call, heard, moment, policy)):
@@ -219,10 +217,7 @@ def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
     is kept, so it is reported as illegal rather than swapped for a legal one; a "yes" or
     "no" with nothing asked is not (it answers nothing)."""
     best = heard.best
-    # a dudo asked about however sure and declined (most likely chatter), heard surely again
-    declined_but_sure = (best == moment.declined and (heard.confidence or 0) >= policy.confirm_below
-                         and best is not None and read_back_however_sure(best, moment))
-    if best is not None and (best != moment.declined or declined_but_sure) and (
+    if best is not None and (best != moment.declined or declined_but_meant(best, heard, moment, policy)) and (
             makes_sense(best, moment)
             or ((heard.confidence or 0) >= policy.confirm_below and not is_answer(best))):
         return best
@@ -279,13 +274,20 @@ def read_back_however_sure(call: Call, moment: Moment) -> bool:
     as surely as they are said ("dude, no" as dudo at 0.98, "oh dear" as undo at 0.98, in
     voices the network never trained on), and a round's dice once seen cannot be hidden
     again. Not "take it back" with a question waiting (it takes back only the question)."""
-    if is_undo(call):
-        return not (moment.asking or moment.who_calls_asked)
-    return isinstance(call, (DudoCall, CalzaCall))
+    return is_challenge_or_undo(call) and not (is_undo(call) and (moment.asking or moment.who_calls_asked))
 
 
 def is_challenge_or_undo(call: Call) -> bool:
     return isinstance(call, (DudoCall, CalzaCall)) or is_undo(call)
+
+
+def declined_but_meant(call: Call, heard: Heard, moment: Moment, policy: HearingPolicy) -> bool:
+    """The call just declined, heard again as itself at the line of calls taken unasked, and
+    one read back however sure: a dudo is declined as often because nobody called it (chatter
+    read as one) as because it was misheard, so the real one after is asked about, not
+    turned away as the same mishearing."""
+    return (call == moment.declined == heard.best and (heard.confidence or 0.0) >= policy.confirm_below
+            and read_back_however_sure(call, moment))
 
 
 def says_it_again(call: Call, heard: Heard, policy: HearingPolicy) -> bool:

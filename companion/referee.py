@@ -338,10 +338,11 @@ class Referee:
 
     def _allowed(self, call: Call) -> bool:
         """Would the rules take this move now? (Questions are not moves; "take it back" is
-        taken where there is something to take back.)"""
+        taken where there is something in the game to take back: a question waiting, which
+        it takes back too, is the hearing's to know.)"""
         game = self.game
         if is_undo(call):
-            return bool(game.actions or self._hands or self._round.who_calls_open)
+            return bool(game.actions or self._hands)
         if game.phase is Phase.BIDDING:
             if isinstance(call, BidCall):
                 player = call.speaker or game.turn
