@@ -150,8 +150,14 @@ def _asked(call: Call, rules: Rules) -> str:
     say "two"."""
     if isinstance(call, NumberCall) and call.speaker is None:
         return f"the count is {describe_call(call, rules.ace_word)}"
+    return _as_said(call, rules)
+
+
+def _as_said(call: Call, rules: Rules) -> str:
+    """A call in the words a question about it uses: "take it back" as players say it
+    ("undo" sounds like the referee's word)."""
     if isinstance(call, CommandCall) and call.name is Command.UNDO:
-        return "take it back"  # as players say it; "undo" sounds like the referee's word
+        return "take it back"
     return describe_call(call, rules.ace_word)
 
 
@@ -209,11 +215,9 @@ class QuestionDropped:
 
     def words(self, rules: Rules) -> list[str]:
         # a count as "a count of seven": "Not taken: the count is seven" half heard is a count
-        what = describe_call(self.call, rules.ace_word)
+        what = _as_said(self.call, rules)
         if isinstance(self.call, NumberCall) and self.call.speaker is None:
             what = f"a count of {what}"
-        elif isinstance(self.call, CommandCall) and self.call.name is Command.UNDO:
-            what = "take it back"  # as it was asked about
         return [f"Not taken: {what}. {self.status.sentence(rules, brief=True)}"]
 
 
