@@ -174,7 +174,7 @@ class Journal:
         if (there.st_ino, there.st_dev) != (ours.st_ino, ours.st_dev):
             replaced = f"{self.path} was replaced by another file while the game went on; the game stops rather than write into it"
             try:
-                kept = _keep_copy(self.path, "".join(self._written).encode("utf-8"), "game")
+                kept = _keep_copy(self.path, "".join(self._written).encode("utf-8"), "game", "the game in")
             except JournalError as failed:
                 raise JournalError(f"{replaced}; {failed}", resumable=False) from None
             raise JournalError(f"{replaced}, and is kept in {kept}", resume_from=kept)
@@ -545,14 +545,15 @@ def finished(path: Path) -> bool:
 def _keep_backup(path: Path, raw: bytes) -> Path:
     """Keep the damaged journal's bytes beside it (game.jsonl.corrupt-1, -2...), never over
     an older backup; the game's own file is only rewritten once this is safely written."""
-    return _keep_copy(path, raw, "corrupt")
+    return _keep_copy(path, raw, "corrupt", "the damaged journal")
 
 
-def _keep_copy(path: Path, raw: bytes, what: str) -> Path:
-    """`raw` kept beside the journal as game.jsonl.WHAT-1 (-2, ...), never over an older copy."""
+def _keep_copy(path: Path, raw: bytes, suffix: str, what: str) -> Path:
+    """`raw` (`what`, for the message) kept beside the journal as game.jsonl.SUFFIX-1 (-2,
+    ...), never over an older copy."""
     n = 1
     while True:
-        backup = path.with_name(f"{path.name}.{what}-{n}")
+        backup = path.with_name(f"{path.name}.{suffix}-{n}")
         try:
             with open(backup, "xb") as f:
                 f.write(raw)
@@ -563,8 +564,7 @@ def _keep_copy(path: Path, raw: bytes, what: str) -> Path:
             n += 1
         except OSError as exc:
             backup.unlink(missing_ok=True)  # a part copy is no backup
-            what_of = "the damaged journal" if what == "corrupt" else "the game of"
-            raise JournalError(f"cannot keep a copy of {what_of} {path} as {backup}: "
+            raise JournalError(f"cannot keep a copy of {what} {path} as {backup}: "
                                f"{exc.strerror or exc}; nothing was changed") from None
 
 
