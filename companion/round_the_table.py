@@ -95,15 +95,16 @@ class RoundTheTable:
         if (isinstance(call, NumberCall) and call.speaker is None and game.phase is Phase.REVEAL
                 and 1 <= call.value <= 6 and (not_the_count or declined == call or (
                     isinstance(declined, HandCall) and declined.dice == (call.value,)))):
-            if isinstance(declined, HandCall) and not not_the_count and COUNT_DECLINED not in self._declined_here():
+            here = self._declined_here()
+            if isinstance(declined, HandCall) and not not_the_count and COUNT_DECLINED not in here:
                 return call  # a hand heard ("the count is two" as "Ben two") and declined: the count first
             lone = [p for p in hands_missing if game.dice[p] == 1]
             asked = self.next_to_ask(game, _hand(call.value), lone)
-            if asked is None and not_the_count and _refused(call.value) in self._declined_here():
+            if asked is None and not_the_count and _refused(call.value) in here:
                 # each offered and declined, then refused as the count (the table heard the
                 # count's range): said again, it is offered round again
-                here = self._declined_here()
-                self._not_callers = (self._point, {d for d in here if d[0] not in (_hand(call.value), _refused(call.value)[0])})
+                kinds = (_hand(call.value), _refused(call.value)[0])
+                self._not_callers = (self._point, {d for d in here if d[0] not in kinds})
                 asked = self.next_to_ask(game, _hand(call.value), lone)
             if asked is not None:
                 return HandCall(asked, (call.value,), asked)
