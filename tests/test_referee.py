@@ -1111,12 +1111,28 @@ def test_say_again_at_a_reveal_says_what_to_say():
     assert say(referee, "seven", confidence=0.3) == "Sorry, say again: just the number, or your name and dice."
 
 
-def spoken_referee():
-    """A referee on the speech lines (HearingPolicy.for_speech), Ana's three fours standing."""
-    referee, _, journal = make()
+def on_speech(referee):
+    """The referee hearing on the speech lines (HearingPolicy.for_speech)."""
     referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    return referee
+
+
+def spoken_referee():
+    """A referee on the speech lines, Ana's three fours standing."""
+    referee, _, journal = make()
+    on_speech(referee)
     say(referee, "three fours")
     return referee, journal
+
+
+def dev_yet_to_say_his_one_die(players="Ana Ben Dev"):
+    """A referee on the speech lines at a reveal of threes: Ana's and Ben's dice said, six
+    threes shown, so four and five cannot be the count; Dev holds one die, not yet said."""
+    referee, _, _ = make(players, starting_dice=3, max_dice=3)
+    on_speech(referee)
+    referee.game.dice["Dev"] = 1
+    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")
+    return referee
 
 
 def test_the_asked_challenge_said_again_as_surely_as_a_yes_is_the_yes():
@@ -1146,8 +1162,7 @@ def test_after_a_no_to_a_dudo_nobody_called_the_real_one_is_asked_about():
 
 
 def test_take_it_back_with_nothing_to_take_back_is_not_asked_about():
-    referee, _, _ = make()
-    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    referee = on_speech(make()[0])
     assert say(referee, "take it back", confidence=0.98) == "There is nothing to undo."
 
 
@@ -1188,8 +1203,7 @@ def test_an_unsure_call_that_cannot_stand_while_asked_gets_the_question_again():
 
 
 def test_a_clearly_heard_impossible_count_while_asked_is_refused_with_why():
-    referee, _, _ = make("Ana Ben Cleo", starting_dice=3, max_dice=3)
-    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
+    referee = on_speech(make("Ana Ben Cleo", starting_dice=3, max_dice=3)[0])
     say(referee, "two threes", "dudo", "Ben 3 3 1")
     assert say(referee, "Ana 3 3 3", confidence=0.5) == "Did you say Ana three three three?"
     assert "not one" in say(referee, "one", confidence=0.95)  # why, and the question still waits
@@ -1197,10 +1211,7 @@ def test_a_clearly_heard_impossible_count_while_asked_is_refused_with_why():
 
 
 def test_chatter_heard_as_a_number_while_a_hand_is_asked_lets_the_question_lapse():
-    referee, _, _ = make("Ana Ben Cleo Dev", starting_dice=3, max_dice=3)
-    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
-    referee.game.dice["Dev"] = 1
-    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")  # six shown: five is ruled out
+    referee = dev_yet_to_say_his_one_die("Ana Ben Cleo Dev")
     assert say(referee, "Cleo 2 2 2", confidence=0.5) == "Did you say Cleo two two two?"
     said = [say(referee, "five", confidence=0.4) for _ in range(3)]
     assert said[-1].startswith("Not taken: Cleo two two two.")
@@ -1239,10 +1250,7 @@ def test_a_move_while_take_it_back_is_asked_waits_unless_the_table_plays_on_clea
 
 
 def test_one_die_hands_are_offered_number_by_number_and_round_again():
-    referee, _, _ = make("Ana Ben Dev", starting_dice=3, max_dice=3)
-    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
-    referee.game.dice["Dev"] = 1
-    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")  # six at least: four and five ruled out
+    referee = dev_yet_to_say_his_one_die()
     assert say(referee, "five", confidence=0.5) == "Did you say Dev five?"
     say(referee, "no", confidence=0.9)
     assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"  # another number: offered
@@ -1270,10 +1278,7 @@ def test_a_refused_move_leaves_the_take_it_back_question_waiting():
 
 
 def test_a_faint_number_nobody_holds_is_offered_round_again_after_a_say_again():
-    referee, _, _ = make("Ana Ben Dev", starting_dice=3, max_dice=3)
-    referee.settings = replace(referee.settings, hearing=HearingPolicy.for_speech())
-    referee.game.dice["Dev"] = 1
-    say(referee, "two threes", "dudo", "Ana 3 3 3", "Ben 3 3 1")
+    referee = dev_yet_to_say_his_one_die()
     assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"
     say(referee, "no", confidence=0.9)
     assert say(referee, "four", confidence=0.5).startswith("Sorry, say again")
