@@ -115,12 +115,8 @@ def _build_rules(settings: PlaySettings):
     if settings.house_rules:
         rules = load_house_rules(settings.house_rules, rules, preset_given=settings.preset is not None,
                                  dice_given=settings.starting_dice)
-    if settings.starting_dice is not None:
-        # A regained die never exceeds the start, unless the house rules let a hand grow
-        # past it (max_dice above their own starting_dice): that stays.
-        grows = settings.house_rules and rules.max_dice > rules.starting_dice
-        most = max(rules.max_dice, settings.starting_dice) if grows else settings.starting_dice
-        rules = rules.replace(starting_dice=settings.starting_dice, max_dice=most)
+    elif settings.starting_dice is not None:  # (house rules take --dice themselves)
+        rules = rules.replace(starting_dice=settings.starting_dice, max_dice=settings.starting_dice)
     return rules
 
 

@@ -244,6 +244,46 @@ def test_dice_set_on_the_command_line_keep_a_house_rule_that_hands_may_grow(tmp_
     assert (rules.starting_dice, rules.max_dice) == (4, 4)
 
 
+def test_a_house_rules_max_dice_is_checked_against_the_dice_given_on_the_command_line(tmp_path):
+    from companion.rules import get_preset
+    from companion.rules.errors import RulesFileError
+    from companion.rules.presets import load_house_rules
+
+    toml = tmp_path / "house.toml"
+    toml.write_text("max_dice = 4\n")  # below the preset's five, above --dice 3
+    rules = load_house_rules(toml, get_preset("asmodee"), dice_given=3)
+    assert (rules.starting_dice, rules.max_dice) == (3, 4)
+    toml.write_text("max_dice = 6\n")
+    with pytest.raises(RulesFileError, match=r"house rules .*house.toml: max_dice cannot be below starting_dice \(--dice 8\)"):
+        load_house_rules(toml, get_preset("asmodee"), dice_given=8)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("starting-dice = 3\nstarting_dice = 4\n", "set starting_dice twice (starting-dice and starting_dice): keep one"),
+    ("name = 7\n", "'name' is not a rule"),
+    ("starting_dice = 0\n", "house.toml: starting_dice must be at least 1"),
+])
+def test_house_rules_that_say_a_thing_twice_or_name_themselves_are_refused_naming_the_file(tmp_path, text, message):
+    from companion.rules import get_preset
+    from companion.rules.errors import RulesFileError
+    from companion.rules.presets import load_house_rules
+
+    toml = tmp_path / "house.toml"
+    toml.write_text(text)
+    with pytest.raises(RulesFileError) as caught:
+        load_house_rules(toml, get_preset("asmodee"))
+    assert message in str(caught.value) and str(toml) in str(caught.value)
+
+
+def test_house_rules_saved_with_a_byte_order_mark_are_read(tmp_path):
+    from companion.rules import get_preset
+    from companion.rules.presets import load_house_rules
+
+    toml = tmp_path / "house.toml"
+    toml.write_text("starting_dice = 3\n", encoding="utf-8-sig")
+    assert load_house_rules(toml, get_preset("asmodee")).starting_dice == 3
+
+
 def test_dice_on_the_command_line_and_other_starting_dice_in_house_rules_are_refused_together(tmp_path):
     toml = tmp_path / "house.toml"
     toml.write_text("starting_dice = 3\n")

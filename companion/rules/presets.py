@@ -244,7 +244,7 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))  # a Windows editor's BOM too
     except OSError as exc:
         raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -265,20 +265,36 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
         if outside:
             raise RulesFileError(f"house rules {path}: {', '.join(sorted(outside))} must go under [rules] "
                                  f"with the other fields (or leave out the [rules] line)")
-    table = {key.replace("-", "_"): value for key, value in table.items()}  # starting-dice as starting_dice
+    spelt: dict[str, str] = {}
+    for key in table:  # starting-dice as starting_dice, but not both
+        field = key.replace("-", "_")
+        if field in spelt:
+            raise RulesFileError(f"house rules {path} set {field} twice ({spelt[field]} and {key}): keep one")
+        spelt[field] = key
+    table = {key.replace("-", "_"): value for key, value in table.items()}
+    if "name" in table:  # the name is the preset's, with "+house"
+        raise RulesFileError(f"house rules {path}: 'name' is not a rule; to start from a preset, "
+                             f"write preset = \"{DEFAULT_PRESET}\"")
     if "preset" in table:
         named = get_preset(str(table.pop("preset")))
         if preset_given and named.name != base.name:
             raise RulesFileError(f"house rules {path} start from the {named.name} preset, but the "
                                  f"{base.name} rules were chosen with --rules: keep one of the two")
         base = named
+    file_starts = "starting_dice" in table
+    if dice_given is not None and not file_starts:
+        table["starting_dice"] = dice_given  # so the file's max_dice is checked against --dice
     if "starting_dice" in table and "max_dice" not in table:
         table["max_dice"] = table["starting_dice"]  # a regained die never exceeds the start
-    rules = Rules.from_dict(table, base)
+    try:
+        rules = Rules.from_dict(table, base)
+    except RulesFileError as error:
+        raise RulesFileError(f"house rules {path}: {error}" + (
+            f" (--dice {dice_given})" if dice_given is not None and not file_starts else "")) from None
     if rules.max_dice > MOST_DICE:  # for new games: a journal of a bigger game still resumes
         raise RulesFileError(f"house rules {path}: a player holds at most {MOST_DICE} dice (as many as a cup "
                              f"holds), not {rules.max_dice}")
-    if "starting_dice" in table and dice_given is not None and rules.starting_dice != dice_given:
+    if file_starts and dice_given is not None and rules.starting_dice != dice_given:
         raise RulesFileError(f"house rules {path} start with {rules.starting_dice} dice each, but --dice "
                              f"{dice_given} was given: keep one of the two")
     return rules.replace(name=f"{base.name}+house")
