@@ -362,6 +362,10 @@ def parse_call_or_none(text: str, players: Sequence[str] = ()) -> Call | None:
         return None
 
 
+# Words a typed line answers on its own (help, or how to stop, or stopping): no player's name.
+TYPED_ALONE = frozenset({"help", "commands", "quit", "exit", "stop", "end", "bye"})
+
+
 def check_player_names(names: Sequence[str]) -> None:
     """Refuse names the parser could not tell apart from calls ("Five", "Dudo", "Ana Maria",
     "Paco" of "one paco"). Names the referee would hear as one ("José" and "Jose") are the
@@ -373,6 +377,9 @@ def check_player_names(names: Sequence[str]) -> None:
                            f"apostrophes are fine); {name!r} is not")
         if parse_call_or_none(name) is not None or key in CALL_WORDS:
             raise BadSetup(f"{name!r} is a word of the calls; choose another name for that player")
+        if key in TYPED_ALONE:
+            raise BadSetup(f"{name!r} typed alone asks the referee for help or to stop; choose another name "
+                           f"for that player")
         said = " ".join(_normalise(name))  # "Ben-Calza" said is "ben calza": Ben's calza
         if parse_call_or_none(said, [n for n in names if n != name]) is not None:
             raise BadSetup(f"{name!r} said aloud is a call ({said!r}); choose another name for that player")

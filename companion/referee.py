@@ -275,7 +275,7 @@ class Referee:
             if call is not None:
                 return [announce.SayAgain(at_reveal=self.game.phase is Phase.REVEAL and not isinstance(call, CommandCall))]
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
-                                           heard.unknown_player)]
+                                           heard.unknown_player, at_reveal=self.game.phase is Phase.REVEAL)]
         assert call is not None
         pending = self._pending
         if pending is not None and call == pending and (

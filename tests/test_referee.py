@@ -158,6 +158,9 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert "no player called Dave" in say(referee, "calza Dave")
     assert "no player" not in say(referee, "yes dudo") and "no player" not in say(referee, "hey five threes")
     assert say(referee, "Ana") == "Say the call after the name, like Ana calza."
+    assert say(pressman, "Ben") == "Bids and dudo need no name: say the call alone, like four fives, or dudo."
+    say(pressman, "three fives", "dudo")
+    assert say(pressman, "Ben") == "Say the dice after the name, like Ana five five three."
     for marks in ("!!!", ".", "\u0663"):  # no letters: not a name said alone
         assert say(referee, marks).startswith("Sorry, I did not understand"), marks
     pasted = say(referee, "x" * 5000)  # said back whole, it would take minutes

@@ -176,6 +176,12 @@ def test_names_that_sound_like_calls_are_refused(name):
         check_player_names(["Ana", name])
 
 
+@pytest.mark.parametrize("name", ["Help", "Quit", "exit", "Stop", "End", "Bye"])
+def test_names_the_typed_input_answers_alone_are_refused(name):
+    with pytest.raises(BadSetup, match="asks the referee for help or to stop"):
+        check_player_names(["Ana", name])
+
+
 def test_a_name_that_said_aloud_is_another_players_call_is_refused():
     with pytest.raises(BadSetup, match="'Ben-Calza' said aloud is a call \\('ben calza'\\)"):
         check_player_names(["Ana", "Ben", "Ben-Calza"])

@@ -112,12 +112,17 @@ class NotUnderstood:
     why: str  # UnparsableCall.why
     players: tuple[str, ...]
     unknown_player: str | None = None  # a word where a player's name would make it a call
+    at_reveal: bool = False  # where a name leads a hand, not a calza
 
     def words(self, rules: Rules) -> list[str]:
         if self.unknown_player:
             return [f"There is no player called {self.unknown_player}; the players are {join_and(self.players)}."]
         if self.why == "nothing was said" and any("a" <= c <= "z" for c in self.text.lower()):  # a name alone
-            return [f"Say the call after the name, like {self.players[0]} calza."]
+            if self.at_reveal:
+                return [f"Say the dice after the name, like {self.players[0]} five five three."]
+            if rules.calza:
+                return [f"Say the call after the name, like {self.players[0]} calza."]
+            return ["Bids and dudo need no name: say the call alone, like four fives, or dudo."]
         word = self.text.strip().lower().strip("?!.")
         if word in ("help", "what can i say", "commands"):
             calza = f", calza or {self.players[0]} calza" if rules.calza else ""
