@@ -22,15 +22,14 @@ from companion.rules.bids import ACE, Bid
 from companion.rules.errors import BadSetup
 from companion.rules.names import folded, name_key
 
-MAX_SPOKEN_COUNT = 30
-
 # --- saying: numbers, faces and bids in words -----------------------------------------------
 
 _UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen "
     "fourteen fifteen sixteen seventeen eighteen nineteen"
 ).split()
-_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty", 60: "sixty"}
+_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty", 60: "sixty", 70: "seventy", 80: "eighty",
+         90: "ninety"}
 
 FACE_SINGULAR = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 FACE_PLURAL = {2: "twos", 3: "threes", 4: "fours", 5: "fives", 6: "sixes"}
@@ -44,7 +43,7 @@ def number_words(n: int) -> str:
         raise ValueError(f"no words for a negative number: {n}")
     if n < 20:
         return _UNITS[n]
-    if n < 70:
+    if n < 100:
         tens, unit = divmod(n, 10)
         return _TENS[tens * 10] + (f" {_UNITS[unit]}" if unit else "")
     return str(n)
@@ -148,7 +147,7 @@ Call = Union[BidCall, DudoCall, CalzaCall, PalificoCall, NumberCall, HandCall, C
 
 # --- hearing: the words a call may use ------------------------------------------------------
 
-NUMBER_WORDS: dict[str, int] = {number_words(n): n for n in (*range(1, 20), 20, 30, 40, 50, 60)}
+NUMBER_WORDS: dict[str, int] = {number_words(n): n for n in (*range(1, 20), *_TENS)}
 NUMBER_WORDS.update({"a": 1, "an": 1, "zero": 0, "none": 0, "no": 0})
 # Sound-alikes a recogniser (or a hurried typist) produces for numbers; each is deliberate
 # and tested. "to"/"too" -> two, "for"/"fore" -> four, "won" -> one, "ate" -> eight...
@@ -315,9 +314,7 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
         raise UnparsableCall(text)
     value, used = number
     rest = words[used:]
-    if not rest:
-        if value > MAX_SPOKEN_COUNT * 10:
-            raise UnparsableCall(text, "that number is too large")
+    if not rest:  # a count past the dice in play is the referee's to refuse, with the range
         return NumberCall(value, speaker)
     if len(rest) == 1 and rest[0] in _DIGIT_FACE_WORDS:  # "four 3", typed as a rulebook writes it
         rest = [_DIGIT_FACES[int(rest[0])]]
