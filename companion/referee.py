@@ -549,6 +549,9 @@ class Referee:
             had, self._pending = self._pending, None
             self._declined = had
             self._round.answered_no(self.game, had)
+            if had is None and self._round.who_calls_open:  # "Who calls calza?" "No": nobody did
+                self._round.drop_who_calls()
+                return [announce.QuestionDropped(CalzaCall(), self.status())]
             if had is None:
                 return [announce.NothingToCancel()]
             return [announce.Declined(at_reveal=isinstance(had, (NumberCall, HandCall)))]

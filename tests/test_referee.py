@@ -215,6 +215,10 @@ def test_calza_needs_a_name_when_several_may_call_it():
     say(referee, "three fives")
     assert "Who calls calza?" in say(referee, "calza")
     assert "Calza from Cleo" in say(referee, "Cleo calza")
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    say(referee, "three fives", "calza")
+    assert say(referee, "no").startswith("Not taken: calza.")  # nobody called it: the question goes
+    assert "Who calls calza?" not in say(referee, "status")
 
 
 def test_a_calza_count_is_said_as_exact_or_not_never_as_a_wrong_bid():
