@@ -147,7 +147,9 @@ def _source(settings: PlaySettings, game):
     return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech)
 
 
-def _counter(settings: PlaySettings):
+def _counter(settings: PlaySettings, first_round: int | None):
+    """`first_round`: the round a resumed game goes on from (the photos given are of its
+    reveals and later ones)."""
     if not settings.uses_camera:
         return None
     from companion.vision.frames import CameraFrames, ImageFrames
@@ -156,7 +158,8 @@ def _counter(settings: PlaySettings):
     from companion.vision.reveal import CameraCounter
 
     profile = load_profile(settings.profile) if settings.profile else None
-    frames = ImageFrames(settings.camera_images) if settings.camera_images else CameraFrames(settings.camera)
+    frames = (ImageFrames(settings.camera_images, first_round) if settings.camera_images
+              else CameraFrames(settings.camera))
     return CameraCounter(frames, DiceReader(profile), warn=lambda note: print(f"companion: {note}", file=sys.stderr))
 
 
@@ -200,7 +203,7 @@ def run_play(settings: PlaySettings) -> int:
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind; the photos first, before the speech engine's wait.
-        counter = _counter(settings)
+        counter = _counter(settings, game.round_number if resumed else None)
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
         if journal is None:

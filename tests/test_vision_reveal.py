@@ -155,6 +155,15 @@ def test_photos_are_one_per_reveal_in_order_then_the_players_count(tmp_path, rea
     assert third.reading is None and third.reason == "there is no photo left for this reveal"
 
 
+def test_after_a_resume_the_photos_are_of_its_round_on_and_an_earlier_reveal_has_none(tmp_path, reader):
+    four = _find_readable(reader, range(560, 580), n=4)
+    counter = CameraCounter(ImageFrames([_save(tmp_path, four.image, "r3.png")], first_round=3), reader)
+    earlier = counter.reveal(6, round_number=2)  # taken back into the round before the pause
+    assert earlier.reading is None and earlier.reason == "this round's photo was given before the game was paused"
+    now = counter.reveal(4, round_number=3)  # the first photo is still the resumed round's
+    assert now.reading is not None and now.reading.counts == four.counts
+
+
 def test_a_reading_gives_its_faces_and_counts_each_face_only_for_itself():
     r = _reading([1, 1, 2, 5, 5, 5])
     assert r.total == 6 and r.faces == (1, 1, 2, 5, 5, 5)

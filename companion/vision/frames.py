@@ -125,7 +125,9 @@ class ImageFrames:
     live = False
     still = True
 
-    def __init__(self, paths: Sequence[str | pathlib.Path]) -> None:
+    def __init__(self, paths: Sequence[str | pathlib.Path], first_round: int | None = None) -> None:
+        """`first_round`: the round a resumed game goes on from; the reveals of earlier rounds
+        had their photos before the pause, so a reveal of one done again has none here."""
         if not paths:
             raise NoFrame("no image files given")
         self._paths = [pathlib.Path(p) for p in paths]
@@ -140,10 +142,16 @@ class ImageFrames:
         self._i = -1  # no reveal yet
         self._used = -1  # the last photo a reveal has taken
         self._photo_of_round: dict[int, int] = {}
+        self._first_round = first_round
+        self._before_the_pause = False
 
     def begin_reveal(self, round_number: int | None = None) -> None:
         """The next photo, or the one this round's reveal had before: a reveal done again
         after "take it back", however far back, looks at the same photo."""
+        self._before_the_pause = (round_number is not None and self._first_round is not None
+                                  and round_number < self._first_round)
+        if self._before_the_pause:
+            return
         if round_number is not None and round_number in self._photo_of_round:
             self._i = self._photo_of_round[round_number]
             return
@@ -153,6 +161,8 @@ class ImageFrames:
             self._photo_of_round[round_number] = self._i
 
     def read(self) -> np.ndarray:
+        if self._before_the_pause:
+            raise PhotosUsedUp("this round's photo was given before the game was paused")
         i = max(self._i, 0)
         if i >= len(self._paths):
             raise PhotosUsedUp("there is no photo left for this reveal")
