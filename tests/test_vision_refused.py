@@ -288,6 +288,7 @@ def test_a_reveal_short_of_dice_says_what_it_left_out():
     assert out.reason == "I see four dice but five are in play; I left out two things I cannot tell are dice"
     # nothing refused, or more dice than in play (a refused thing cannot be a missing die): as before
     assert _reveal(DiceReading(dice), 5).reason == "I see four dice but five are in play"
+    assert _reveal(DiceReading(()), 2).reason == "I see no dice but two are in play"
     assert _reveal(DiceReading(dice, refused=(chip,)), 3).reason == "I see four dice but three are in play"
     assert _reveal(DiceReading(dice, refused=(chip,)), 4).reading is not None
 

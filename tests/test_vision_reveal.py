@@ -164,6 +164,15 @@ def test_after_a_resume_the_photos_are_of_its_round_on_and_an_earlier_reveal_has
     assert now.reading is not None and now.reading.counts == four.counts
 
 
+def test_a_photo_gone_by_its_reveal_is_said_without_its_path(tmp_path, reader):
+    four = _find_readable(reader, range(560, 580), n=4)
+    photo = _save(tmp_path, four.image, "r1.png")
+    counter = CameraCounter(ImageFrames([photo]), reader)
+    photo.unlink()  # deleted mid-game: the reason is read aloud, and a path is no sentence
+    out = counter.reveal(4, round_number=1)
+    assert out.reading is None and out.reason == "the camera failed (photo one of those given cannot be read: no such file)"
+
+
 def test_a_reading_gives_its_faces_and_counts_each_face_only_for_itself():
     r = _reading([1, 1, 2, 5, 5, 5])
     assert r.total == 6 and r.faces == (1, 1, 2, 5, 5, 5)

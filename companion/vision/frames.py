@@ -7,6 +7,7 @@ from typing import Protocol, Sequence
 import cv2
 import numpy as np
 
+from companion.calls import number_words
 from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame, PhotosUsedUp
 
 
@@ -166,7 +167,12 @@ class ImageFrames:
         i = max(self._i, 0)
         if i >= len(self._paths):
             raise PhotosUsedUp("there is no photo left for this reveal")
-        return read_frame(self._paths[i])
+        path = self._paths[i]
+        try:
+            return read_frame(path)
+        except ImageUnreadable as exc:  # (gone or changed since the start) said at the table: no path
+            why = str(exc).removeprefix(f"{path}: ")
+            raise ImageUnreadable(f"photo {number_words(i + 1)} of those given cannot be read: {why}") from None
 
 
 class ArrayFrames:

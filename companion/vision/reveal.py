@@ -47,7 +47,8 @@ def not_in_play(seen: int, expected_total: int, say_total: bool) -> str:
         in_play = f"{number_words(expected_total)} {'is' if expected_total == 1 else 'are'} in play"
     else:
         in_play = f"{'more' if expected_total > seen else 'fewer'} are in play"
-    return f"I see {number_words(seen)} {_dice_word(seen)} but {in_play}"
+    seen_words = f"{number_words(seen)} {_dice_word(seen)}" if seen else "no dice"
+    return f"I see {seen_words} but {in_play}"
 
 
 def next_reveal_path(save_dir: pathlib.Path) -> pathlib.Path:
