@@ -35,9 +35,17 @@ def test_an_image_too_big_for_any_camera_is_refused_before_it_is_decoded(tmp_pat
     (tmp_path / "huge.png").write_bytes(png + b"\x00" * 64)
     with pytest.raises(ImageUnreadable, match="huge.png: 20000x20000 pixels is more than any camera's photo"):
         read_image(tmp_path / "huge.png")
-    for ext, options in ((".png", []), (".jpg", []), (".jpg", [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])):
+    for ext, options in ((".png", []), (".jpg", []), (".jpg", [cv2.IMWRITE_JPEG_PROGRESSIVE, 1]),
+                         (".webp", []), (".webp", [cv2.IMWRITE_WEBP_QUALITY, 101]), (".tif", []), (".bmp", [])):
         ok, data = cv2.imencode(ext, np.zeros((33, 47, 3), np.uint8), options)
-        assert header_size(data.tobytes()) == (47, 33)  # what the check reads is the size
+        assert header_size(data.tobytes()) == (47, 33), (ext, options)  # what the check reads is the size
+    # a big-endian TIFF whose sides are a SHORT and a LONG: a small file that says 30000 x 30000
+    entries = [(256, 3, (30000 << 16).to_bytes(4, "big")), (257, 4, (30000).to_bytes(4, "big"))]
+    tiff = b"MM\x00*" + (8).to_bytes(4, "big") + (2).to_bytes(2, "big") + b"".join(
+        tag.to_bytes(2, "big") + kind.to_bytes(2, "big") + (1).to_bytes(4, "big") + value for tag, kind, value in entries)
+    (tmp_path / "huge.tif").write_bytes(tiff + b"\x00" * 64)
+    with pytest.raises(ImageUnreadable, match="30000x30000 pixels is more than any camera's photo"):
+        read_image(tmp_path / "huge.tif")
 
 
 def test_missing_image_and_folder(tmp_path):

@@ -34,10 +34,17 @@ _JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD
 
 
 def header_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) as a PNG's or JPEG's header gives them, before anything is decoded;
-    None for other formats or a header that cannot be read."""
+    """(width, height) as a PNG's, JPEG's, WebP's, TIFF's or BMP's header gives them, before
+    anything is decoded; None for other formats or a header that cannot be read."""
     if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
         return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return _webp_size(data)
+    if data[:4] in (b"II*\x00", b"MM\x00*"):
+        return _tiff_size(data)
+    if data[:2] == b"BM" and len(data) >= 26:
+        return (int.from_bytes(data[18:22], "little", signed=True),
+                abs(int.from_bytes(data[22:26], "little", signed=True)))  # negative: drawn top down
     if data[:2] != b"\xff\xd8":
         return None
     i = 2
@@ -47,6 +54,35 @@ def header_size(data: bytes) -> tuple[int, int] | None:
             return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
         i += 2 + length
     return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    kind = data[12:16]
+    if kind == b"VP8X" and len(data) >= 30:  # the extended format's canvas, 24-bit sides less one
+        return int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1
+    if kind == b"VP8 " and len(data) >= 30:  # lossy: 14-bit sides after the key frame's start code
+        return (int.from_bytes(data[26:28], "little") & 0x3FFF, int.from_bytes(data[28:30], "little") & 0x3FFF)
+    if kind == b"VP8L" and len(data) >= 25:  # lossless: 14-bit sides less one, packed
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    return None
+
+
+def _tiff_size(data: bytes) -> tuple[int, int] | None:
+    """The first image's ImageWidth and ImageLength tags."""
+    order = "little" if data[:2] == b"II" else "big"
+    start = int.from_bytes(data[4:8], order)
+    if start + 2 > len(data):
+        return None
+    sides: dict[int, int] = {}
+    for k in range(int.from_bytes(data[start:start + 2], order)):
+        entry = data[start + 2 + 12 * k:start + 14 + 12 * k]
+        if len(entry) < 12:
+            break
+        tag, kind = int.from_bytes(entry[0:2], order), int.from_bytes(entry[2:4], order)
+        if tag in (256, 257):  # SHORT (3) sits in the value's first two bytes, LONG (4) fills it
+            sides[tag] = int.from_bytes(entry[8:10] if kind == 3 else entry[8:12], order)
+    return (sides[256], sides[257]) if len(sides) == 2 else None
 
 
 def read_image(path: str | pathlib.Path) -> np.ndarray:
