@@ -212,7 +212,7 @@ def _p(not_die=0.0, face=2):
     return p
 
 
-TABLE = np.full((480, 640, 3), 90, np.uint8)
+TABLE = np.full((480, 640, 3), (70, 110, 60), np.uint8)  # green felt: a grey frame reads no die surely
 DIE = Candidate(100, 100, 40, 40, 0.0, score=0.9)
 UNSURE_DIE = Candidate(500, 100, 40, 40, 0.0, score=0.8)
 RIM_MARKS = (Candidate(300, 300, 20, 20, 0.0, score=0.7), Candidate(325, 300, 20, 20, 0.0, score=0.6))

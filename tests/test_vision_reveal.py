@@ -173,6 +173,17 @@ def test_a_photo_gone_by_its_reveal_is_said_without_its_path(tmp_path, reader):
     assert out.reading is None and out.reason == "the camera failed (photo one of those given cannot be read: no such file)"
 
 
+def test_a_frame_without_colour_settles_nothing_and_the_players_count(tmp_path, reader):
+    import cv2
+
+    four = _find_readable(reader, range(560, 580), n=4)
+    grey = cv2.cvtColor(cv2.cvtColor(four.image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    out = CameraCounter(ArrayFrames([grey]), reader).reveal(4, save_dir=tmp_path / "rev")
+    assert out.reading is None and "no colour" in out.reason  # red pips on a dark die vanish in grey
+    assert out.annotated_path is not None and out.annotated_path.exists()
+    assert CameraCounter(ArrayFrames([four.image]), reader).reveal(4).reading is not None
+
+
 def test_a_reading_gives_its_faces_and_counts_each_face_only_for_itself():
     r = _reading([1, 1, 2, 5, 5, 5])
     assert r.total == 6 and r.faces == (1, 1, 2, 5, 5, 5)

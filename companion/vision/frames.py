@@ -146,6 +146,16 @@ def as_bgr(frame: np.ndarray, name: str | pathlib.Path | None = None) -> np.ndar
     return frame
 
 
+def without_colour(frame: np.ndarray) -> bool:
+    """A grey frame (a webcam's night or infrared mode, a black-and-white photo): its three
+    channels agree everywhere but for noise. Red pips on a dark die vanish in one."""
+    if frame.ndim == 2:
+        return True
+    small = frame[::8, ::8, :3].astype(np.int16)
+    spread = np.abs(small[..., 0] - small[..., 1]) + np.abs(small[..., 1] - small[..., 2])
+    return float(spread.mean()) < 1.0  # colour photos of dice: 3.6 and up
+
+
 def read_frame(path: str | pathlib.Path) -> np.ndarray:
     """An image file as a frame the reader takes (BGR, big enough), or ImageUnreadable naming the file."""
     return as_bgr(read_image(path), path)

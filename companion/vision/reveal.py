@@ -123,6 +123,9 @@ class CameraCounter:
             crowd = f"{number_words(refused)} things" if refused > settings.max_refused else "too many things"
             return self._done(None, f"I see {crowd} I cannot take for dice: "
                                     f"this does not look like dice on a table", best, save_dir)
+        if reading.colourless and reading.total:
+            return self._done(None, "the camera's picture has no colour, and without it I cannot be sure "
+                                    "of the pips", best, save_dir)
         if reading.total != expected_total:
             return self._done(None, not_in_play(reading.total, expected_total, say_total)
                                     + _left_out(reading, expected_total), best, save_dir)

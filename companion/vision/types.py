@@ -55,6 +55,9 @@ class DiceReading:
     # candidates past the most the reader reads in a frame (a page of text, a board): left out
     # among `refused` as maybe dice, and a sign the frame is no reveal
     unread: int = 0
+    # read from a frame without colour (a webcam's night mode): red pips on a dark die vanish
+    # there, so no die read in it is sure
+    colourless: bool = False
 
     @property
     def faces(self) -> tuple[int, ...]:
