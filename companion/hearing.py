@@ -8,6 +8,7 @@ recogniser's confidence and by whether the call makes sense at this moment.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable
@@ -130,10 +131,13 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if chosen is None:
         return Decision(Verdict.IGNORE)
     call = moment.named(chosen)
-    verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking, moment.settles(call))
+    # "take it back" with a question waiting takes back only the question, "Who calls calza?" too
+    takes_back_a_question = is_undo(call) and (moment.asking or moment.who_calls_asked)
+    verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking or takes_back_a_question,
+                            moment.settles(call))
     sure = (heard.confidence or 0.0) >= policy.confirm_below and call == chosen == heard.best
     if verdict is Verdict.APPLY and (chosen != heard.best or call != chosen) and not (
-            changes_nothing(call) or is_answer(call) or (moment.asking and is_undo(call))):
+            changes_nothing(call) or is_answer(call) or takes_back_a_question):
         # The confidence is the best reading's, and of the words heard: another reading, or
         # a caller's name the words lacked, has not earned it. It is asked about instead.
         verdict = Verdict.ASK
@@ -142,7 +146,8 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         verdict = Verdict.SAY_AGAIN
     if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and (
             heard_twice(call, heard, moment, policy) or corrects_a_hand(call, heard, moment, policy)):
-        verdict = Verdict.ASK
+        # a question to the referee is answered, never read back: "Did you say repeat?"
+        verdict = Verdict.APPLY if changes_nothing(call) else Verdict.ASK
     if verdict is Verdict.ASK and not makes_sense(call, moment):
         # No question about a call that cannot stand: it is refused, and why. A bid heard
         # unsure that cannot stand is more likely misheard ("four sixes" as "fourteen sixes")
@@ -290,9 +295,11 @@ def declined_but_meant(call: Call, heard: Heard, moment: Moment, policy: Hearing
             and read_back_however_sure(call, moment))
 
 
-def says_it_again(call: Call, heard: Heard, policy: HearingPolicy) -> bool:
-    """A challenge or "take it back" asked about, heard again as itself (name and all) as
-    surely as a "yes" must be: that is the "yes" ("dudo!" said again). Not a count, nor the
-    dice that settle a reveal: they are read back because the same voice is misheard the
+def says_it_again(call: Call, heard: Heard, policy: HearingPolicy,
+                  same: Callable[[Call, Call | None], bool] = operator.eq) -> bool:
+    """A challenge or "take it back" asked about, heard again as itself as surely as a "yes"
+    must be: that is the "yes" ("dudo!" said again). `same` tells two hearings of one call
+    apart from two calls ("Ben dudo" is "dudo" where only Ben may call it). Not a count, nor
+    the dice that settle a reveal: they are read back because the same voice is misheard the
     same way twice ("twenty" as "twenty eight"), and only a "yes" settles them."""
-    return is_challenge_or_undo(call) and call == heard.best and (heard.confidence or 0.0) >= policy.reject_below
+    return is_challenge_or_undo(call) and same(call, heard.best) and (heard.confidence or 0.0) >= policy.reject_below

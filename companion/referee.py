@@ -28,6 +28,7 @@ from companion.rules import (
 from companion.rules.events import (ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
                                     PlayerEliminated, RoundStarted)
 from companion.round_the_table import RoundTheTable, challengers
+from companion.rules.names import name_key
 from companion.sources import NAME_PHRASES, CallSource, Expect, Heard, Utterance
 from companion.vision.types import RevealOutcome
 from companion.voice import announcements as announce
@@ -278,8 +279,11 @@ class Referee:
                                            heard.unknown_player, at_reveal=self.game.phase is Phase.REVEAL)]
         assert call is not None
         pending = self._pending
+        if pending is not None and call != pending and self._same_call(call, pending):
+            call = pending  # "Ben dudo" after "Did you say dudo?", where only Ben may call it
         if pending is not None and call == pending and (
-                says_it_again(call, heard, self.settings.hearing) or (decision.verdict is Verdict.APPLY and _move(call))):
+                says_it_again(call, heard, self.settings.hearing, self._names_no_less)
+                or (decision.verdict is Verdict.APPLY and _move(call))):
             self._pending = None
             return self._handle(pending)  # said again, and clearly: that is a yes
         if pending is not None and call == pending and is_challenge_or_undo(call):
@@ -309,6 +313,25 @@ class Referee:
             self._pending = pending
             return refused
         return self._handle(call)
+
+    def _same_call(self, call: Call | None, other: Call | None) -> bool:
+        """Two hearings of one call: equal, or the same challenge where one names the only
+        player who may make it now and the other names nobody ("Ben dudo" and "dudo" where
+        only the player to move, Ben, may call dudo)."""
+        if call == other:
+            return True
+        if not (isinstance(call, (DudoCall, CalzaCall)) and type(call) is type(other)):
+            return False
+        assert other is not None
+        callers = challengers(self.game, DUDO if isinstance(call, DudoCall) else CALZA)
+        if len(callers) != 1 or (call.speaker is None) == (other.speaker is None):
+            return False
+        return name_key(call.speaker or other.speaker or "") == name_key(callers[0])
+
+    def _names_no_less(self, asked: Call, said: Call | None) -> bool:
+        """`said` is the call `asked` about, and names its caller if the question did: a bare
+        repeat of "Did you say Cleo calza?" may still be someone else's, name unheard."""
+        return said == asked or (getattr(asked, "speaker", True) is None and self._same_call(said, asked))
 
     def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> list[Announcement]:
         """Count the spoken utterances that went by a waiting question, and drop it after

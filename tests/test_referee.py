@@ -887,6 +887,44 @@ def test_a_dudo_heard_surely_is_still_asked_and_a_no_changes_nothing():
     assert say(referee, "dudo", confidence=0.97).startswith("Dudo from Ben on Ana's three fours!")
 
 
+def test_the_asked_challenge_said_again_with_or_without_the_only_callers_name_is_the_yes():
+    referee, _, _ = make()
+    say(referee, "three fours")
+    assert say(referee, "dudo", confidence=0.95) == "Did you say dudo?"  # only Ben may call it
+    assert say(referee, "Ben dudo", confidence=0.97).startswith("Dudo from Ben on Ana's three fours!")
+    referee, _, _ = make()
+    say(referee, "three fours")
+    assert say(referee, "Ben dudo", confidence=0.95) == "Did you say Ben dudo?"
+    # a bare repeat may be another's, name unheard (as with a calza asked by name): asked again
+    assert say(referee, "dudo", confidence=0.97) == "Sorry, yes or no: did you say Ben dudo?"
+    assert say(referee, "Ben dudo", confidence=0.97).startswith("Dudo from Ben on Ana's three fours!")
+    referee, _, _ = make(preset="wikipedia")  # calza: only the player to move
+    say(referee, "three fives")
+    assert say(referee, "calza", confidence=0.95) == "Did you say calza?"
+    assert say(referee, "Ben calza", confidence=0.97).startswith("Calza from Ben on Ana's three fives!")
+    referee, _, _ = make(dudo_caller=DudoCaller.ANYONE)  # where others may call it, a name is another call
+    say(referee, "three fours")
+    assert say(referee, "dudo", confidence=0.95) == "Did you say Ben dudo?"
+    assert say(referee, "Cleo dudo", confidence=0.97).startswith("First: did you say Ben dudo?")
+
+
+def test_a_question_to_the_referee_heard_faintly_twice_is_answered_not_read_back():
+    referee = on_speech(make()[0])
+    say(referee, "three fours")
+    assert say(referee, "repeat", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "repeat", confidence=0.3) == "Again: Ana: three fours. Ben, your call."
+    assert say(referee, "status", confidence=0.3) == "Sorry, say again?"
+    assert say(referee, "status", confidence=0.3).startswith("The bid is three fours by Ana.")
+
+
+def test_take_it_back_after_who_calls_calza_needs_no_clearer_hearing_than_after_a_question():
+    referee = on_speech(make("Ana Ben Cleo Dan")[0])
+    say(referee, "three fives")
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+    assert say(referee, "take it back", confidence=0.5).startswith("Not taken: calza.")
+    assert referee.game.last_bid == Bid(3, 5)
+
+
 def test_a_clearly_heard_illegal_move_keeps_the_question():
     referee, _ = asking_four_fours()
     assert say(referee, "two threes", confidence=0.95) == "First: did you say four fours? Yes or no."
