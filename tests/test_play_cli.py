@@ -201,6 +201,7 @@ def test_what_companion_rules_prints_of_a_preset_is_a_house_rules_file_of_it(tmp
     toml.write_text("\n".join(preset_lines(name)) + "\n")
     copied = load_house_rules(toml, get_preset("asmodee"))
     assert copied.differences(get_preset(name)) == {}
+    assert copied.name == name  # announced as the preset it is, not as asmodee's house rules
 
 
 def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_together(tmp_path):

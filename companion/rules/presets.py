@@ -297,6 +297,9 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     if file_starts and dice_given is not None and rules.starting_dice != dice_given:
         raise RulesFileError(f"house rules {path} start with {rules.starting_dice} dice each, but --dice "
                              f"{dice_given} was given: keep one of the two")
+    same = next((p for p in PRESETS.values() if not rules.differences(p)), None)
+    if same is not None:  # a preset copied whole from `companion rules NAME`: that preset, named
+        return rules.replace(name=same.name)
     return rules.replace(name=f"{base.name}+house")
 
 
