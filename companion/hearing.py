@@ -131,8 +131,9 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if chosen is None:
         return Decision(Verdict.IGNORE)
     call = moment.named(chosen)
-    # "take it back" with a question waiting takes back only the question, "Who calls calza?" too
-    takes_back_a_question = is_undo(call) and (moment.asking or moment.who_calls_asked)
+    # "take it back" with a question waiting takes back only the question; "Who calls calza?"
+    # is taken back so, or answered "no"
+    takes_back_a_question = (is_undo(call) and moment.asking) or drops_who_calls(call, moment)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking or takes_back_a_question,
                             moment.settles(call))
     sure = (heard.confidence or 0.0) >= policy.confirm_below and call == chosen == heard.best
@@ -159,7 +160,7 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)
-    if verdict is Verdict.ASK and is_undo(call) and moment.who_calls_asked:
+    if verdict is Verdict.ASK and drops_who_calls(call, moment):
         return Decision(Verdict.APPLY, call)  # it takes back only "Who calls calza?", as with any question
     if verdict is Verdict.APPLY and makes_sense(call, moment) and read_back_however_sure(call, moment) and (
             not moment.asks_back(call)):  # "Who calls calza?" is the question
@@ -216,6 +217,11 @@ def is_undo(call: Call) -> bool:
     return isinstance(call, CommandCall) and call.name is Command.UNDO
 
 
+def drops_who_calls(call: Call, moment: Moment) -> bool:
+    """"Take it back" or "no" while "Who calls calza?" waits: nobody called it."""
+    return moment.who_calls_asked and isinstance(call, CommandCall) and call.name in (Command.NO, Command.UNDO)
+
+
 def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
     """Pick the call among the recogniser's guesses: the best one, unless it makes no sense
     now, or was just declined, and a close alternative does not. A clearly heard illegal bid
@@ -234,8 +240,10 @@ def choose(heard: Heard, moment: Moment, policy: HearingPolicy) -> Call | None:
 
 def makes_sense(call: Call, moment: Moment) -> bool:
     """Would this call be taken now? Only ranks guesses and spares needless questions."""
+    if drops_who_calls(call, moment):
+        return True
     if is_undo(call):
-        return moment.asking or moment.who_calls_asked or moment.allowed(call)
+        return moment.asking or moment.allowed(call)
     if isinstance(call, CommandCall):
         return not is_answer(call) or moment.asking
     return moment.allowed(call)

@@ -923,6 +923,9 @@ def test_take_it_back_after_who_calls_calza_needs_no_clearer_hearing_than_after_
     assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
     assert say(referee, "take it back", confidence=0.5).startswith("Not taken: calza.")
     assert referee.game.last_bid == Bid(3, 5)
+    assert say(referee, "calza", confidence=0.95).startswith("Who calls calza?")
+    assert say(referee, "no", confidence=0.6).startswith("Not taken: calza.")  # spoken, as typed
+    assert "Who calls calza?" not in say(referee, "status", confidence=0.95)
 
 
 def test_a_clearly_heard_illegal_move_keeps_the_question():

@@ -274,6 +274,30 @@ def test_a_live_camera_keeps_looking_while_unsure():
     assert out.reading is None and out.reason == "some dice are too hard to read" and never_sure.i >= 19
 
 
+def test_a_frame_is_without_colour_only_where_nearly_every_pixel_is_grey():
+    import cv2
+
+    from companion.vision.frames import without_colour
+
+    table = np.full((1080, 1920, 3), 120, np.uint8)  # a grey cloth, as a renderer draws it
+    for i in range(4):
+        table[500:540, 100 + 100 * i:140 + 100 * i] = (40, 40, 200)  # four small red dice
+    assert not without_colour(table)
+    grey = cv2.cvtColor(cv2.cvtColor(table, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    assert without_colour(grey) and without_colour(grey[..., 0])
+    ok, jpeg = cv2.imencode(".jpg", grey, [cv2.IMWRITE_JPEG_QUALITY, 40])
+    assert without_colour(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))  # a black-and-white photo, saved
+
+
+def test_a_live_camera_without_colour_is_not_waited_for():
+    from dataclasses import replace
+
+    clock = _Clock()
+    night = _StubReader([replace(_reading([2, 3, 5], conf=0.5), colourless=True)])
+    out = CameraCounter(_LiveCamera(clock), night, CameraSettings(patience=20.0), clock=clock).reveal(3)
+    assert out.reading is None and "no colour" in out.reason and clock.now < 1.0  # the agreeing frames, no more
+
+
 def test_a_profile_made_for_another_framing_is_warned_about_once():
     from companion.vision.profile import Profile
 

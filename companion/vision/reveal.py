@@ -107,8 +107,9 @@ class CameraCounter:
             # of the agreeing frames, the one the reader was surest about
             best = max(run, key=lambda fr: fr[1].min_confidence)
             # A live camera keeps looking while what it sees would not settle the challenge
-            # (a cup still down, a hand over a die); recorded frames are what they are.
-            if agreed and (not live or settings.accepts(best[1], expected_total)):
+            # (a cup still down, a hand over a die); recorded frames are what they are, and
+            # so is a camera giving no colour (waiting would not bring it back).
+            if agreed and (not live or settings.accepts(best[1], expected_total) or best[1].colourless):
                 break
             if (self._clock() >= deadline) if live else (reads >= settings.max_frames):
                 if agreed:
