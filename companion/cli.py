@@ -148,8 +148,8 @@ def _source(settings: PlaySettings, game):
 
 
 def _counter(settings: PlaySettings, first_round: int | None):
-    """`first_round`: the round a resumed game goes on from (the photos given are of its
-    reveals and later ones)."""
+    """`first_round`: the first round of a resumed game whose reveal is still to come (the
+    photos given are of its reveal and later ones)."""
     if not settings.uses_camera:
         return None
     from companion.vision.frames import CameraFrames, ImageFrames
@@ -203,7 +203,7 @@ def run_play(settings: PlaySettings) -> int:
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind; the photos first, before the speech engine's wait.
-        counter = _counter(settings, game.round_number if resumed else None)
+        counter = _counter(settings, None if resumed is None else game.round_number + resumed.round_counted)
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
         if journal is None:

@@ -41,6 +41,7 @@ from companion.rules.events import (
     GameStarted,
     HandShown,
     HandTakenBack,
+    RoundStarted,
     Undone,
 )
 
@@ -460,6 +461,9 @@ class Resumed(NamedTuple):
     # for each number counted that still stands, oldest first, the dice said before it (a
     # "take it back" of that count brings them back)
     under_counts: tuple[dict[str, tuple[int, ...]], ...] = ()
+    # the round the game stands in was counted before the pause (its reveal done, then taken
+    # back): photos given for reveals now are of later rounds
+    round_counted: bool = False
 
 
 def resume(path: Path) -> Resumed:
@@ -498,7 +502,15 @@ def resume(path: Path) -> Resumed:
     # the referee writes the dice under a number it takes back after the undo; an undo line
     # a tool wrote has none after it, and the dice under that count stand all the same
     hands = hands_so_far(kept) or under_last_undone
-    return Resumed(game, journal, notes, hands, dropped, taken_back, under_counts)
+    return Resumed(game, journal, notes, hands, dropped, taken_back, under_counts,
+                   _round_counted(kept, game.round_number))
+
+
+def _round_counted(events: Sequence[Event], round_number: int) -> bool:
+    """Was round `round_number` counted, since it last started? (A count undone leaves its
+    line, and so does a round after it, taken back into this one.)"""
+    starts = [i for i, e in enumerate(events) if isinstance(e, RoundStarted) and e.number == round_number]
+    return bool(starts) and any(isinstance(e, DiceCounted) for e in events[starts[-1]:])
 
 
 def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...],

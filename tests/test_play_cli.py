@@ -604,3 +604,15 @@ def test_missing_devices_are_reported_before_a_game_is_journalled(tmp_path):
     assert result.returncode == 2 and result.stderr.splitlines() == [
         f"companion: {tmp_path / 'one.wav'}: no such file or folder",
         f"companion: {tmp_path / 'two.wav'}: no such file or folder"]
+
+
+def test_a_resume_knows_whether_the_round_it_stands_in_was_counted(tmp_path):
+    # which round's reveal the first photo given to a resumed game is of
+    from companion.journal import resume
+
+    _, journal = play(tmp_path / "paused", "three fives\ndudo\nfour\n")  # a new round, not yet counted
+    assert not resume(journal).round_counted
+    _, journal = play(tmp_path / "taken", "three fives\ndudo\nfour\ntake it back\n")  # counted, then taken back
+    assert resume(journal).round_counted
+    _, journal = play(tmp_path / "back", "three fives\ndudo\nfour\ntwo sixes\nundo\nundo\nundo\n")
+    assert resume(journal).round_counted  # taken back from the next round into this one
