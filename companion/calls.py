@@ -37,13 +37,16 @@ FACE_PLURAL = {2: "twos", 3: "threes", 4: "fours", 5: "fives", 6: "sixes"}
 ACE_WORDS = {"aces": "ace", "pacos": "paco", "jokers": "joker", "ones": "one"}
 
 
+LARGEST_SPELT = 99  # number_words gives figures past it: no table holds a hundred dice
+
+
 def number_words(n: int) -> str:
-    """Spell a count the way it is said: 21 -> "twenty one"."""
+    """Spell a count the way it is said: 21 -> "twenty one"; past LARGEST_SPELT, in figures."""
     if n < 0:
         raise ValueError(f"no words for a negative number: {n}")
     if n < 20:
         return _UNITS[n]
-    if n < 100:
+    if n <= LARGEST_SPELT:
         tens, unit = divmod(n, 10)
         return _TENS[tens * 10] + (f" {_UNITS[unit]}" if unit else "")
     return str(n)
@@ -359,8 +362,12 @@ def parse_call_or_none(text: str, players: Sequence[str] = ()) -> Call | None:
         return None
 
 
-# Words a typed line answers on its own (help, or how to stop, or stopping): no player's name.
-TYPED_ALONE = frozenset({"help", "commands", "quit", "exit", "stop", "end", "bye"})
+# Words a typed line says alone to the referee, so no player's name: asking for help, asking
+# how to stop, and stopping (the input ends there, as at the end of a file).
+HELP_WORDS = ("help", "what can i say", "commands")
+STOP_WORDS = ("stop", "end", "bye")
+QUIT_WORDS = ("quit", "exit")
+TYPED_ALONE = frozenset((*HELP_WORDS, *STOP_WORDS, *QUIT_WORDS))
 
 
 def check_player_names(names: Sequence[str]) -> None:
@@ -403,7 +410,7 @@ def describe_call(call: Call, ace_word: str = "pacos") -> str:
     if isinstance(call, PalificoCall):
         return who + "palifico"
     if isinstance(call, NumberCall):
-        return who + number_words(call.value) if call.value < 70 else who + str(call.value)
+        return who + number_words(call.value)
     if isinstance(call, HandCall):
         return f"{call.player} " + " ".join(number_words(d) for d in call.dice)
     return who + call.name.value

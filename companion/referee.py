@@ -18,12 +18,12 @@ from typing import Callable, Protocol, Sequence
 
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
-    describe_call, parse_call)
+    describe_call, number_words, parse_call)
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                is_challenge_or_undo, is_undo, says_it_again, unsure_call, why_ignored)
 from companion.journal import Resumed
 from companion.rules import (
-    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, Game, Phase,
+    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
     RulesError, count_matching, undone_event)
 from companion.rules.events import (ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
                                     PlayerEliminated, RoundStarted)
@@ -276,7 +276,8 @@ class Referee:
             if call is not None:
                 return [announce.SayAgain(at_reveal=self.game.phase is Phase.REVEAL and not isinstance(call, CommandCall))]
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
-                                           heard.unknown_player, at_reveal=self.game.phase is Phase.REVEAL)]
+                                           heard.unknown_player, self._named_example(),
+                                           at_reveal=self.game.phase is Phase.REVEAL)]
         assert call is not None
         pending = self._pending
         if pending is not None and call != pending and self._same_call(call, pending):
@@ -313,6 +314,22 @@ class Referee:
             self._pending = pending
             return refused
         return self._handle(call)
+
+    def _named_example(self) -> str | None:
+        """A call a player's name leads now, for the hint to a name said alone: a hand at a
+        reveal, else a calza or (where anyone may call it) a dudo someone may call."""
+        game = self.game
+        if game.phase is Phase.REVEAL and game.challenge is not None:
+            prompt = self._count_prompt()
+            dice = announce.EXAMPLE_HAND[:prompt.example_dice]
+            return f"{prompt.example_player} {' '.join(number_words(d) for d in dice)}"
+        if game.phase is not Phase.BIDDING:
+            return None
+        for kind, allowed in ((CALZA, game.rules.calza), (DUDO, game.rules.dudo_caller is DudoCaller.ANYONE)):
+            callers = challengers(game, kind) if allowed else []
+            if callers:
+                return f"{callers[0]} {kind}"
+        return None
 
     def _same_call(self, call: Call | None, other: Call | None) -> bool:
         """Two hearings of one call: equal, or the same challenge where one names the only

@@ -15,7 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol, Sequence, TextIO
 
-from companion.calls import FILLERS, Call, UnparsableCall, parse_call, parse_call_or_none
+from companion.calls import FILLERS, QUIT_WORDS, Call, UnparsableCall, parse_call, parse_call_or_none
 
 
 @dataclass(frozen=True)
@@ -161,9 +161,6 @@ class CallSource(Protocol):
 
     def unmute(self) -> None:
         """Hear again, after the companion's own voice (and its echo) has ended."""
-
-
-QUIT_WORDS = ("quit", "exit")  # typed alone, they end the input as the end of a file does
 
 
 class TextSource:

@@ -41,10 +41,11 @@ def test_a_bigger_table_is_listened_to_up_to_its_most_dice():
     assert {"forty", "forty five"} <= set(phrase_list(players, Expect.COUNT, max_count=45))
     assert "forty two fives" in phrase_list(players, Expect.CALLS, max_count=45)
     assert "forty" in grammar_words(players, max_count=45)
-    for phrase in phrase_list(players, max_count=69):
+    for phrase in phrase_list(players, max_count=99):
         parse_call(phrase, players)  # the text parser reads every count the grammar says
-    with pytest.raises(VocabularyError, match="at most 69"):
-        phrase_list(players, max_count=70)
+    assert "ninety nine" in phrase_list(players, Expect.COUNT, max_count=99)
+    with pytest.raises(VocabularyError, match="at most 99"):
+        phrase_list(players, max_count=100)
 
 
 # What each moment of the game can hear: the parsed kinds of every phrase of its grammar.

@@ -257,6 +257,10 @@ def test_a_house_rules_max_dice_is_checked_against_the_dice_given_on_the_command
     toml.write_text("max_dice = 6\n")
     with pytest.raises(RulesFileError, match=r"house rules .*house.toml: max_dice cannot be below starting_dice \(--dice 8\)"):
         load_house_rules(toml, get_preset("asmodee"), dice_given=8)
+    toml.write_text('calza = "yes"\n')  # nothing to do with the dice: no word of --dice
+    with pytest.raises(RulesFileError) as caught:
+        load_house_rules(toml, get_preset("asmodee"), dice_given=3)
+    assert "--dice" not in str(caught.value) and "bad value 'yes'" in str(caught.value)
 
 
 @pytest.mark.parametrize("text, message", [

@@ -157,15 +157,23 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert referee.game.actions == ()
     assert "no player called Dave" in say(referee, "calza Dave")
     assert "no player" not in say(referee, "yes dudo") and "no player" not in say(referee, "hey five threes")
-    assert say(referee, "Ana") == "Say the call after the name, like Ana calza."
-    assert say(pressman, "Ben") == "Bids and dudo need no name: say the call alone, like four fives, or dudo."
+    assert say(referee, "Ana") == "Bids and dudo need no name now: say the call alone, like four fives, or dudo."
+    assert say(pressman, "Ben") == "Bids and dudo need no name now: say the call alone, like four fives, or dudo."
     say(pressman, "three fives", "dudo")
-    assert say(pressman, "Ben") == "Say the dice after the name, like Ana five five three."
+    assert say(pressman, "Ben") == "Say the dice after the name, like Ana five five three one two."
+    anyone, _, _ = make(preset="pressman", dudo_caller=DudoCaller.ANYONE)
+    say(anyone, "three fives")
+    assert say(anyone, "Cleo") == "Say the call after the name, like Ben dudo."
+    two, _, _ = make("Ana Ben")  # no calza with two players: not offered
+    say(two, "three fives")
+    assert say(two, "Ana") == "Bids and dudo need no name now: say the call alone, like four fives, or dudo."
     for marks in ("!!!", ".", "\u0663"):  # no letters: not a name said alone
         assert say(referee, marks).startswith("Sorry, I did not understand"), marks
     pasted = say(referee, "x" * 5000)  # said back whole, it would take minutes
     assert pasted == f"Sorry, I did not understand '{'x' * 40}...'. Say it again, or type help."
     assert referee.game.last_bid is None
+    say(referee, "three fives")
+    assert say(referee, "Ana") == "Say the call after the name, like Ben calza."  # one who may call it
 
 
 def test_a_count_the_dice_said_rule_out_loses_to_an_alternative_that_fits():

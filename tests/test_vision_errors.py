@@ -39,6 +39,9 @@ def test_an_image_too_big_for_any_camera_is_refused_before_it_is_decoded(tmp_pat
                          (".webp", []), (".webp", [cv2.IMWRITE_WEBP_QUALITY, 101]), (".tif", []), (".bmp", [])):
         ok, data = cv2.imencode(ext, np.zeros((33, 47, 3), np.uint8), options)
         assert header_size(data.tobytes()) == (47, 33), (ext, options)  # what the check reads is the size
+    core = (12).to_bytes(4, "little") + (40).to_bytes(2, "little") + (30).to_bytes(2, "little") + bytes([1, 0, 24, 0])
+    os2_bmp = b"BM" + bytes(12) + core  # OS/2's BMP header: 16-bit sides
+    assert header_size(os2_bmp) == (40, 30)
     # a big-endian TIFF whose sides are a SHORT and a LONG: a small file that says 30000 x 30000
     entries = [(256, 3, (30000 << 16).to_bytes(4, "big")), (257, 4, (30000).to_bytes(4, "big"))]
     tiff = b"MM\x00*" + (8).to_bytes(4, "big") + (2).to_bytes(2, "big") + b"".join(

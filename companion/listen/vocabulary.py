@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from companion.calls import COMMAND_PHRASES, BidCall, number_words, parse_call_or_none
+from companion.calls import COMMAND_PHRASES, LARGEST_SPELT, BidCall, number_words, parse_call_or_none
 from companion.errors import CompanionError
 from companion.rules.names import name_key
 from companion.sources import Expect
@@ -23,7 +23,7 @@ class VocabularyError(CompanionError):
 # Counts and bare numbers the grammar allows: a game of six players has at most 30 dice.
 # A bigger table passes its own most dice (up to LARGEST_COUNT, the last number spelt).
 MAX_COUNT = 30
-LARGEST_COUNT = 69
+LARGEST_COUNT = LARGEST_SPELT
 
 
 def count_words(max_count: int = MAX_COUNT) -> list[str]:

@@ -112,7 +112,8 @@ class Rules:
         for key, value in data.items():
             key = key.replace("-", "_")
             if key not in fields:
-                raise RulesFileError(f"unknown rules field {key!r}; known: {', '.join(sorted(fields))}")
+                known = ", ".join(sorted(set(fields) - {"name"}))  # the name is the preset's
+                raise RulesFileError(f"unknown rules field {key!r}; known: {known}")
             current = getattr(base, key)
             try:
                 if isinstance(current, enum.Enum):
@@ -272,7 +273,7 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
             raise RulesFileError(f"house rules {path} set {field} twice ({spelt[field]} and {key}): keep one")
         spelt[field] = key
     table = {key.replace("-", "_"): value for key, value in table.items()}
-    if "name" in table:  # the name is the preset's, with "+house"
+    if "name" in table:  # the preset's name, with "+house" (or the preset's own, copied whole)
         raise RulesFileError(f"house rules {path}: 'name' is not a rule; to start from a preset, "
                              f"write preset = \"{DEFAULT_PRESET}\"")
     if "preset" in table:
@@ -289,8 +290,8 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     try:
         rules = Rules.from_dict(table, base)
     except RulesFileError as error:
-        raise RulesFileError(f"house rules {path}: {error}" + (
-            f" (--dice {dice_given})" if dice_given is not None and not file_starts else "")) from None
+        about_dice = "starting_dice" in str(error) and dice_given is not None and not file_starts
+        raise RulesFileError(f"house rules {path}: {error}" + (f" (--dice {dice_given})" if about_dice else "")) from None
     if rules.max_dice > MOST_DICE:  # for new games: a journal of a bigger game still resumes
         raise RulesFileError(f"house rules {path}: a player holds at most {MOST_DICE} dice (as many as a cup "
                              f"holds), not {rules.max_dice}")

@@ -43,8 +43,7 @@ def header_size(data: bytes) -> tuple[int, int] | None:
     if data[:4] in (b"II*\x00", b"MM\x00*"):
         return _tiff_size(data)
     if data[:2] == b"BM" and len(data) >= 26:
-        return (int.from_bytes(data[18:22], "little", signed=True),
-                abs(int.from_bytes(data[22:26], "little", signed=True)))  # negative: drawn top down
+        return _bmp_size(data)
     if data[:2] != b"\xff\xd8":
         return None
     i = 2
@@ -65,6 +64,16 @@ def _webp_size(data: bytes) -> tuple[int, int] | None:
     if kind == b"VP8L" and len(data) >= 25:  # lossless: 14-bit sides less one, packed
         bits = int.from_bytes(data[21:25], "little")
         return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    return None
+
+
+def _bmp_size(data: bytes) -> tuple[int, int] | None:
+    header = int.from_bytes(data[14:18], "little")  # the kind of header, by its length
+    if header == 12:  # OS/2's: 16-bit sides
+        return int.from_bytes(data[18:20], "little"), int.from_bytes(data[20:22], "little")
+    if header >= 40:  # Windows': 32-bit, a negative height drawn top down
+        return (int.from_bytes(data[18:22], "little", signed=True),
+                abs(int.from_bytes(data[22:26], "little", signed=True)))
     return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence, Union
 
-from companion.calls import Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words, describe_call, face_words, number_words
+from companion.calls import HELP_WORDS, STOP_WORDS, Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words, describe_call, face_words, number_words
 from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, RulesError
 from companion.rules.bids import Bid
 from companion.rules.events import ChallengeCalled, Event
@@ -112,24 +112,25 @@ class NotUnderstood:
     why: str  # UnparsableCall.why
     players: tuple[str, ...]
     unknown_player: str | None = None  # a word where a player's name would make it a call
-    at_reveal: bool = False  # where a name leads a hand, not a calza
+    # a call that a name leads now ("Ana five five three" at a reveal, "Cleo calza"), if any
+    named_example: str | None = None
+    at_reveal: bool = False
 
     def words(self, rules: Rules) -> list[str]:
         if self.unknown_player:
             return [f"There is no player called {self.unknown_player}; the players are {join_and(self.players)}."]
         if self.why == "nothing was said" and any("a" <= c <= "z" for c in self.text.lower()):  # a name alone
-            if self.at_reveal:
-                return [f"Say the dice after the name, like {self.players[0]} five five three."]
-            if rules.calza:
-                return [f"Say the call after the name, like {self.players[0]} calza."]
-            return ["Bids and dudo need no name: say the call alone, like four fives, or dudo."]
+            if self.named_example:
+                what = "dice" if self.at_reveal else "call"
+                return [f"Say the {what} after the name, like {self.named_example}."]
+            return ["Bids and dudo need no name now: say the call alone, like four fives, or dudo."]
         word = self.text.strip().lower().strip("?!.")
-        if word in ("help", "what can i say", "commands"):
+        if word in HELP_WORDS:
             calza = f", calza or {self.players[0]} calza" if rules.calza else ""
             palifico = ", palifico" if rules.palifico else ""
             return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
                     f"a challenge the count, like seven. Also: take it back, repeat, status{palifico}."]
-        if word in ("stop", "end", "bye"):  # typed "quit" and "exit" stop the game themselves
+        if word in STOP_WORDS:  # typed QUIT_WORDS stop the game themselves
             return ["To stop, type quit or press Control C: the game is saved, and "
                     "companion play --resume carries it on."]
         why = "" if self.why == UnparsableCall(self.text).why else f" ({self.why})"
@@ -334,6 +335,11 @@ class PalificoInfo:
 
 # --- the count ------------------------------------------------------------------------------
 
+# The dice an example hand shows. Not a one first: spoken right after a name ("Ana one
+# five..."), a recogniser can drop it.
+EXAMPLE_HAND = (5, 5, 3, 1, 2, 6) * 3
+
+
 @dataclass(frozen=True)
 class CountPrompt:
     """Ask for the count; `again` repeats what to count (the challenge already said it)."""
@@ -359,9 +365,7 @@ class CountPrompt:
         question = f"How many {what}?"
         if not self.aces_wild and self.face != 1:  # not "How many threes only, pacos are not wild?"
             question = f"How many {face_words(self.face)}? {rules.ace_word.capitalize()} are not wild."
-        # Not a one first: spoken right after a name ("Ana one five..."), a recogniser can
-        # drop it.
-        example = " ".join(str(face) for face in ((5, 5, 3, 1, 2, 6) * 3)[: self.example_dice])
+        example = " ".join(str(face) for face in EXAMPLE_HAND[: self.example_dice])
         ask = f"{question} Say the number" if self.again else "Say the count"
         return f"{ask}, or each player's dice, like {self.example_player} {example}."
 
