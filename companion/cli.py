@@ -203,7 +203,7 @@ def run_play(settings: PlaySettings) -> int:
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind; the photos first, before the speech engine's wait.
-        counter = _counter(settings, None if resumed is None else game.round_number + resumed.round_counted)
+        counter = _counter(settings, None if resumed is None else max(game.round_number, resumed.last_round_counted + 1))
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
         if journal is None:

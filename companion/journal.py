@@ -41,7 +41,6 @@ from companion.rules.events import (
     GameStarted,
     HandShown,
     HandTakenBack,
-    RoundStarted,
     Undone,
 )
 
@@ -461,9 +460,9 @@ class Resumed(NamedTuple):
     # for each number counted that still stands, oldest first, the dice said before it (a
     # "take it back" of that count brings them back)
     under_counts: tuple[dict[str, tuple[int, ...]], ...] = ()
-    # the round the game stands in was counted before the pause (its reveal done, then taken
-    # back): photos given for reveals now are of later rounds
-    round_counted: bool = False
+    # the last round whose dice were counted before the pause, taken back since or not (0:
+    # none): photos given for reveals now are of later rounds
+    last_round_counted: int = 0
 
 
 def resume(path: Path) -> Resumed:
@@ -502,15 +501,24 @@ def resume(path: Path) -> Resumed:
     # the referee writes the dice under a number it takes back after the undo; an undo line
     # a tool wrote has none after it, and the dice under that count stand all the same
     hands = hands_so_far(kept) or under_last_undone
-    return Resumed(game, journal, notes, hands, dropped, taken_back, under_counts,
-                   _round_counted(kept, game.round_number))
+    return Resumed(game, journal, notes, hands, dropped, taken_back, under_counts, _last_round_counted(kept))
 
 
-def _round_counted(events: Sequence[Event], round_number: int) -> bool:
-    """Was round `round_number` counted, since it last started? (A count undone leaves its
-    line, and so does a round after it, taken back into this one.)"""
-    starts = [i for i, e in enumerate(events) if isinstance(e, RoundStarted) and e.number == round_number]
-    return bool(starts) and any(isinstance(e, DiceCounted) for e in events[starts[-1]:])
+def _last_round_counted(events: Sequence[Event]) -> int:
+    """The last round whose dice were counted, taken back since or not (0: none), found by
+    replaying the game as it went: a round taken back into is told by the game, not by the
+    lines before the count (a later round's start may lie there, taken back)."""
+    start = events[0]
+    assert isinstance(start, GameStarted)
+    game = Game(start.players, Rules.from_dict(start.rules), start.first)
+    last, i = 0, len(game.events)
+    while i < len(events):
+        round_number = game.round_number
+        standing = _replay_one(game, events, i)  # they all replayed once already
+        if any(isinstance(e, DiceCounted) for e in standing):
+            last = max(last, round_number)
+        i += len(standing)
+    return last
 
 
 def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...],

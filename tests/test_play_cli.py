@@ -614,9 +614,15 @@ def test_a_resume_knows_whether_the_round_it_stands_in_was_counted(tmp_path):
     # which round's reveal the first photo given to a resumed game is of
     from companion.journal import resume
 
-    _, journal = play(tmp_path / "paused", "three fives\ndudo\nfour\n")  # a new round, not yet counted
-    assert not resume(journal).round_counted
+    _, journal = play(tmp_path / "new", "three fives\n")
+    assert resume(journal).last_round_counted == 0
+    _, journal = play(tmp_path / "paused", "three fives\ndudo\nfour\n")  # round two, not yet counted
+    assert resume(journal).last_round_counted == 1
     _, journal = play(tmp_path / "taken", "three fives\ndudo\nfour\ntake it back\n")  # counted, then taken back
-    assert resume(journal).round_counted
-    _, journal = play(tmp_path / "back", "three fives\ndudo\nfour\ntwo sixes\nundo\nundo\nundo\n")
-    assert resume(journal).round_counted  # taken back from the next round into this one
+    assert resume(journal).last_round_counted == 1
+    two_rounds = "three fives\ndudo\nfour\ntwo sixes\ndudo\nthree\n"
+    _, journal = play(tmp_path / "back", two_rounds + "undo\n" * 5)  # back into round one's reveal
+    resumed = resume(journal)
+    assert resumed.game.round_number == 1 and resumed.last_round_counted == 2
+    _, journal = play(tmp_path / "again", "three fives\ndudo\nfour\ntwo sixes\nundo\nundo\nfive\n")
+    assert resume(journal).last_round_counted == 1  # round one counted again: round two still to come

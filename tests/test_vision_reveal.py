@@ -159,7 +159,8 @@ def test_after_a_resume_the_photos_are_of_its_round_on_and_an_earlier_reveal_has
     four = _find_readable(reader, range(560, 580), n=4)
     counter = CameraCounter(ImageFrames([_save(tmp_path, four.image, "r3.png")], first_round=3), reader)
     earlier = counter.reveal(6, round_number=2)  # taken back into the round before the pause
-    assert earlier.reading is None and earlier.reason == "this round's photo was given before the game was paused"
+    assert earlier.reading is None and earlier.reason == ("this round was revealed before the game was paused, "
+                                                          "and the photos given now are of later rounds")
     now = counter.reveal(4, round_number=3)  # the first photo is still the resumed round's
     assert now.reading is not None and now.reading.counts == four.counts
 

@@ -220,7 +220,7 @@ class ImageFrames:
 
     def read(self) -> np.ndarray:
         if self._before_the_pause:
-            raise PhotosUsedUp("this round's photo was given before the game was paused")
+            raise PhotosUsedUp("this round was revealed before the game was paused, and the photos given now are of later rounds")
         i = max(self._i, 0)
         if i >= len(self._paths):
             raise PhotosUsedUp("there is no photo left for this reveal")
