@@ -380,3 +380,16 @@ def test_the_live_preview_puts_its_prompt_above_the_counts_and_the_dice():
     assert (shown[:PROMPT_BAND] > 200).all(axis=2).sum() > 100  # the prompt, written in white
     gray = preview(cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY), "Clear the table.")  # no reader
     assert gray.shape == (SIZE[0] + PROMPT_BAND, SIZE[1], 3)
+
+
+def test_calibration_photos_without_colour_are_refused(calib_dir, tmp_path):
+    # in grey, no die is read surely: a die left on the "empty" table would pass unseen
+    grey = tmp_path / "grey"
+    grey.mkdir()
+    for photo in calib_dir.glob("*.png"):
+        image = cv2.cvtColor(cv2.imread(str(photo)), cv2.COLOR_BGR2GRAY)
+        cv2.imwrite(str(grey / photo.name), image)
+    with pytest.raises(CalibrationFailed) as err:
+        load_calibration_images(grey)
+    assert "empty-1.png: the photo has no colour" in str(err.value) and "paco-2.png" in str(err.value)
+    load_calibration_images(calib_dir)  # the same photos in colour are taken

@@ -31,7 +31,7 @@ def test_see_json_line_format(scene_file, capsys, tmp_path):
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
     obj = json.loads(lines[0])
-    assert list(obj) == ["file", "dice", "counts", "refused"]  # the stable keys as they were, one added
+    assert list(obj) == ["file", "dice", "counts", "refused", "colourless"]  # the stable keys, each one added after
     assert obj["refused"] == []  # nothing but dice on this table
     assert obj["file"] == str(path)
     assert list(obj["counts"]) == ["1", "2", "3", "4", "5", "6"]

@@ -153,7 +153,7 @@ def test_see_prints_and_draws_what_was_refused(thing_on_table, tmp_path, capsys)
     cv2.imwrite(str(photo), img)
     assert _see("--json", photo, "--annotate", out_png) == 0
     obj = json.loads(capsys.readouterr().out.strip())
-    assert list(obj) == ["file", "dice", "counts", "refused"]  # the stable keys first, as they were
+    assert list(obj) == ["file", "dice", "counts", "refused", "colourless"]  # the stable keys first, as they were
     assert obj["refused"] == [r.to_json() for r in reading.refused]
     assert _refused_pixels(cv2.imread(str(out_png)), reading.refused[0].box) > _refused_pixels(img, reading.refused[0].box)
     assert _see(photo) == 0

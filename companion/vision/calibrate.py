@@ -22,7 +22,7 @@ import numpy as np
 
 from companion.vision.detect import crop
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
-from companion.vision.frames import FrameSource, read_frame, write_image
+from companion.vision.frames import FrameSource, read_frame, without_colour, write_image
 from companion.calls import number_words
 from companion.vision.model import NOT_DIE, PATCH
 from companion.vision.profile import Profile
@@ -81,6 +81,10 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
             images[p] = read_frame(p)  # a photo too small to use is named here
         except ImageUnreadable as exc:
             problems.append(f"calibration image unreadable: {exc}")
+            continue
+        if without_colour(images[p]):  # no die read in it is sure, a die left on the table included
+            problems.append(f"{p.name}: the photo has no colour (a black-and-white or night mode); "
+                            f"calibrate with the camera giving colour, as it must at a reveal")
     if problems:
         raise CalibrationFailed("\n".join(problems))
     return CalibrationImages(empty=tuple(images[p] for p in empty),

@@ -38,10 +38,13 @@ def _reader(profile_dir: pathlib.Path | None):
     return DiceReader(profile)
 
 
+NO_COLOUR = "no colour in this picture"
+
+
 def reading_json(file: str, reading: DiceReading) -> str:
     counts = {str(face): n for face, n in reading.counts.items()}
     return json.dumps({"file": file, "dice": [d.to_json() for d in reading.dice], "counts": counts,
-                       "refused": [r.to_json() for r in reading.refused]})
+                       "refused": [r.to_json() for r in reading.refused], "colourless": reading.colourless})
 
 
 def refused_line(reading: DiceReading) -> str | None:
@@ -121,6 +124,8 @@ def run_see(args: argparse.Namespace) -> int:
             marked = ", marked ?" if args.annotate is not None else ""
             doubt = f"  ({doubtful} read doubtfully{marked}: a reveal would ask the players)" \
                 if doubtful else ""
+            if reading.colourless:
+                doubt += f"  ({NO_COLOUR}: no die in it is read surely)"
             if camera.cluttered(reading):
                 crowd = (f"more than {camera.max_refused} things refused" if len(reading.refused) > camera.max_refused
                          else f"{reading.unread} candidates past the most read")
@@ -133,7 +138,7 @@ def run_see(args: argparse.Namespace) -> int:
             out = _annotate_path(args.annotate, i, len(args.images))
             try:
                 out.parent.mkdir(parents=True, exist_ok=True)
-                write_image(out, annotate(img, reading))
+                write_image(out, annotate(img, reading, NO_COLOUR if reading.colourless else None))
                 if not args.json:  # --json keeps to one line per image
                     print(f"  annotated: {out}", flush=True)
             except OSError as exc:
