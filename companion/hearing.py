@@ -147,8 +147,13 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         verdict = Verdict.SAY_AGAIN
     if verdict in (Verdict.SAY_AGAIN, Verdict.IGNORE) and (
             heard_twice(call, heard, moment, policy) or corrects_a_hand(call, heard, moment, policy)):
-        # a question to the referee is answered, never read back: "Did you say repeat?"
-        verdict = Verdict.APPLY if changes_nothing(call) else Verdict.ASK
+        # A question to the referee is answered, never read back ("Did you say repeat?"),
+        # and only when heard over the line of calls at all: two faint pieces of chatter
+        # ("not again") are no question.
+        if not changes_nothing(call):
+            verdict = Verdict.ASK
+        elif verdict is Verdict.SAY_AGAIN:
+            verdict = Verdict.APPLY
     if verdict is Verdict.ASK and not makes_sense(call, moment):
         # No question about a call that cannot stand: it is refused, and why. A bid heard
         # unsure that cannot stand is more likely misheard ("four sixes" as "fourteen sixes")

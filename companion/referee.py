@@ -346,9 +346,14 @@ class Referee:
         return name_key(call.speaker or other.speaker or "") == name_key(callers[0])
 
     def _names_no_less(self, asked: Call, said: Call | None) -> bool:
-        """`said` is the call `asked` about, and names its caller if the question did: a bare
-        repeat of "Did you say Cleo calza?" may still be someone else's, name unheard."""
-        return said == asked or (getattr(asked, "speaker", True) is None and self._same_call(said, asked))
+        """`said` is the call `asked` about, and names its caller where the question's name
+        was the referee's guess: a bare repeat of "Did you say Cleo calza?" (a bare calza
+        given to the one player who may call it) may still be another's, name unheard. A
+        name the player said ("Ben dudo") needs no saying again ("dudo!")."""
+        if said == asked:
+            return True
+        guessed = isinstance(asked, CalzaCall) and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
+        return self._same_call(said, asked) and (getattr(asked, "speaker", None) is None or not guessed)
 
     def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> list[Announcement]:
         """Count the spoken utterances that went by a waiting question, and drop it after
@@ -360,9 +365,10 @@ class Referee:
         chatter_held = self._held and not decision.sure and _turn_move(decision.call)
         heard_at_all = decision.verdict is not Verdict.IGNORE
         if (self._held and not chatter_held) or not heard.spoken or (
-                heard_at_all and decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call))):
-            # typed, silence, a beep, an answer, "repeat", or a move held back by asking the
-            # question again: nobody talked past it unheard. A bid or challenge held back that
+                heard_at_all and decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call)
+                                                                or self._same_call(decision.call, asked))):
+            # typed, silence, a beep, an answer, the asked call said again, "repeat", or a move
+            # held back by asking the question again: nobody talked past it unheard. A bid or challenge held back that
             # was heard unsure ("whose go is it" faintly read as dudo) is chatter, and counts;
             # a hand or a count at a reveal is read back unsure even when right, and does not.
             # A faint answer is asked for again; one below the line of calls at all ("did you
