@@ -67,7 +67,7 @@ def test_without_a_speaker_the_voice_is_left_out_with_one_warning(monkeypatch, c
 def test_unwritable_wav_path_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(VoiceUnavailable, match="cannot write announcements"):
+    with pytest.raises(VoiceUnavailable, match="cannot write announcements.*file is a file, not a folder"):
         WavRecorder(blocker / "said.wav")
 
 
@@ -232,3 +232,24 @@ def test_a_closed_standard_output_stays_closed_when_the_voice_starts(monkeypatch
     except speakers.VoiceUnavailable:
         pass  # no voice here is fine: the point is what became of stdout
     assert sys.stdout is None
+
+
+def test_a_voice_or_wav_file_failing_mid_game_is_dropped_with_one_warning(tmp_path, capsys):
+    from companion.voice.speakers import Speakers
+
+    class Failing:
+        def __init__(self):
+            self.said = 0
+
+        def say(self, text):
+            self.said += 1
+            if self.said > 1:
+                raise RuntimeError("espeak: Synth failed")  # as pyttsx3's driver raises it
+
+    warnings, voice = [], Failing()
+    speakers = Speakers([PrintSpeaker(), voice], warnings.append)
+    for line in ("Ana opens.", "Ben, your call.", "Cleo, your call."):
+        speakers.say(line)
+    assert capsys.readouterr().out.splitlines() == ["Ana opens.", "Ben, your call.", "Cleo, your call."]
+    assert voice.said == 2 and len(warnings) == 1 and "Synth failed" in warnings[0]
+    assert "the game goes on without it" in warnings[0]

@@ -138,6 +138,9 @@ class WavRecorder:
         if not _empty_or_wav(self.path):  # an earlier game's announcements are fine to replace
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: it holds something other than "
                                    "a WAV file (a journal?), which would be lost; give a new file name")
+        not_folder = next((p for p in self.path.parents if p.exists() and not p.is_dir()), None)
+        if not_folder is not None:  # mkdir would say "File exists"
+            raise VoiceUnavailable(f"cannot write announcements to {self.path}: {not_folder} is a file, not a folder")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.touch()
@@ -233,14 +236,25 @@ class PlayerVoice:
 
 
 class Speakers:
-    """Several speakers at once: the printed line, the voice, the WAV file."""
+    """Several speakers at once: the printed line, the voice, the WAV file. A voice or a WAV
+    file that fails mid-game (the speech engine crashing, the file's folder removed) is
+    dropped with one warning: the game goes on, printed, and the journal keeps every call."""
 
-    def __init__(self, speakers: Sequence[Speaker]) -> None:
+    def __init__(self, speakers: Sequence[Speaker], warn: Callable[[str], None] = lambda line: None) -> None:
         self.speakers = tuple(speakers)
+        self._warn = warn
 
     def say(self, text: str) -> None:
         for speaker in self.speakers:
-            speaker.say(text)
+            if isinstance(speaker, (PrintSpeaker, Speakers)):  # the screen, or a set with its own warnings
+                speaker.say(text)
+                continue
+            try:
+                speaker.say(text)
+            except Exception as error:  # pyttsx3's drivers raise bare errors of many kinds
+                self.speakers = tuple(s for s in self.speakers if s is not speaker)
+                what = "the voice" if isinstance(speaker, VoiceSpeaker) else "the announcements' WAV file"
+                self._warn(f"warning: {what} failed ({error}); the game goes on without it.")
 
 
 def check_wav_out(wav_out: Path | None, kept: Sequence[Path]) -> None:
@@ -277,4 +291,4 @@ def announcer(mute: bool = False, wav_out: Path | None = None,
             warn(f"warning: {error}; announcements will be printed only.")
     if wav_out:
         speakers.append(WavRecorder(wav_out))
-    return Speakers(speakers)
+    return Speakers(speakers, warn)
