@@ -172,3 +172,39 @@ def test_no_microphone_is_said_before_the_engine_spends_seconds_learning_names(m
     with pytest.raises(MicrophoneError, match="no microphone found: plug one in, or use --input wav/text"):
         inputs.open_source("mic", players=["Ana", "Ben"])
     assert not built
+
+
+def test_a_microphone_that_records_only_at_48_khz_is_opened_there_and_resampled(monkeypatch):
+    import types
+
+    from companion.listen import microphone
+    from companion.listen.audio import SAMPLE_RATE, resample
+    from companion.listen.sources import CHUNK
+
+    opened = []
+
+    class InputStream:  # as PortAudio opens a USB microphone's bare ALSA device
+        def __init__(self, samplerate, blocksize, callback, **kw):
+            if samplerate != 48000:
+                raise Exception("Error opening InputStream: Invalid sample rate [PaErrorCode -9997]")
+            opened.append((samplerate, blocksize))
+            self.callback = callback
+
+        def start(self):
+            pass
+
+    fake = types.SimpleNamespace(
+        InputStream=InputStream,
+        query_devices=lambda device=None, kind=None: ({"default_samplerate": 48000.0} if kind else
+                                                      [{"name": "USB PnP Sound Device", "max_input_channels": 1}]))
+    monkeypatch.setattr(microphone, "_sounddevice", lambda: fake)
+    source = MicSource(HeardEngine())
+    source.open()
+    assert opened == [(48000, 4800)]
+    # a tone in 0.1 s blocks at 48 kHz comes out at 16 kHz, as the whole of it resampled, a block late
+    t = np.arange(48000 * 6 // 10) / 48000
+    tone = (8000 * np.sin(2 * np.pi * 440 * t)).astype(np.int16)
+    out = np.concatenate([source._resampler(block) for block in tone.reshape(-1, 4800)])
+    whole = resample(tone, 48000, SAMPLE_RATE)
+    assert len(out) == len(whole) and not out[:CHUNK // 2].any()  # the 0.1 s before the first block: quiet
+    assert np.max(np.abs(out[CHUNK:].astype(np.float32) - whole[:-CHUNK])) <= 1.0

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from companion.listen.audio import SAMPLE_RATE
+from companion.listen.audio import SAMPLE_RATE, resample
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
@@ -42,6 +42,29 @@ def list_microphones() -> list[tuple[int, str]]:
 NAME_WAIT_S = 12.0
 
 
+class BlockResampler:
+    """A device's blocks, 0.1 s each at its own rate, as blocks at the recogniser's rate. Each
+    block is resampled between the one before and the one after it, so no block's edges are
+    cut off from the signal around them: one block (0.1 s) late."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        self.reset()
+
+    def reset(self) -> None:
+        self._before: np.ndarray | None = None
+        self._block: np.ndarray | None = None
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        after = block.astype(np.float32)
+        before = self._before if self._before is not None else np.zeros_like(after)
+        middle = self._block if self._block is not None else np.zeros_like(after)
+        self._before, self._block = middle, after
+        out = resample(np.concatenate([before, middle, after]), self.rate, SAMPLE_RATE)
+        n = len(out) // 3
+        return np.clip(np.round(out[n:2 * n]), -32768, 32767).astype(np.int16)
+
+
 class MicSource:
     """The microphone, half-duplex: while muted (the companion speaking) and for a short
     tail after, audio is thrown away so the companion never hears itself."""
@@ -67,6 +90,7 @@ class MicSource:
         self._muted = False
         self._deaf_until = 0.0
         self._stream = None
+        self._resampler: BlockResampler | None = None  # a device that records at another rate
         self._last_block = time.monotonic()
         self.last_latency: float | None = None
 
@@ -87,13 +111,30 @@ class MicSource:
         def callback(indata, frames, when, status):  # runs on PortAudio's thread
             receive(time.monotonic(), indata[:, 0].copy())
 
-        try:
-            stream = sd.InputStream(samplerate=SAMPLE_RATE, channels=1, dtype="int16",
-                                    blocksize=CHUNK, device=self.device, callback=callback)
+        def start(rate: int):
+            stream = sd.InputStream(samplerate=rate, channels=1, dtype="int16", blocksize=CHUNK * rate // SAMPLE_RATE,
+                                    device=self.device, callback=callback)
             stream.start()
+            return stream
+
+        try:
+            return start(SAMPLE_RATE)
         except Exception as err:
-            raise MicrophoneError(f"cannot open the microphone {self._name()}: "
-                                  f"{err}") from None
+            first = err
+        # Many USB microphones record only at 44.1 or 48 kHz, and PortAudio opens a bare ALSA
+        # device at no other rate: open it at its own and resample to the recogniser's.
+        try:
+            rate = int(sd.query_devices(self.device, "input")["default_samplerate"])
+        except Exception:  # PortAudio errors are plain Exceptions
+            rate = SAMPLE_RATE
+        if rate == SAMPLE_RATE or (rate * CHUNK) % SAMPLE_RATE:
+            raise MicrophoneError(f"cannot open the microphone {self._name()}: {first}") from None
+        try:
+            stream = start(rate)
+        except Exception as err:
+            raise MicrophoneError(f"cannot open the microphone {self._name()}: {first} (and at its own "
+                                  f"{rate} Hz: {err})") from None
+        self._resampler = BlockResampler(rate)
         return stream
 
     def next_utterance(self) -> Utterance | None:
@@ -118,6 +159,8 @@ class MicSource:
             self._last_block = arrived
             if self._muted or arrived < self._deaf_until:
                 continue
+            if self._resampler is not None:
+                block = self._resampler(block)
             for heard in self.listener.feed(block):
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
@@ -148,6 +191,8 @@ class MicSource:
         self._deaf_until = time.monotonic() + self.tail_seconds
         while not self._queue.empty():  # whatever queued while speaking is the companion
             self._queue.get_nowait()
+        if self._resampler is not None:
+            self._resampler.reset()
 
     def close(self) -> None:
         stream, self._stream = self._stream, None
