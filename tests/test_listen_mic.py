@@ -164,13 +164,21 @@ def test_closing_an_unplugged_microphone_is_quiet():
 def test_no_microphone_is_said_before_the_engine_spends_seconds_learning_names(monkeypatch):
     import pytest
 
-    from companion.listen import inputs
+    from companion.listen import inputs, microphone
 
     built = []
-    monkeypatch.setattr(inputs, "list_microphones", lambda: [])
+    monkeypatch.setattr(microphone, "list_microphones", lambda: [])
     monkeypatch.setattr(inputs, "make_engine", lambda *args: built.append(args))
     with pytest.raises(MicrophoneError, match="no microphone found: plug one in, or use --input wav/text"):
         inputs.open_source("mic", players=["Ana", "Ben"])
+    # a --mic that names none of them is said so plainly, listing them, before the engine too
+    monkeypatch.setattr(microphone, "list_microphones", lambda: [(1, "USB PnP Sound Device: Audio (hw:1,0)"),
+                                                                  (4, "default")])
+    for device, message in (("9", "there is no microphone number 9 (the microphones: 1: USB PnP"),
+                            ("0", "there is no microphone number 0"),  # an output, say
+                            ("Blue Yeti", "no microphone is named 'Blue Yeti' (the microphones: ")):
+        with pytest.raises(MicrophoneError, match=re.escape(message)):
+            inputs.open_source("mic", players=["Ana", "Ben"], settings=inputs.SpeechSettings(device=device))
     assert not built
 
 

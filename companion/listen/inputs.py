@@ -9,7 +9,7 @@ from typing import Sequence
 
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
-from companion.listen.microphone import MicSource, list_microphones
+from companion.listen.microphone import MicSource, check_microphone
 from companion.listen.sources import (STDIN, PromptedWavSource, WavSource, expand_paths,
                                       make_engine, say_on_stderr)
 
@@ -41,8 +41,11 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequenc
     # A bad path, or no microphone at all, fails before the model loads (seconds: it learns
     # how each player's name sounds).
     files = expand_paths(paths) if kind == "wav" and not from_stdin else []
-    if kind == "mic" and not list_microphones():
-        raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
+    device = settings.device
+    if isinstance(device, str) and device.isdigit():
+        device = int(device)  # `--mic 2` is a device index; other text matches a name
+    if kind == "mic":
+        check_microphone(device)
     say_on_stderr("companion: getting the speech engine ready for "
                   f"{', '.join(players) if players else 'the game'} (a few seconds)...")
     engine = make_engine(settings.engine, settings.model, players, say_on_stderr, settings.max_count)
@@ -50,9 +53,6 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequenc
         return PromptedWavSource(engine, endpoint=settings.endpoint, learn_names=settings.learn_names)
     if kind == "wav":
         return WavSource(files, engine, endpoint=settings.endpoint, learn_names=settings.learn_names)
-    device = settings.device
-    if isinstance(device, str) and device.isdigit():
-        device = int(device)  # `--mic 2` is a device index; other text matches a name
     source = MicSource(engine, device, settings.mic_tail_seconds, settings.endpoint,
                        settings.mic_stalled_after, learn_names=settings.learn_names)
     source.open()  # a missing microphone is reported before the game starts, not mid-game

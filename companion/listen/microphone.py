@@ -37,6 +37,21 @@ def list_microphones() -> list[tuple[int, str]]:
     return [(i, d["name"]) for i, d in enumerate(devices) if d.get("max_input_channels", 0) > 0]
 
 
+def check_microphone(device: int | str | None) -> None:
+    """MicrophoneError, in plain words and before the speech engine's seconds of loading,
+    unless there is a microphone, and `device` (an index or part of a name) names one."""
+    found = list_microphones()
+    if not found:
+        raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
+    listed = "; ".join(f"{i}: {name}" for i, name in found)
+    if isinstance(device, int) and device not in {i for i, _ in found}:
+        raise MicrophoneError(f"there is no microphone number {device} (the microphones: {listed})")
+    if isinstance(device, str):
+        words = device.lower().split()
+        if not any(all(w in name.lower() for w in words) for _, name in found):
+            raise MicrophoneError(f"no microphone is named {device!r} (the microphones: {listed})")
+
+
 # How long a player asked for their name has to start saying it before the try counts as
 # not heard (the referee asks again, then moves on to the next player)
 NAME_WAIT_S = 12.0
