@@ -228,3 +228,14 @@ def test_a_recording_cut_right_at_its_first_word_keeps_that_word(tmp_path):
     # A recording that starts with the room is not changed: its floor is learnt from it
     quiet_first = np.concatenate([np.zeros(8000, np.int16), said])
     assert split(quiet_first)[0].start > 0
+
+
+def test_a_room_that_gets_louder_is_learnt_after_one_utterance_of_its_hiss():
+    # a fan switched on, 14 dB over the quiet room: voiceless hiss opens one utterance, cut
+    # at the longest a call lasts, and becomes the room; not one hiss utterance after another
+    rng = np.random.default_rng(1)
+    room = np.concatenate([rng.normal(0, 12, 16000 * 10), rng.normal(0, 60, 16000 * 40)])
+    endpointer = Endpointer()
+    audio = np.clip(room, -32768, 32767).astype(np.int16)
+    segments = [seg for i in range(0, len(audio), 1600) for seg in endpointer.feed(audio[i:i + 1600])]
+    assert len(segments) == 1 and segments[0].start / 16000 == pytest.approx(10, abs=0.5)

@@ -153,6 +153,7 @@ class Endpointer:
         self._pos = 0  # samples consumed into frames
         self._recent: list[bool] = []
         self._utterance_peak = 0.0  # loudest level (dB) of the open utterance
+        self._utterance_dbs: list[float] = []  # its frames' levels
         self._in_speech = False
         self._start = 0
         self._last_loud = 0
@@ -237,8 +238,10 @@ class Endpointer:
                     self._room_queue.clear()  # the call's onset is not the room
                     self._voice_peak = max(self._onset_voice, default=0.0)
                     self._utterance_peak = db
+                    self._utterance_dbs = [db]
                 continue
             self._utterance_peak = max(self._utterance_peak, db)
+            self._utterance_dbs.append(db)
             if voiced and not self._by_voice:
                 # Started by loudness, and now the model hears a voice: it judges the end.
                 # (Some synthetic voices never sound like speech to it; loudness ends those.)
@@ -263,6 +266,11 @@ class Endpointer:
                     self._quiet += 1
                 ended = self._quiet >= hang
             too_long = self._pos - self._start > s.max_utterance * 16000
+            if too_long and not self._by_voice:
+                # As long as no call lasts, and never a voice in it: the room got louder (a fan,
+                # a heater, rain), and the floor, kept still in speech, is learnt again from
+                # it. Else utterances of hiss opened back to back, each read by the recogniser.
+                self._floor = float(np.median(self._utterance_dbs))
             if ended or too_long:
                 self._in_speech = False
                 self._recent = []
