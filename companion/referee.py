@@ -368,8 +368,9 @@ class Referee:
                 heard_at_all and decision.call is not None and (is_answer(decision.call) or changes_nothing(decision.call)
                                                                 or self._same_call(decision.call, asked))):
             # typed, silence, a beep, an answer, the asked call said again, "repeat", or a move
-            # held back by asking the question again: nobody talked past it unheard. A bid or challenge held back that
-            # was heard unsure ("whose go is it" faintly read as dudo) is chatter, and counts;
+            # held back by asking the question again: nobody talked past it unheard. A bid or
+            # challenge held back that was heard unsure ("whose go is it" faintly read as
+            # dudo) is chatter, and counts;
             # a hand or a count at a reveal is read back unsure even when right, and does not.
             # A faint answer is asked for again; one below the line of calls at all ("did you
             # see the match" read as a "no" at 0.00) is chatter, and counts.
