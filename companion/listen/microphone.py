@@ -60,7 +60,9 @@ NAME_WAIT_S = 12.0
 class BlockResampler:
     """A device's blocks, 0.1 s each at its own rate, as blocks at the recogniser's rate. Each
     block is resampled between the one before and the one after it, so no block's edges are
-    cut off from the signal around them: one block (0.1 s) late."""
+    cut off from the signal around them: one block (0.1 s) late, and the first block in gives
+    nothing out. (No made-up block of silence either: the endpointer learns the room's level
+    from the first 0.1 s it hears.)"""
 
     def __init__(self, rate: int) -> None:
         self.rate = rate
@@ -72,9 +74,12 @@ class BlockResampler:
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         after = block.astype(np.float32)
-        before = self._before if self._before is not None else np.zeros_like(after)
-        middle = self._block if self._block is not None else np.zeros_like(after)
-        self._before, self._block = middle, after
+        middle = self._block
+        self._block = after
+        if middle is None:
+            return np.zeros(0, np.int16)
+        before = self._before if self._before is not None else middle[::-1]  # the sound mirrored, not silence
+        self._before = middle
         out = resample(np.concatenate([before, middle, after]), self.rate, SAMPLE_RATE)
         n = len(out) // 3
         return np.clip(np.round(out[n:2 * n]), -32768, 32767).astype(np.int16)
@@ -176,6 +181,8 @@ class MicSource:
                 continue
             if self._resampler is not None:
                 block = self._resampler(block)
+                if not len(block):
+                    continue
             for heard in self.listener.feed(block):
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
