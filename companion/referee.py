@@ -347,9 +347,10 @@ class Referee:
 
     def _names_no_less(self, asked: Call, said: Call | None) -> bool:
         """`said` is the call `asked` about, and names its caller where the question's name
-        was the referee's guess: a bare repeat of "Did you say Cleo calza?" (a bare calza
-        given to the one player who may call it) may still be another's, name unheard. A
-        name the player said ("Ben dudo") needs no saying again ("dudo!")."""
+        may be the referee's guess: a bare repeat of "Did you say Cleo calza?" (a bare calza
+        is given to the one player who may call it, under rules where others may too) may
+        still be another's, name unheard. A dudo's name, and a calza's where only the player
+        to move may call it, are never guessed: "dudo!" confirms "Did you say Ben dudo?"."""
         if said == asked:
             return True
         guessed = isinstance(asked, CalzaCall) and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER

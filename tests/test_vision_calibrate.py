@@ -391,5 +391,11 @@ def test_calibration_photos_without_colour_are_refused(calib_dir, tmp_path):
         cv2.imwrite(str(grey / photo.name), image)
     with pytest.raises(CalibrationFailed) as err:
         load_calibration_images(grey)
-    assert "empty-1.png: the photo has no colour" in str(err.value) and "paco-2.png" in str(err.value)
+    assert "paco-2.png: no colour" in str(err.value) and "dice-" in str(err.value)
     load_calibration_images(calib_dir)  # the same photos in colour are taken
+    (calib_dir / "empty-1.png").replace(tmp_path / "colour-empty.png")  # a neutral cloth: no colour to see
+    (calib_dir / "empty-1.png").write_bytes((grey / "empty-1.png").read_bytes())
+    try:
+        load_calibration_images(calib_dir)
+    finally:
+        (tmp_path / "colour-empty.png").replace(calib_dir / "empty-1.png")

@@ -182,3 +182,17 @@ def test_calibrate_missing_images_folder(tmp_path, capsys):
     add_calibrate_arguments(p)
     code = run_calibrate(p.parse_args(["--images", str(tmp_path / "none"), "--out", str(tmp_path / "prof")]))
     assert code != 0 and "calibration failed" in capsys.readouterr().err
+
+
+def test_see_says_a_picture_has_no_colour(scene_file, capsys, tmp_path):
+    path, _ = scene_file
+    grey = tmp_path / "grey.png"
+    cv2.imwrite(str(grey), cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2GRAY))
+    empty = tmp_path / "empty.png"
+    cv2.imwrite(str(empty), cv2.cvtColor(generate_scene(901, size=(480, 640), n_dice=0).image, cv2.COLOR_BGR2GRAY))
+    assert _see("--json", path, grey, empty) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert [line["colourless"] for line in lines] == [False, True, True]  # no dice found, grey all the same
+    assert all(d["confidence"] < CameraSettings().min_confidence for d in lines[1]["dice"])
+    assert _see(grey) == 0
+    assert "no colour in this picture: no die in it is read surely" in capsys.readouterr().out

@@ -111,6 +111,13 @@ def _polyphase(x: np.ndarray, up: int, down: int) -> np.ndarray:
     return out.reshape(-1)[:n_out]
 
 
+def filter_length(rate_in: int, rate_out: int) -> int:
+    """How many input samples `resample`'s filter spans: an output sample depends on the
+    input within this distance either side of its position, and on nothing further."""
+    common = math.gcd(rate_in, rate_out)
+    return _taps(rate_out // common, rate_in // common)[0]
+
+
 def _taps(up: int, down: int) -> tuple[int, int]:
     """Filter length, and how many input samples before the centre it reaches."""
     reach = math.ceil(ZEROS * max(1.0, down / up))

@@ -3,13 +3,14 @@ sounddevice by default), feeding the same `Listener` as recordings."""
 
 from __future__ import annotations
 
+import math
 import queue
 import time
 from typing import Callable
 
 import numpy as np
 
-from companion.listen.audio import SAMPLE_RATE, resample
+from companion.listen.audio import SAMPLE_RATE, filter_length, resample
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
@@ -47,9 +48,15 @@ def check_microphone(device: int | str | None) -> None:
     if isinstance(device, int) and device not in {i for i, _ in found}:
         raise MicrophoneError(f"there is no microphone number {device} (the microphones: {listed})")
     if isinstance(device, str):
-        words = device.lower().split()
-        if not any(all(w in name.lower() for w in words) for _, name in found):
-            raise MicrophoneError(f"no microphone is named {device!r} (the microphones: {listed})")
+        try:  # sounddevice's own matching (parts of "name, host API", in order)
+            _sounddevice().query_devices(device, "input")
+        except ValueError as err:  # none, or several
+            several = "ultiple" in str(err)
+            raise MicrophoneError(f"{'more than one' if several else 'no'} microphone is named {device!r}"
+                                  f"{': give more of its name, or its number' if several else ''} "
+                                  f"(the microphones: {listed})") from None
+        except Exception:  # PortAudio's own errors: opening the stream will say them
+            pass
 
 
 # How long a player asked for their name has to start saying it before the try counts as
@@ -58,31 +65,38 @@ NAME_WAIT_S = 12.0
 
 
 class BlockResampler:
-    """A device's blocks, 0.1 s each at its own rate, as blocks at the recogniser's rate. Each
-    block is resampled between the one before and the one after it, so no block's edges are
-    cut off from the signal around them: one block (0.1 s) late, and the first block in gives
-    nothing out. (No made-up block of silence either: the endpointer learns the room's level
-    from the first 0.1 s it hears.)"""
+    """A device's blocks at its own rate as samples at the recogniser's rate, the same as the
+    whole stream resampled at once. Each output sample waits only for the input its filter
+    reaches (2 ms at 48 kHz), so what comes out of a block is a few samples short of it and
+    the rest follows with the next."""
 
     def __init__(self, rate: int) -> None:
         self.rate = rate
+        common = math.gcd(rate, SAMPLE_RATE)
+        self._up, self._down = SAMPLE_RATE // common, rate // common
+        self._reach = filter_length(rate, SAMPLE_RATE)
         self.reset()
 
     def reset(self) -> None:
-        self._before: np.ndarray | None = None
-        self._block: np.ndarray | None = None
+        """A new stream: after a pause (the companion speaking), what was heard is not joined on."""
+        self._kept = np.zeros(0, np.float32)  # input from absolute sample `_start` on
+        self._start = 0  # always a multiple of `_down`, so the output grid stays aligned
+        self._next = 0  # the next output sample to give
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
-        after = block.astype(np.float32)
-        middle = self._block
-        self._block = after
-        if middle is None:
-            return np.zeros(0, np.int16)
-        before = self._before if self._before is not None else middle[::-1]  # the sound mirrored, not silence
-        self._before = middle
-        out = resample(np.concatenate([before, middle, after]), self.rate, SAMPLE_RATE)
-        n = len(out) // 3
-        return np.clip(np.round(out[n:2 * n]), -32768, 32767).astype(np.int16)
+        up, down, reach = self._up, self._down, self._reach
+        x = np.concatenate([self._kept, block.astype(np.float32)])
+        end = self._start + len(x)
+        ready = max(self._next, ((end - reach) * up) // down)  # outputs before this have all their input
+        # from a multiple of `down` far enough back that the outputs given see the real input
+        # before them, not the zeros `resample` pads with (but for the stream's first samples)
+        seg = max(self._start, ((self._next * down // up - reach) // down) * down)
+        out = resample(x[seg - self._start:], self.rate, SAMPLE_RATE)
+        first = seg * up // down
+        given = out[self._next - first:ready - first]
+        keep = max(self._start, ((ready * down // up - reach) // down) * down)
+        self._kept, self._start, self._next = x[keep - self._start:], keep, ready
+        return np.clip(np.round(given), -32768, 32767).astype(np.int16)
 
 
 class MicSource:
@@ -141,6 +155,8 @@ class MicSource:
             return start(SAMPLE_RATE)
         except Exception as err:
             first = err
+        if "-9997" not in str(first) and "sample rate" not in str(first).lower():  # busy, gone...: as it is
+            raise MicrophoneError(f"cannot open the microphone {self._name()}: {first}") from None
         # Many USB microphones record only at 44.1 or 48 kHz, and PortAudio opens a bare ALSA
         # device at no other rate: open it at its own and resample to the recogniser's.
         try:

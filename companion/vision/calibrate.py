@@ -81,10 +81,12 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
             images[p] = read_frame(p)  # a photo too small to use is named here
         except ImageUnreadable as exc:
             problems.append(f"calibration image unreadable: {exc}")
-            continue
-        if without_colour(images[p]):  # no die read in it is sure, a die left on the table included
-            problems.append(f"{p.name}: the photo has no colour (a black-and-white or night mode); "
-                            f"calibrate with the camera giving colour, as it must at a reveal")
+    # Photos of dice without colour: no die read in them is sure, a die left on the "empty"
+    # table included. (The empty table alone may be a neutral cloth, colourless in colour.)
+    grey = [p.name for p in dice + paco if p in images and without_colour(images[p])]
+    if grey:
+        problems.append(f"{', '.join(grey)}: no colour (a black-and-white or night mode); calibrate "
+                        f"with the camera giving colour, as it must at a reveal")
     if problems:
         raise CalibrationFailed("\n".join(problems))
     return CalibrationImages(empty=tuple(images[p] for p in empty),

@@ -103,7 +103,7 @@ class DiceReader:
         size = self.profile.die_size_for(img.shape) if self.profile is not None else None
         found = self._not_table(img, self.detector.find(img, die_size=size, close_up=self.close_up), size)
         if not found:
-            return DiceReading(dice=())
+            return DiceReading(dice=(), colourless=without_colour(img))
         found, unread = found[:self.max_read], found[self.max_read:]  # surest first
         patches = np.stack([crop(img, c) for c in found])
         probs, agreement = self._second_look(img, found, *self.model.predict_checked(patches))

@@ -159,7 +159,7 @@ class WavRecorder:
         self._frames += frames + silence
         try:
             _write_wav(self.path, params, bytes(self._frames))
-        except OSError as exc:  # a full disk, a removed folder: the game pauses, said why
+        except OSError as exc:  # a full disk, a removed folder: Speakers drops this file, with a warning
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
 
 
