@@ -184,7 +184,7 @@ def test_no_microphone_is_said_before_the_engine_spends_seconds_learning_names(m
         return {"name": matches[0]}
 
     monkeypatch.setattr(microphone, "_sounddevice", lambda: types.SimpleNamespace(query_devices=query_devices))
-    microphone.check_microphone("USB PnP Sound Device: Audio (hw:1,0), ALSA")  # as `companion devices` shows it
+    microphone.check_microphone("USB PnP Sound Device: Audio (hw:1,0), ALSA")  # its name and host API, whole
     for device, message in (("9", "there is no microphone number 9 (the microphones: 1: USB PnP"),
                             ("0", "there is no microphone number 0"),  # an output, say
                             ("Blue Yeti", "no microphone is named 'Blue Yeti' (the microphones: "),

@@ -111,11 +111,11 @@ def _polyphase(x: np.ndarray, up: int, down: int) -> np.ndarray:
     return out.reshape(-1)[:n_out]
 
 
-def filter_length(rate_in: int, rate_out: int) -> int:
-    """How many input samples `resample`'s filter spans: an output sample depends on the
-    input within this distance either side of its position, and on nothing further."""
+def filter_reach(rate_in: int, rate_out: int) -> int:
+    """How far `resample`'s filter reaches, in input samples: an output sample depends on
+    the input within this distance either side of its position, and on nothing further."""
     common = math.gcd(rate_in, rate_out)
-    return _taps(rate_out // common, rate_in // common)[0]
+    return _taps(rate_out // common, rate_in // common)[0] // 2
 
 
 def _taps(up: int, down: int) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from companion.listen.audio import SAMPLE_RATE, filter_length, resample
+from companion.listen.audio import SAMPLE_RATE, filter_reach, resample
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
@@ -74,7 +74,7 @@ class BlockResampler:
         self.rate = rate
         common = math.gcd(rate, SAMPLE_RATE)
         self._up, self._down = SAMPLE_RATE // common, rate // common
-        self._reach = filter_length(rate, SAMPLE_RATE)
+        self._reach = filter_reach(rate, SAMPLE_RATE) + 1
         self.reset()
 
     def reset(self) -> None:
@@ -139,6 +139,7 @@ class MicSource:
 
     def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
         sd = _sounddevice()
+        self._resampler = None  # (set again below if this device needs one)
         if not list_microphones():
             raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
 
@@ -163,7 +164,7 @@ class MicSource:
             rate = int(sd.query_devices(self.device, "input")["default_samplerate"])
         except Exception:  # PortAudio errors are plain Exceptions
             rate = SAMPLE_RATE
-        if rate == SAMPLE_RATE or (rate * CHUNK) % SAMPLE_RATE:
+        if rate == SAMPLE_RATE:
             raise MicrophoneError(f"cannot open the microphone {self._name()}: {first}") from None
         try:
             stream = start(rate)
