@@ -131,14 +131,12 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     if chosen is None:
         return Decision(Verdict.IGNORE)
     call = moment.named(chosen)
-    # "take it back" with a question waiting takes back only the question; "Who calls calza?"
-    # is taken back so, or answered "no"
-    takes_back_a_question = (is_undo(call) and moment.asking) or drops_who_calls(call, moment)
-    verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking or takes_back_a_question,
+    drops_a_question = takes_back_a_question(call, moment)
+    verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking or drops_a_question,
                             moment.settles(call))
     sure = (heard.confidence or 0.0) >= policy.confirm_below and call == chosen == heard.best
     if verdict is Verdict.APPLY and (chosen != heard.best or call != chosen) and not (
-            changes_nothing(call) or is_answer(call) or takes_back_a_question):
+            changes_nothing(call) or is_answer(call) or drops_a_question):
         # The confidence is the best reading's, and of the words heard: another reading, or
         # a caller's name the words lacked, has not earned it. It is asked about instead.
         verdict = Verdict.ASK
@@ -222,6 +220,12 @@ def is_undo(call: Call) -> bool:
     return isinstance(call, CommandCall) and call.name is Command.UNDO
 
 
+def takes_back_a_question(call: Call, moment: Moment) -> bool:
+    """"Take it back" with a question waiting takes back only the question; "Who calls
+    calza?" is taken back so, or answered "no"."""
+    return (is_undo(call) and moment.asking) or drops_who_calls(call, moment)
+
+
 def drops_who_calls(call: Call, moment: Moment) -> bool:
     """"Take it back" or "no" while "Who calls calza?" waits: nobody called it."""
     return moment.who_calls_asked and isinstance(call, CommandCall) and call.name in (Command.NO, Command.UNDO)
@@ -292,7 +296,7 @@ def read_back_however_sure(call: Call, moment: Moment) -> bool:
     as surely as they are said ("dude, no" as dudo at 0.98, "oh dear" as undo at 0.98, in
     voices the network never trained on), and a round's dice once seen cannot be hidden
     again. Not "take it back" with a question waiting (it takes back only the question)."""
-    return is_challenge_or_undo(call) and not (is_undo(call) and (moment.asking or moment.who_calls_asked))
+    return is_challenge_or_undo(call) and not takes_back_a_question(call, moment)
 
 
 def is_challenge_or_undo(call: Call) -> bool:
