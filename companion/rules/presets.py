@@ -267,12 +267,13 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
             raise RulesFileError(f"house rules {path}: {', '.join(sorted(outside))} must go under [rules] "
                                  f"with the other fields (or leave out the [rules] line)")
     spelt: dict[str, str] = {}
-    for key in table:  # starting-dice as starting_dice, but not both
+    fields: dict[str, Any] = {}
+    for key, value in table.items():  # starting-dice as starting_dice, but not both
         field = key.replace("-", "_")
         if field in spelt:
             raise RulesFileError(f"house rules {path} set {field} twice ({spelt[field]} and {key}): keep one")
-        spelt[field] = key
-    table = {key.replace("-", "_"): value for key, value in table.items()}
+        spelt[field], fields[field] = key, value
+    table = fields
     if "name" in table:  # the preset's name, with "+house" (or the preset's own, copied whole)
         raise RulesFileError(f"house rules {path}: 'name' is not a rule; to start from a preset, "
                              f"write preset = \"{DEFAULT_PRESET}\"")
