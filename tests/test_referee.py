@@ -1192,6 +1192,14 @@ def spoken_referee():
     return referee, journal
 
 
+def spoken_reveal():
+    """spoken_referee's, at the reveal of Ben's dudo (asked about and confirmed)."""
+    referee, journal = spoken_referee()
+    say(referee, "dudo", confidence=0.95)
+    say(referee, "yes", confidence=0.95)
+    return referee, journal
+
+
 def dev_yet_to_say_his_one_die(players="Ana Ben Dev"):
     """A referee on the speech lines at a reveal of threes: Ana's and Ben's dice said, six
     threes shown, so four and five cannot be the count; Dev holds one die, not yet said."""
@@ -1242,9 +1250,7 @@ def test_a_take_it_back_question_that_lapses_says_what_it_was():
 
 def test_a_count_or_dice_said_again_while_asked_is_asked_again_never_taken():
     # the same voice is misheard the same way twice ("twenty" as "twenty eight"): only a yes settles
-    referee, journal = spoken_referee()
-    say(referee, "dudo", confidence=0.95)
-    say(referee, "yes", confidence=0.95)
+    referee, journal = spoken_reveal()
     assert say(referee, "twelve", confidence=0.8) == "Did you say the count is twelve?"
     assert say(referee, "twelve", confidence=0.85) == "Did you say the count is twelve?"
     assert referee.game.phase is Phase.REVEAL
@@ -1329,9 +1335,7 @@ def test_one_die_hands_are_offered_number_by_number_and_round_again():
 
 
 def test_take_it_back_at_a_reveal_gets_the_words_for_take_it_back():
-    referee, _ = spoken_referee()
-    say(referee, "dudo", confidence=0.95)
-    say(referee, "yes", confidence=0.95)
+    referee, _ = spoken_reveal()
     assert say(referee, "take it back", confidence=0.3) == "Sorry, say again?"
     assert say(referee, "take it back", confidence=0.98) == "Did you say take it back?"
     assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
