@@ -140,8 +140,7 @@ class MicSource:
     def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
         sd = _sounddevice()
         self._resampler = None  # (set again below if this device needs one)
-        if not list_microphones():
-            raise MicrophoneError("no microphone found: plug one in, or use --input wav/text")
+        check_microphone(self.device)
 
         def callback(indata, frames, when, status):  # runs on PortAudio's thread
             receive(time.monotonic(), indata[:, 0].copy())
