@@ -149,7 +149,7 @@ def _source(settings: PlaySettings, game):
 
 def _counter(settings: PlaySettings, first_round: int | None):
     """`first_round`: the first round of a resumed game whose reveal is still to come (the
-    photos given are of its reveal and later ones)."""
+    photos given are of its reveal and later ones; the camera sees no earlier round's dice)."""
     if not settings.uses_camera:
         return None
     from companion.vision.frames import CameraFrames, ImageFrames
@@ -159,7 +159,7 @@ def _counter(settings: PlaySettings, first_round: int | None):
 
     profile = load_profile(settings.profile) if settings.profile else None
     frames = (ImageFrames(settings.camera_images, first_round) if settings.camera_images
-              else CameraFrames(settings.camera))
+              else CameraFrames(settings.camera, first_round))
     return CameraCounter(frames, DiceReader(profile), warn=lambda note: print(f"companion: {note}", file=sys.stderr))
 
 

@@ -378,3 +378,41 @@ def test_a_live_camera_drops_the_frames_its_driver_held_from_before_the_reveal(m
     camera.read()  # the last reveal's look, and buffered frames behind it
     camera.begin_reveal(2)
     assert camera.read()[0, 0, 0] == 1 + frames_module.CameraFrames.STALE_FRAMES
+
+
+def test_a_live_camera_sees_no_reveal_taken_back_into_after_the_dice_were_rolled_again(monkeypatch, reader):
+    """Taken back into a round before the latest one revealed, the table shows the later
+    round's dice: the camera would settle the old challenge on them. The round revealed
+    again before anyone rolls is still on the table."""
+    from companion.vision import frames as frames_module
+
+    four = _find_readable(reader, range(560, 580), n=4)
+
+    class Driver:
+        def __init__(self, *args):
+            pass
+
+        def isOpened(self):
+            return True
+
+        def set(self, *args):
+            return True
+
+        def grab(self):
+            return True
+
+        def read(self):
+            return True, four.image
+
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Driver)
+    settings = CameraSettings(frames_to_agree=1)
+    counter = CameraCounter(frames_module.CameraFrames(0), reader, settings)
+    assert counter.reveal(4, round_number=1).reading is not None
+    assert counter.reveal(4, round_number=1).reading is not None  # undone within its round
+    assert counter.reveal(4, round_number=2).reading is not None
+    back = counter.reveal(5, round_number=1)
+    assert back.reading is None and back.reason == "the dice of that round have been rolled again since"
+    assert counter.reveal(4, round_number=2).reading is not None  # the latest round is still there
+    resumed = CameraCounter(frames_module.CameraFrames(0, first_round=3), reader, settings)
+    assert resumed.reveal(5, round_number=2).reading is None  # a round before the pause
+    assert resumed.reveal(4, round_number=3).reading is not None

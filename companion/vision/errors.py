@@ -20,8 +20,17 @@ class NoFrame(CameraUnavailable):
     """A frame source has no frame to give."""
 
 
-class PhotosUsedUp(NoFrame):
-    """A reveal after the last of the photos given for reveals: the players count instead."""
+class RevealNotInView(NoFrame):
+    """Nothing the camera can give shows this reveal's dice: the players count instead."""
+
+
+class PhotosUsedUp(RevealNotInView):
+    """A reveal after the last of the photos given for reveals."""
+
+
+class DiceRolledSince(RevealNotInView):
+    """A reveal done again, after "take it back", of a round whose dice have been rolled
+    again since: the camera would see the later round's."""
 
 
 class ProfileError(VisionError):

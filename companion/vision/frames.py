@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from companion.calls import number_words
-from companion.vision.errors import CameraUnavailable, ImageUnreadable, NoFrame, PhotosUsedUp
+from companion.vision.errors import CameraUnavailable, DiceRolledSince, ImageUnreadable, NoFrame, PhotosUsedUp
 
 
 class FrameSource(Protocol):
@@ -260,8 +260,13 @@ class CameraFrames:
     live = True
     still = False
 
-    def __init__(self, index: int, *, width: int | None = 1280, height: int | None = 720) -> None:
+    def __init__(self, index: int, first_round: int | None = None, *,
+                 width: int | None = 1280, height: int | None = 720) -> None:
+        """`first_round`: a resumed game's first round whose reveal is still to come (the dice
+        of the rounds before it have been rolled again since)."""
         self.index = index
+        self._latest_round = first_round  # the latest round revealed: its dice are on the table
+        self._rolled_since = False
         if index < 0:  # OpenCV's "any camera" index, which crashes some builds outright
             raise CameraUnavailable(f"cameras are numbered from 0, so there is no camera {index}")
         cap = cv2.VideoCapture(index)
@@ -278,10 +283,18 @@ class CameraFrames:
     STALE_FRAMES = 5
 
     def begin_reveal(self, round_number: int | None = None) -> None:
+        """A reveal of a round before the latest one revealed (taken back into, after the
+        next round's roll) is not on the table any more: reading it would count the later dice."""
+        latest = self._latest_round
+        self._rolled_since = round_number is not None and latest is not None and round_number < latest
+        if round_number is not None and not self._rolled_since:
+            self._latest_round = round_number
         for _ in range(self.STALE_FRAMES):  # the table as it is now, not as it was
             self._cap.grab()
 
     def read(self) -> np.ndarray:
+        if self._rolled_since:
+            raise DiceRolledSince("the dice of that round have been rolled again since")
         ok, frame = self._cap.read()
         if not ok or frame is None:
             raise NoFrame(f"camera {self.index} gave no frame")

@@ -10,7 +10,7 @@ import numpy as np
 
 from companion.calls import number_words
 from companion.vision.annotate import annotate
-from companion.vision.errors import PhotosUsedUp, VisionError
+from companion.vision.errors import RevealNotInView, VisionError
 from companion.vision.frames import FrameSource, write_image
 from companion.vision.settings import CameraSettings
 from companion.vision.types import DiceReading, RevealOutcome
@@ -94,7 +94,7 @@ class CameraCounter:
                 frame = self.frames.read()
                 self._check_framing(frame)
                 reading = self.reader.read(frame)
-            except PhotosUsedUp as exc:
+            except RevealNotInView as exc:
                 return self._done(None, str(exc), last, save_dir)
             except VisionError as exc:
                 return self._done(None, f"the camera failed ({exc})", last, save_dir)
@@ -114,7 +114,7 @@ class CameraCounter:
             if (self._clock() >= deadline) if live else (reads >= settings.max_frames):
                 if agreed:
                     break
-                return self._done(None, f"the frames disagree after {number_words(reads)} tries", last, save_dir)
+                return self._done(None, f"the frames disagree after {number_words(reads)} {'try' if reads == 1 else 'tries'}", last, save_dir)
         frame, reading = best
         if settings.accepts(reading, expected_total):
             return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
