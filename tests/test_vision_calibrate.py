@@ -399,3 +399,21 @@ def test_calibration_photos_without_colour_are_refused(calib_dir, tmp_path):
         load_calibration_images(calib_dir)
     finally:
         (tmp_path / "colour-empty.png").replace(calib_dir / "empty-1.png")
+
+
+def test_a_paco_photo_of_a_single_pip_ace_is_accepted_and_not_kept(calib_dir, tmp_path, capsys):
+    """Plain dice have a one-pip ace for a Paco. Kept as a reference it drew every die
+    towards a 1; the reader reads it as a 1 without one."""
+    ace = generate_scene(3, size=SIZE, n_dice=1, faces=(1,), paco_fraction=0.0, angle=0.3,
+                         hard=0.3, body_colours=BODY, die_scale=1.6, touching=0.0)
+    d = _with_paco_photo(calib_dir, tmp_path / "ace", ace.image)
+    prof = build_profile(load_calibration_images(d), "plain")
+    assert len(prof.paco_patches) == 0
+    scene = generate_scene(21, n_dice=6, faces=(2, 3, 4, 5, 6), paco_fraction=0.0, **KW)
+    assert DiceReader(prof).read(scene.image).counts == scene.counts
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    said = []
+    assert run_calibrate(p.parse_args(["--images", str(d), "--out", str(tmp_path / "prof")]), say=said.append) == 0
+    assert said[-1].endswith("no Paco reference (the ace shown is a single pip, which needs none).")
+    assert len(load_profile(tmp_path / "prof").paco_patches) == 0

@@ -124,7 +124,8 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
         sizes += [c.w for c in plain.detector.find(im) if c.score >= SURE_SIZE]
     die_size = float(np.median(sizes)) if sizes else None
     profile = Profile(name=name, resolution=(int(shape[0]), int(shape[1])), die_size=die_size,
-                      background=background, paco_patches=np.stack(patches))
+                      background=background,
+                      paco_patches=np.stack(patches) if patches else np.zeros((0, PATCH, PATCH, 3), np.uint8))
     check_profile(profile, images, DiceReader(profile, model))
     return profile
 
@@ -151,7 +152,9 @@ def paco_references(image: np.ndarray, plain_reader) -> tuple[list[np.ndarray], 
 
     They are the biggest dice the detector finds. One the face model reads surely as
     a pip face of two to six is not a Paco and refuses the photo: a plain face kept as a
-    reference would be read as a 1 in every game after."""
+    reference would be read as a 1 in every game after. Dice whose ace is a single pip show
+    one: the reader reads it as a 1 already, and as a reference it would draw every die
+    towards a 1, so it is accepted and not kept."""
     from companion.voice.phrases import join_and
 
     model = plain_reader.model
@@ -166,9 +169,10 @@ def paco_references(image: np.ndarray, plain_reader) -> tuple[list[np.ndarray], 
     if plain_faces:
         faces = join_and([number_words(f) for f in plain_faces])
         return [], f"I see {'a ' if len(plain_faces) == 1 else 'the faces '}{faces}, not the Paco"
+    single_pips = [p[1] >= SURE for p in probs]
     # kept only where the model takes it for a die at all, as the reader does (die_threshold)
-    kept = [patch for patch, p in zip(patches, probs) if p[NOT_DIE] < 0.5]
-    if not kept:
+    kept = [patch for patch, p, pip in zip(patches, probs, single_pips) if p[NOT_DIE] < 0.5 and not pip]
+    if not kept and not any(single_pips):
         return [], "I see only the table"
     return kept, None
 

@@ -234,5 +234,8 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
         _err("calibration stopped; no profile was saved")
         return 1
     size = f"{prof.die_size:.0f} px" if prof.die_size else "unknown"
-    say(f"Profile '{prof.name}' saved in {out}: die size {size}, {len(prof.paco_patches)} Paco reference(s).")
+    n = len(prof.paco_patches)
+    paco = ("no Paco reference (the ace shown is a single pip, which needs none)" if not n
+            else f"{n} Paco reference{'s' if n > 1 else ''}")
+    say(f"Profile '{prof.name}' saved in {out}: die size {size}, {paco}.")
     return 0
