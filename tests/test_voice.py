@@ -19,7 +19,7 @@ from companion.voice.announcements import CountPrompt
 from companion.voice.phrases import describe_event, smallest_raises_phrase
 from companion.voice.refusals import (
     ACES_OPENINGS, CHALLENGE_REFUSALS, COUNT_REFUSALS, PHASE_REFUSALS, refusal)
-from companion.voice.speakers import PrintSpeaker, VoiceSpeaker, VoiceUnavailable, WavRecorder, announcer
+from companion.voice.speakers import PrintSpeaker, Speakers, VoiceSpeaker, VoiceUnavailable, WavRecorder, announcer
 
 
 def test_wav_recorder_writes_each_announcement_as_real_speech(tmp_path):
@@ -62,6 +62,61 @@ def test_without_a_speaker_the_voice_is_left_out_with_one_warning(monkeypatch, c
     assert any(isinstance(s, VoiceSpeaker) for s in speakers.speakers) is voiced
     if not voiced:
         assert err.count("warning") == 1 and "no audio output (speaker or sound card)" in err
+
+
+@pytest.fixture
+def a_speaker(monkeypatch):
+    """A machine with an audio output (this one has none)."""
+    import sounddevice
+
+    monkeypatch.setattr(sounddevice, "query_devices",
+                        lambda: [{"name": "speaker", "max_input_channels": 0, "max_output_channels": 2}])
+
+
+def _player(tmp_path, unplugged):
+    """A stand-in for aplay that keeps what it is given to play, or fails as aplay does
+    without its device while `unplugged` exists."""
+    script = tmp_path / "player"
+    script.write_text(f"""#!/bin/sh
+if [ -e {unplugged} ]; then echo "aplay: main:850: audio open error: No such device" >&2; exit 1; fi
+n=$(ls {tmp_path} | grep -c '^played-')
+cp "$1" {tmp_path}/played-$n.wav
+""")
+    script.chmod(0o755)
+    return [str(script)]
+
+
+def test_the_voice_plays_each_sentence_as_real_speech(tmp_path, a_speaker):
+    VoiceSpeaker(player=_player(tmp_path, tmp_path / "unplugged")).say("Ben loses a die and has four dice left.")
+    with wave.open(str(tmp_path / "played-0.wav")) as w:
+        frames = np.frombuffer(w.readframes(w.getnframes()), dtype=np.int16)
+        seconds = w.getnframes() / w.getframerate()
+    assert seconds > 1.0 and np.sqrt(np.mean(frames.astype(float) ** 2)) > 300
+
+
+def test_a_speaker_unplugged_mid_game_is_said_once_and_plays_again_when_back(tmp_path, a_speaker):
+    unplugged = tmp_path / "unplugged"
+    out, warnings = io.StringIO(), []
+    speakers = Speakers([PrintSpeaker(out), VoiceSpeaker(player=_player(tmp_path, unplugged))], warnings.append)
+    speakers.say("Ana opens.")
+    unplugged.touch()
+    speakers.say("Ben, your call.")
+    speakers.say("Cleo, your call.")
+    assert warnings == ["warning: the speaker cannot be played on: aplay: main:850: audio open error: "
+                        "No such device; announcements are printed until it plays again."]
+    unplugged.unlink()  # plugged back in
+    speakers.say("Dudo!")
+    assert warnings[-1] == "the speaker plays again." and len(warnings) == 2
+    assert out.getvalue() == "Ana opens.\nBen, your call.\nCleo, your call.\nDudo!\n"
+    assert sorted(p.name for p in tmp_path.glob("played-*.wav")) == ["played-0.wav", "played-1.wav"]
+
+
+def test_without_aplay_the_voice_is_left_out_with_one_warning(monkeypatch, capsys, tmp_path, a_speaker):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing to play a sound with
+    speakers = announcer(mute=False, warn=lambda line: print(line, file=sys.stderr))
+    err = capsys.readouterr().err
+    assert not any(isinstance(s, VoiceSpeaker) for s in speakers.speakers)
+    assert err.count("warning") == 1 and "apt-get install alsa-utils" in err
 
 
 def test_unwritable_wav_path_is_a_clear_error(tmp_path):

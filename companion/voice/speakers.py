@@ -8,8 +8,10 @@ muted exactly while the companion talks.
 from __future__ import annotations
 
 import contextlib
-import os
 import io
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,6 +24,11 @@ from companion.errors import CompanionError
 
 class VoiceUnavailable(CompanionError):
     """No text-to-speech voice could be started (no espeak-ng, no audio device...)."""
+
+
+class SpeakerSilent(VoiceUnavailable):
+    """The audio output refused a sentence (a speaker unplugged, a sound card gone): the
+    next sentence tries again, as a speaker plugged back in plays again."""
 
 
 class Speaker(Protocol):
@@ -95,17 +102,61 @@ def no_audio_output() -> str | None:
     return "no audio output (speaker or sound card) was found"
 
 
-class VoiceSpeaker:
-    """Speaks aloud through pyttsx3 on the default audio output."""
+def audio_player() -> list[str] | None:
+    """The command that plays a WAV file on the default audio output: aplay on Linux (the
+    player pyttsx3's espeak driver uses, which ignores its failure); None elsewhere, where
+    pyttsx3's own driver plays and reports what fails."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if shutil.which("aplay") is None:
+        raise VoiceUnavailable("there is no aplay to play the voice on; on Debian or Ubuntu install it "
+                               "with: apt-get install alsa-utils")
+    return ["aplay", "-q"]
 
-    def __init__(self, rate: int | None = None) -> None:
+
+class VoiceSpeaker:
+    """Speaks aloud on the default audio output. On Linux pyttsx3 says each sentence into a
+    WAV file and the player plays it, so a speaker unplugged mid-game is noticed (and
+    Speakers says so) rather than the table left in silence."""
+
+    # Past a sentence's own length, how long a player may take before it counts as stuck.
+    PLAYER_GRACE = 10.0
+
+    def __init__(self, rate: int | None = None, player: Sequence[str] | None = None) -> None:
         self._engine = _start_pyttsx3(rate)
         # Without an output the voice's player fails on every sentence, loudly, on stderr.
         missing = no_audio_output()
         if missing:
             raise VoiceUnavailable(missing)
+        self._player = list(player) if player is not None else audio_player()
+        self._tmp = tempfile.TemporaryDirectory(prefix="companion-say-")
+        self._count = 0
 
     def say(self, text: str) -> None:
+        if self._player is None:
+            self._say_through_driver(text)
+            return
+        self._count += 1
+        stem = Path(self._tmp.name) / f"sentence-{self._count}"
+        params, frames = _synthesise(self._engine, text, stem)
+        wav = stem.with_suffix(".wav")
+        _write_wav(wav, params, frames)
+        seconds = len(frames) / (params.framerate * params.sampwidth * params.nchannels)
+        try:
+            played = subprocess.run([*self._player, str(wav)], capture_output=True, text=True,
+                                    timeout=seconds + self.PLAYER_GRACE)
+        except subprocess.TimeoutExpired:
+            raise VoiceUnavailable("the speaker stopped playing mid-sentence") from None
+        except OSError as exc:
+            raise VoiceUnavailable(f"the voice's player cannot be run ({exc.strerror or exc})") from None
+        finally:
+            wav.unlink(missing_ok=True)
+        if played.returncode != 0:
+            lines = [line for line in played.stderr.splitlines() if line.strip()]
+            why = lines[-1].strip() if lines else f"the player stopped with code {played.returncode}"
+            raise SpeakerSilent(f"the speaker cannot be played on: {why}")
+
+    def _say_through_driver(self, text: str) -> None:
         # pyttsx3 shares one engine per process and its espeak driver keeps the last
         # save_to_file target, which would swallow this sentence into a WAV file.
         driver = getattr(getattr(self._engine, "proxy", None), "_driver", None)
@@ -238,11 +289,14 @@ class PlayerVoice:
 class Speakers:
     """Several speakers at once: the printed line, the voice, the WAV file. A voice or a WAV
     file that fails mid-game (the speech engine crashing, the file's folder removed) is
-    dropped with one warning: the game goes on, printed, and the journal keeps every call."""
+    dropped with one warning: the game goes on, printed, and the journal keeps every call.
+    A speaker that cannot be played on is warned of once and tried again on each sentence,
+    with a word when it plays again."""
 
     def __init__(self, speakers: Sequence[Speaker], warn: Callable[[str], None] = lambda line: None) -> None:
         self.speakers = tuple(speakers)
         self._warn = warn
+        self._silent: list[Speaker] = []
 
     def say(self, text: str) -> None:
         for speaker in self.speakers:
@@ -251,10 +305,19 @@ class Speakers:
                 continue
             try:
                 speaker.say(text)
+            except SpeakerSilent as error:
+                if speaker not in self._silent:
+                    self._silent.append(speaker)
+                    self._warn(f"warning: {error}; announcements are printed until it plays again.")
+                continue
             except Exception as error:  # pyttsx3's drivers raise bare errors of many kinds
                 self.speakers = tuple(s for s in self.speakers if s is not speaker)
                 what = "the voice" if isinstance(speaker, VoiceSpeaker) else "the announcements' WAV file"
                 self._warn(f"warning: {what} failed ({error}); the game goes on without it.")
+                continue
+            if speaker in self._silent:
+                self._silent.remove(speaker)
+                self._warn("the speaker plays again.")
 
 
 def check_wav_out(wav_out: Path | None, kept: Sequence[Path]) -> None:
