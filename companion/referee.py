@@ -130,8 +130,8 @@ class Referee:
         said: list[Announcement] = []
         if self.game.phase is Phase.REVEAL and self._hands and not self._hands_missing():
             said = self._settle_from_hands()
-        elif self._camera_due_on_resuming():
-            looks = replace(self.status(), camera_looks=True)  # "Lift the cups."
+        elif self.game.phase is Phase.REVEAL and not self._hands:  # the cups may be back down
+            looks = replace(self.status(), camera_looks=self._camera_due_on_resuming(), lift_cups=True)
             return [announce.Resumed(looks, damaged=self._damaged)]
         return [*said, announce.Resumed(self.status(), None if said else self._last_round(), self._damaged)]
 

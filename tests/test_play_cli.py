@@ -328,6 +328,20 @@ def test_resume_after_a_kill_loses_nothing(tmp_path):
     assert game.dice == {"Ana": 5, "Ben": 3, "Cleo": 5}
 
 
+def test_a_game_resumed_at_a_reveal_asks_for_the_cups_again(tmp_path):
+    """After a pause the cups may be back down: the players are asked to lift them before
+    counting, as the camera's reveal asks; once dice are being said, the cups are up."""
+    _, journal = play(tmp_path, "three fours\nfour fours\ndudo\n")
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="status\n")
+    assert ("Resuming the game. Cleo called dudo on Ben's four fours. Lift the cups. How many fours, "
+            "pacos included?") in result.stdout
+    assert "Cleo called dudo on Ben's four fours. How many fours" in result.stdout  # status mid-reveal: no cups
+    said = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="Ana 4 4 1 2 3\n")
+    again = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert said.returncode == 0 and "Resuming the game. Cleo called dudo on Ben's four fours. Got Ana's dice." \
+        in again.stdout and "Lift the cups" not in again.stdout
+
+
 def test_a_game_resumed_at_a_rounds_start_says_how_the_last_round_ended(tmp_path):
     _, journal = play(tmp_path, "two fours\ndudo\n3\n")  # stopped as the count was said
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")

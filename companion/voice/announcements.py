@@ -482,6 +482,7 @@ class Status:
     dice: tuple[tuple[str, int], ...]  # each player still in, and their dice
     dice_in_play: int
     camera_looks: bool = False  # at a reveal: the camera is about to count, not the players
+    lift_cups: bool = False  # at a reveal picked up again: the cups may be back down
     face_changers: tuple[str, ...] = ()  # in a palifico round: who may change the face
 
     @classmethod
@@ -518,12 +519,12 @@ class Status:
             # At a reveal, only what the table needs to go on: said aloud, every word waits
             c = self.challenge
             parts.append(f"{c.player} called {c.kind} on {c.bidder}'s {bid_words(Bid(c.count, c.face), ace)}.")
-            if self.camera_looks:
+            if self.camera_looks or self.lift_cups:
                 parts.append("Lift the cups.")
-            elif self.hands_said:  # the players are saying their dice: the rest of them, please
+            if self.hands_said:  # the players are saying their dice: the rest of them, please
                 got = join_and([f"{player}'s" for player in self.hands_said])
                 parts.append(f"Got {got} dice. Still need {join_and(self.hands_missing)}.")
-            else:
+            elif not self.camera_looks:  # the players count
                 parts.append(self.count_prompt.sentence(rules))
             return " ".join(parts)
         if self.last_bid is None:
