@@ -243,6 +243,8 @@ class Referee:
         """What one utterance does; a challenge it makes leaves the camera due (`hear` reads
         it once the challenge has been said)."""
         self._camera_due, self._events = False, []
+        if self._round.who_calls_open:
+            heard = _names_who_calls(heard, self.game.players)
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,
                         settles=self._settles, asks_back=self._asks_back, named=self._named,
                         unsure_before=self._unsure, declined=self._declined,
@@ -667,3 +669,12 @@ def _turn_move(call: Call) -> bool:
     """A move whose player and effect depend on whose turn it is and on the last bid."""
     return isinstance(call, (BidCall, DudoCall, CalzaCall))
 
+
+def _names_who_calls(heard: Heard, players: Sequence[str]) -> Heard:
+    """A player's name typed alone in answer to "Who calls calza?" is that player's calza. (A
+    spoken name alone is no call the recogniser gives.)"""
+    if not heard.typed or heard.unparsable is None:
+        return heard
+    said = name_key(heard.text.strip().strip(".,!?"))
+    name = next((p for p in players if name_key(p) == said), None)
+    return Heard.from_text(f"{name} calza", players, heard.origin) if name else heard

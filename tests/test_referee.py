@@ -229,6 +229,16 @@ def test_calza_needs_a_name_when_several_may_call_it():
     assert "Who calls calza?" not in say(referee, "status")
 
 
+def test_a_name_typed_alone_answers_who_calls_calza():
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    say(referee, "three fives", "calza")
+    assert "Ana cannot challenge their own bid." in say(referee, "ana")
+    assert say(referee, "Dan").startswith("Calza from Dan on Ana's three fives!")
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    say(referee, "three fives")
+    assert say(referee, "Dan").startswith("Say the call after the name, like Ben calza.")  # nobody asked
+
+
 def test_a_calza_count_is_said_as_exact_or_not_never_as_a_wrong_bid():
     referee, _, _ = make()
     say(referee, "three fives", "Ben calza")
