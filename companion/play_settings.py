@@ -60,8 +60,9 @@ class PlaySettings:
             raise CompanionError(f"--mic {self.mic} is the microphone to listen to: it needs --input mic")
         speech_only = [flag for flag, value in (("--engine", self.engine != "auto"), ("--model", self.model)) if value]
         if speech_only and self.input == "text":
-            raise CompanionError(f"{' and '.join(speech_only)} only apply to speech (how calls are heard): "
-                                 "use them with --input mic or --input wav")
+            apply, them = ("only apply", "them") if len(speech_only) > 1 else ("applies only", "it")
+            raise CompanionError(f"{' and '.join(speech_only)} {apply} to speech (how calls are heard): "
+                                 f"use {them} with --input mic or --input wav")
         if self.learn_names and self.input == "text":
             raise CompanionError("--learn-names learns how players say their names: it needs --input mic or wav")
         if self.profile is not None and not self.uses_camera:

@@ -116,6 +116,8 @@ def test_house_rules_from_toml(tmp_path):
     (["--players", "Ana", "Ben", "--input", "text", "--learn-names"], "--learn-names learns how players say their names"),
     (["--players", "Ana", "Ben", "--input", "text", "--model", "m.npz", "--engine", "bundled"],
      "--engine and --model only apply to speech (how calls are heard): use them with --input mic or --input wav"),
+    (["--players", "Ana", "Ben", "--input", "text", "--model", "m.npz"],
+     "--model applies only to speech (how calls are heard): use it with --input mic or --input wav"),
     (["--players", "Ana", "Ben", "--input", "wav", "a.wav", "--mic", "3"], "--mic 3 is the microphone to listen to"),
 ])
 def test_bad_setups_get_a_clear_message(tmp_path, args, message):
