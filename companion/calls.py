@@ -188,7 +188,7 @@ CALZA_PHRASES = {"calza", "calzo", "cal za", "cal so", "calls a", "call za", "ka
 PALIFICO_PHRASES = {"palifico", "palafico", "pally fico", "pal if ico", "paly fico"}
 COMMAND_PHRASES: dict[str, Command] = {
     "undo": Command.UNDO, "take it back": Command.UNDO, "take that back": Command.UNDO,
-    "repeat": Command.REPEAT, "say again": Command.REPEAT, "say that again": Command.REPEAT,
+    "repeat": Command.REPEAT, "again": Command.REPEAT, "say again": Command.REPEAT, "say that again": Command.REPEAT,
     "pardon": Command.REPEAT, "what": Command.REPEAT,
     "status": Command.STATUS, "what is the bid": Command.STATUS, "whats the bid": Command.STATUS,
     "what was the bid": Command.STATUS, "the bid": Command.STATUS, "score": Command.STATUS,

@@ -151,6 +151,8 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert "(a count cannot be negative)" in say(referee, "-3 fives")
     assert say(referee, "hello there") == "Sorry, I did not understand 'hello there'. Say it again, or type help."
     assert say(referee, "help").startswith("Calls are bids like four fives or three pacos, dudo, calza or Ana calza")
+    assert say(referee, "?") == say(referee, "help")
+    assert say(referee, "again") == "Again: " + say(referee, "help")  # as "say again": the last said
     assert "type quit" in say(referee, "stop") and "--resume" in say(referee, "bye")  # words that do not quit
     pressman, _, _ = make(preset="pressman")  # no calza under these rules: not offered
     assert "calza" not in say(pressman, "help") and "palifico" in say(pressman, "help")

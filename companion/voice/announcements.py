@@ -125,7 +125,7 @@ class NotUnderstood:
                 return [f"Say the {what} after the name, like {self.named_example}."]
             return ["Bids and dudo need no name now: say the call alone, like four fives, or dudo."]
         word = self.text.strip().lower().strip("?!.")
-        if word in HELP_WORDS:
+        if word in HELP_WORDS or self.text.strip() == "?":
             calza = f", calza or {self.players[0]} calza" if rules.calza else ""
             palifico = ", palifico" if rules.palifico else ""
             return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
