@@ -143,6 +143,7 @@ def test_recap_journal_writes_the_page_and_charts_beside_the_journal(tmp_path, c
     assert recap_journal(path) == 0
     out = tmp_path / "typed-recap"
     assert default_out_dir(path) == out
+    assert default_out_dir(tmp_path / "typed.jsonl.game-1") == tmp_path / "typed-game-1-recap"  # a copy kept aside
     assert capsys.readouterr().out.strip() == str(out / "index.html")
     for chart in ("bids.png", "dice.png", "success.png"):
         assert (out / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -20,8 +20,11 @@ __all__ = ["INSTALL_PLOTTING", "Challenge", "PlayerStats", "Recap", "RecapBid", 
 
 
 def default_out_dir(journal_path: Path) -> Path:
+    """`game.jsonl` -> `game-recap/`; a copy kept aside, `game.jsonl.game-1`, -> `game-game-1-recap/`."""
     journal_path = Path(journal_path)
-    return journal_path.with_name(f"{journal_path.stem}-recap")
+    name = journal_path.name
+    stem = name.replace(".jsonl.", "-") if ".jsonl." in name else journal_path.stem
+    return journal_path.with_name(f"{stem}-recap")
 
 
 def add_recap_arguments(parser) -> None:
