@@ -9,6 +9,7 @@ players' names, into `Heard`; nothing after that reads text again.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from enum import Enum
@@ -221,3 +222,10 @@ def _is_recording(word: str) -> bool:
     path = Path(word)
     return (word == "-" or word.lower().endswith(".wav") or "/" in word or "\\" in word
             or (path.is_dir() and any(p.suffix.lower() == ".wav" for p in path.iterdir())))
+
+
+def natural_key(path: Path) -> list:
+    """A file name's sort key with its numbers as numbers: call2.wav before call10.wav, as
+    a recorder or a camera that does not pad its numbers means them."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+            for part in re.split(r"(\d+)", path.name) if part]

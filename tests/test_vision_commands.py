@@ -59,6 +59,20 @@ def test_see_bad_file_is_a_clear_error(tmp_path, capsys, scene_file):
     assert "notes.txt" in lines[0]["error"] and "empty.png" in lines[2]["error"]
 
 
+def test_see_reads_a_folders_images_in_name_order(tmp_path, capsys, scene_file):
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for name in ("IMG_10.png", "IMG_9.PNG", "notes.txt"):
+        (photos / name).write_bytes(scene_file[0].read_bytes())
+    assert _see("--json", photos) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert [line["file"] for line in lines] == [str(photos / "IMG_9.PNG"), str(photos / "IMG_10.png")]
+    assert all({int(k): v for k, v in line["counts"].items()} == scene_file[1].counts for line in lines)
+    (tmp_path / "nothing").mkdir()
+    assert _see(tmp_path / "nothing") == 2
+    assert "nothing: no images in this folder (.png, .jpg" in capsys.readouterr().err
+
+
 def test_see_plain_lines_say_which_dice_a_reveal_would_doubt(tmp_path, capsys, scene_file):
     from companion.vision.reader import DiceReader
 

@@ -8,7 +8,6 @@ so recorded games replay exactly as they would have been heard live.
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections import deque
 from dataclasses import dataclass, replace
@@ -24,7 +23,7 @@ from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
 from companion.listen.voice_activity import CHUNK as VOICE_CHUNK
 from companion.listen.voice_activity import peak as voice_peak
-from companion.sources import Expect, Utterance
+from companion.sources import Expect, Utterance, natural_key
 
 CHUNK = 1600  # 0.1 s
 # Quiet that a name said before the game may hold without ending: as much as parts two
@@ -344,12 +343,6 @@ class PromptedWavSource(WavSource):
         except AudioFormatError as err:  # read_wav checks the file as check_wav does
             self._warn(f"companion: {err}")
 
-
-def natural_key(path: Path) -> list:
-    """A file name's sort key with its numbers as numbers: call2.wav before call10.wav, as
-    a recorder that does not pad its numbers means them."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part.lower())
-            for part in re.split(r"(\d+)", path.name) if part]
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:

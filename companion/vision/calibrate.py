@@ -1,6 +1,6 @@
 """Building a calibration profile from photos (a folder) or live from a camera.
 
-Image folder naming convention (png, jpg or jpeg, any case):
+Image folder naming convention (png, jpg, jpeg, webp, bmp or tif, any case):
   empty*.png   the table with no dice, camera where it will be during play (one or more)
   dice*.png    a few dice on that table; optionally name the faces shown after the last '-',
                e.g. dice-2356.png or dice-1-2-6.png, and calibration checks it reads exactly those
@@ -22,12 +22,10 @@ import numpy as np
 
 from companion.vision.detect import crop
 from companion.vision.errors import CalibrationFailed, ImageUnreadable
-from companion.vision.frames import FrameSource, read_frame, without_colour, write_image
+from companion.vision.frames import IMAGE_SUFFIXES, FrameSource, read_frame, without_colour, write_image
 from companion.calls import number_words
 from companion.vision.model import NOT_DIE, PATCH
 from companion.vision.profile import Profile
-
-_EXT = (".png", ".jpg", ".jpeg", ".bmp")
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     d = pathlib.Path(folder)
     if not d.is_dir():
         raise CalibrationFailed(f"{d} is not a folder of calibration images")
-    files = sorted(p for p in d.iterdir() if p.suffix.lower() in _EXT and p.is_file())
+    files = sorted(p for p in d.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
     pick = lambda prefix: [p for p in files if p.name.lower().startswith(prefix)]  # noqa: E731
     empty, dice, paco = pick("empty"), pick("dice"), pick("paco")
     # Every problem with the folder at once, so it can be put right in one go.

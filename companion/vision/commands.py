@@ -15,7 +15,8 @@ CALIBRATION_ROOT = pathlib.Path("calibration")
 
 
 def add_see_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("images", nargs="*", type=pathlib.Path, help="photos of the table to read")
+    parser.add_argument("images", nargs="*", type=pathlib.Path,
+                        help="photos of the table to read (a folder: its images, in name order)")
     parser.add_argument("--json", action="store_true",
                         help="one JSON line per image ({\"file\", \"error\"} for one that cannot be read)")
     parser.add_argument("--annotate", type=pathlib.Path, metavar="OUT.png",
@@ -67,7 +68,7 @@ def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
 
 def run_see(args: argparse.Namespace) -> int:
     from companion.vision.annotate import annotate
-    from companion.vision.frames import check_picture_name, read_frame, write_image
+    from companion.vision.frames import check_picture_name, image_files, read_frame, write_image
 
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
@@ -79,15 +80,20 @@ def run_see(args: argparse.Namespace) -> int:
         _err(f"see: {'--headless' if args.headless else '--frames'} is for a live camera (--camera N); "
              "image files are read once each")
         return 2
+    try:
+        images = image_files(args.images)
+    except VisionError as exc:
+        _err(f"see: {exc}")
+        return 2
     if args.annotate is not None:
         try:
             check_picture_name(args.annotate)  # before any image is read
         except OSError as exc:
             _err(f"see: --annotate {exc}")
             return 2
-        inputs = {pathlib.Path(p).resolve() for p in args.images}
-        for i in range(len(args.images)):
-            out = _annotate_path(args.annotate, i, len(args.images))
+        inputs = {pathlib.Path(p).resolve() for p in images}
+        for i in range(len(images)):
+            out = _annotate_path(args.annotate, i, len(images))
             if out.resolve() in inputs:
                 _err(f"see: --annotate {out} would draw over a photo being read; give another name")
                 return 2
@@ -100,7 +106,7 @@ def run_see(args: argparse.Namespace) -> int:
         return _see_camera(args, reader)
     status = 0
     noted: set[str] = set()
-    for i, path in enumerate(args.images):
+    for i, path in enumerate(images):
         try:
             img = read_frame(path)
             reading = reader.read(img)
@@ -135,7 +141,7 @@ def run_see(args: argparse.Namespace) -> int:
             if refused:
                 print(f"  {refused}", flush=True)
         if args.annotate is not None:
-            out = _annotate_path(args.annotate, i, len(args.images))
+            out = _annotate_path(args.annotate, i, len(images))
             try:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 write_image(out, annotate(img, reading, NO_COLOUR if reading.colourless else None))

@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 
 from companion.calls import number_words
+from companion.sources import natural_key
 from companion.vision.errors import CameraUnavailable, DiceRolledSince, ImageUnreadable, NoFrame, PhotosUsedUp
 
 
@@ -167,6 +168,28 @@ def without_colour(frame: np.ndarray) -> bool:
     return float((apart <= 2).mean()) >= 0.998
 
 
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff")
+
+
+def image_files(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
+    """The paths given, a folder's images in name order (numbers by value, as a camera
+    numbers its photos); a folder without images is an ImageUnreadable."""
+    files: list[pathlib.Path] = []
+    for p in map(pathlib.Path, paths):
+        if not p.is_dir():
+            files.append(p)  # read_frame says what is wrong with it, if anything
+            continue
+        try:
+            found = sorted((x for x in p.iterdir() if x.suffix.lower() in IMAGE_SUFFIXES and x.is_file()),
+                           key=natural_key)
+        except OSError as exc:
+            raise ImageUnreadable(f"{p}: cannot be listed ({exc.strerror or exc})") from None
+        if not found:
+            raise ImageUnreadable(f"{p}: no images in this folder ({', '.join(IMAGE_SUFFIXES)})")
+        files += found
+    return files
+
+
 def read_frame(path: str | pathlib.Path) -> np.ndarray:
     """An image file as a frame the reader takes (BGR, big enough), or ImageUnreadable naming the file."""
     return as_bgr(read_image(path), path)
@@ -188,7 +211,7 @@ class ImageFrames:
         had their photos before the pause, so a reveal of one done again has none here."""
         if not paths:
             raise NoFrame("no image files given")
-        self._paths = [pathlib.Path(p) for p in paths]
+        self._paths = image_files(paths)
         problems = []
         for p in self._paths:
             try:
