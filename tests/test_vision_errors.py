@@ -169,3 +169,21 @@ def test_see_camera_missing_is_clean(capsys):
     assert run_see(p.parse_args(["--camera", "97", "--headless", "--frames", "1"])) == 1
     err = capsys.readouterr().err
     assert "camera 97" in err and "Traceback" not in err
+
+
+def test_pictures_and_profiles_in_a_folder_named_outside_utf8(tmp_path):
+    """A folder named in Latin-1 ("Sesión" as bytes): OpenCV's own path handling crashed the
+    process on it (a reveal's picture, a profile), so only Python touches the path."""
+    from companion.vision.frames import read_frame, write_image
+
+    folder = tmp_path / pathlib.Path(b"Sesi\xf3n".decode("utf-8", "surrogateescape"))
+    folder.mkdir()
+    picture = np.zeros((48, 64, 3), np.uint8)
+    picture[10:20, 10:20] = (0, 0, 255)
+    write_image(folder / "reveal-0001.png", picture)
+    assert np.array_equal(read_frame(folder / "reveal-0001.png"), picture)
+    write_image(folder / "paco-0.png", np.full((32, 32, 3), 200, np.uint8))
+    profile = load_profile(_write_profile(folder, paco=["paco-0.png"]))
+    assert profile.paco_patches.shape == (1, 32, 32, 3)
+    with pytest.raises(OSError, match="not a picture file name"):
+        write_image(folder / "reveal.t\udcf3f", picture)

@@ -120,17 +120,25 @@ def read_image(path: str | pathlib.Path) -> np.ndarray:
 
 
 def check_picture_name(path: str | pathlib.Path) -> None:
-    """OSError unless OpenCV can write a picture under this name (cv2.imwrite would raise
-    cv2.error on it)."""
-    if not cv2.haveImageWriter(str(path)):
+    """OSError unless OpenCV can encode a picture of this name's type (cv2.imwrite would
+    raise cv2.error on it). Only the suffix goes to OpenCV: a path that is not UTF-8 (a
+    folder named in Latin-1) crashes its path handling outright."""
+    suffix = pathlib.Path(path).suffix.lower()
+    if not suffix.isascii() or not cv2.haveImageWriter(f"picture{suffix}"):
         raise OSError(f"{path}: not a picture file name (end it in .png or .jpg)")
 
 
 def write_image(path: str | pathlib.Path, image: np.ndarray) -> None:
-    """Write a picture, or raise OSError with a sentence a person understands."""
+    """Write a picture, or raise OSError with a sentence a person understands. Encoded by
+    OpenCV and written by Python, which takes any path the system does."""
     check_picture_name(path)
-    if not cv2.imwrite(str(path), image):
-        raise OSError(f"cannot write {path}")
+    ok, data = cv2.imencode(pathlib.Path(path).suffix.lower(), image)
+    if not ok:
+        raise OSError(f"cannot write {path}: the picture cannot be encoded")
+    try:
+        pathlib.Path(path).write_bytes(data.tobytes())
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 MIN_SIDE = 16  # pixels: anything narrower cannot hold a readable die

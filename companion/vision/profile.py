@@ -98,7 +98,10 @@ def _img(directory: pathlib.Path, name, what: str, flags=cv2.IMREAD_COLOR) -> np
     p = directory / name
     if not p.is_file():
         raise ProfileError(f"{directory}: the {what} image {name} is missing")
-    img = cv2.imread(str(p), flags)
+    try:  # read by Python, decoded by OpenCV: its own path handling crashes on a name not in UTF-8
+        img = cv2.imdecode(np.frombuffer(p.read_bytes(), np.uint8), flags)
+    except OSError as exc:
+        raise ProfileError(f"{directory}: the {what} image {name} cannot be read ({exc.strerror or exc})") from None
     if img is None or img.size == 0:
         raise ProfileError(f"{directory}: the {what} image {name} is not a readable image")
     return img
