@@ -1,6 +1,7 @@
 """`companion see` / `companion calibrate` runners, called in-process with argparse namespaces."""
 import argparse
 import json
+import sys
 
 import cv2
 import pytest
@@ -210,3 +211,37 @@ def test_see_says_a_picture_has_no_colour(scene_file, capsys, tmp_path):
     assert all(d["confidence"] < CameraSettings().min_confidence for d in lines[1]["dice"])
     assert _see(grey) == 0
     assert "no colour in this picture: no die in it is read surely" in capsys.readouterr().out
+
+
+def test_see_without_a_display_reads_the_camera_headless(monkeypatch, capsys, scene_file):
+    """A Raspberry Pi over SSH: OpenCV's window would abort the process, not raise."""
+    from companion.vision import frames as frames_module
+
+    class Camera:
+        def __init__(self, *args):
+            pass
+
+        def isOpened(self):
+            return True
+
+        def set(self, *args):
+            return True
+
+        def read(self):
+            return True, cv2.imread(str(scene_file[0]))
+
+        def release(self):
+            pass
+
+    def no_window(*args):
+        raise AssertionError("a window was opened without a display")
+
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Camera)
+    monkeypatch.setattr(cv2, "imshow", no_window)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert _see("--camera", 0, "--frames", 2) == 0
+    out = capsys.readouterr()
+    assert [json.loads(line)["frame"] for line in out.out.strip().splitlines()] == [1, 2]
+    assert out.err.count("no display for the preview window") == 1 and "as with --headless" in out.err

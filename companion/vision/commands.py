@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 from typing import Callable
@@ -153,6 +154,21 @@ def run_see(args: argparse.Namespace) -> int:
     return status
 
 
+def no_display() -> bool:
+    """No screen to show a window on: Linux without X or Wayland (a Raspberry Pi reached over
+    SSH). OpenCV's window there aborts the process instead of raising."""
+    return sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _headless(args, command: str) -> bool:
+    """--headless, or said once and taken where there is no display."""
+    if not args.headless and no_display():
+        _err(f"{command}: there is no display for the preview window (no DISPLAY or WAYLAND_DISPLAY); "
+             "going on as with --headless")
+        return True
+    return args.headless
+
+
 def _see_camera(args, reader) -> int:
     import cv2
 
@@ -164,6 +180,7 @@ def _see_camera(args, reader) -> int:
     except VisionError as exc:
         _err(str(exc))
         return 1
+    headless = _headless(args, "see")
     n = 0
     try:
         with cam:
@@ -171,7 +188,7 @@ def _see_camera(args, reader) -> int:
                 frame = cam.read()
                 reading = reader.read(frame)
                 n += 1
-                if args.headless:
+                if headless:
                     line = json.loads(reading_json(f"camera:{args.camera}", reading))
                     line["frame"] = n
                     print(json.dumps(line), flush=True)
@@ -185,7 +202,7 @@ def _see_camera(args, reader) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        if not args.headless:
+        if not headless:
             cv2.destroyAllWindows()
     return 0
 
@@ -225,7 +242,7 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
             with CameraFrames(args.camera) as cam:
                 # Spoken too: the person is at the table, not at the screen.
                 say = say or announcer(args.mute, warn=_err).say
-                prompter = TerminalPrompter() if args.headless else \
+                prompter = TerminalPrompter() if _headless(args, "calibrate") else \
                     WindowPrompter(cam, DiceReader())
                 try:
                     prof = calibrate_live(cam, out, name=args.name, say=say, prompter=prompter)
