@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -134,6 +135,37 @@ def test_a_missing_or_broken_model_is_a_clear_error(tmp_path):
     calibration.mkdir()
     with pytest.raises(ModelError, match="cannot read the call recogniser's calibration"):
         CallRecogniser((), RecogniserSettings(calibration=calibration))
+
+
+def test_a_network_or_calibration_that_would_fail_mid_game_is_refused_at_start(tmp_path):
+    """Each loaded before and failed at the first call, with the journal already begun (or,
+    weights short, weighed the wrong measures: a clear call came out as no call)."""
+    from companion.listen.recogniser import CONFIDENCE_PATH, MODEL_PATH
+
+    with np.load(MODEL_PATH) as data:
+        arrays = {k: data[k] for k in data.files}
+    network = tmp_path / "cut.npz"
+    for name, change, said in (("out.bias", None, "it has no out.bias"),
+                               ("convs.2.weight", lambda a: a[:, :, :2], "its convs.2.weight is (192, 192, 2)"),
+                               ("mean", lambda a: a * np.nan, "its mean is not all finite numbers")):
+        broken = dict(arrays)
+        if change is None:
+            del broken[name]
+        else:
+            broken[name] = change(broken[name])
+        np.savez(network, **broken)
+        with pytest.raises(ModelError, match=re.escape(said)):
+            CallRecogniser((), RecogniserSettings(model=network))
+    own = json.loads(CONFIDENCE_PATH.read_text())
+    calibration = tmp_path / "calibration.json"
+    for change, said in ((lambda c: c["features"].__setitem__(0, "margin"), "does not make: margin"),
+                         (lambda c: c.__setitem__("weights", c["weights"][:3]), "3 weights for 8 measures"),
+                         (lambda c: c["weights"].__setitem__(1, "big"), "must be finite numbers")):
+        broken = json.loads(json.dumps(own))
+        change(broken)
+        calibration.write_text(json.dumps(broken))
+        with pytest.raises(ModelError, match=re.escape(said)):
+            CallRecogniser((), RecogniserSettings(calibration=calibration))
 
 
 def test_a_network_is_heard_with_the_confidence_fitted_for_it(tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.listen.embedding import FEATURES
 from companion.listen.errors import ModelError
 from companion.listen.tokens import TOKENS
 
@@ -50,6 +51,9 @@ class CallNetwork:
         if tuple(card.get("tokens", ())) != TOKENS:
             raise ModelError(f"{path} was trained for other words than this version hears: "
                              "retrain it (python -m training.train)")
+        problem = _shape_problem(weights)
+        if problem:
+            raise ModelError(f"{unreadable} ({problem}); retrain it or leave out --model")
         return cls(weights, card)
 
     def log_probs(self, features: np.ndarray) -> np.ndarray:
@@ -66,3 +70,25 @@ class CallNetwork:
         logits = h @ w["out.weight"][:, :, 0].T + w["out.bias"]
         logits -= logits.max(axis=1, keepdims=True)
         return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+
+
+def _shape_problem(weights: dict[str, np.ndarray]) -> str | None:
+    """What is missing from the arrays `log_probs` multiplies, or the wrong shape or not
+    finite (it would fail, or hear nothing, at the first call instead of at start-up)."""
+    if "project.weight" not in weights or weights["project.weight"].ndim != 3:
+        return "its project.weight is missing or not a convolution"
+    width = weights["project.weight"].shape[0]
+    expected = {"mean": (FEATURES,), "std": (FEATURES,), "project.weight": (width, FEATURES, 1),
+                "project.bias": (width,), "out.weight": (len(TOKENS), width, 1), "out.bias": (len(TOKENS),)}
+    for i in range(len(DILATIONS)):
+        expected[f"convs.{i}.weight"] = (width, width, KERNEL)
+        expected[f"convs.{i}.bias"] = (width,)
+    for name, shape in expected.items():
+        array = weights.get(name)
+        if array is None:
+            return f"it has no {name}"
+        if array.shape != shape:
+            return f"its {name} is {array.shape}, not {shape}"
+        if not np.issubdtype(array.dtype, np.floating) or not np.isfinite(array).all():
+            return f"its {name} is not all finite numbers"
+    return None

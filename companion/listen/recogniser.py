@@ -95,29 +95,48 @@ def call_graph(expect: Expect, max_count: int, named: bool,
     return graph
 
 
+MEASURES = ("margin_free", "margin_free_per_frame", "margin_second", "posterior", "unknown_peak",
+            "frames", "weakest_word", "unknown_mass")  # what `measures` gives
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Logistic calibration of the decoder's measures into a 0..1 confidence."""
 
     weights: tuple[float, ...]
     bias: float
-    names: tuple[str, ...] = ("margin_free", "margin_free_per_frame", "margin_second",
-                              "posterior", "unknown_peak", "frames", "weakest_word",
-                              "unknown_mass")
+    names: tuple[str, ...] = MEASURES
     left_out: tuple[str, ...] = ()  # voice families whose clips it was not fitted on
 
     @classmethod
     def load(cls, path: Path = CONFIDENCE_PATH) -> "Calibration":
         try:
             data = json.loads(path.read_text())
-            return cls(tuple(data["weights"]), float(data["bias"]), tuple(data["features"]),
-                       tuple(data.get("left_out", ())))
+            calibration = cls(tuple(data["weights"]), float(data["bias"]), tuple(data["features"]),
+                              tuple(data.get("left_out", ())))
+            problem = calibration.problem()
+            if problem:
+                raise ValueError(problem)
+            return calibration
         except FileNotFoundError:
             raise ModelError(f"the call recogniser's calibration is missing: {path}") from None
         except OSError as err:  # a folder of that name, a file it may not read
             raise ModelError(f"cannot read the call recogniser's calibration {path}: {err.strerror or err}") from None
         except (ValueError, KeyError, TypeError) as err:
             raise ModelError(f"the call recogniser's calibration {path} is unreadable: {err}") from None
+
+    def problem(self) -> str | None:
+        """What makes it unusable (read mid-game, it would fail at the first call or weigh
+        the wrong measures), or None."""
+        unknown = [n for n in self.names if n not in MEASURES]
+        if unknown:
+            return f"it weighs measures the recogniser does not make: {', '.join(map(str, unknown))}"
+        if len(self.weights) != len(self.names):
+            return f"it has {len(self.weights)} weights for {len(self.names)} measures"
+        numbers = (*self.weights, self.bias)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in numbers):
+            return "its weights and bias must be finite numbers"
+        return None
 
     def confidence(self, measures: dict[str, float]) -> float:
         z = self.bias + sum(w * measures[n] for w, n in zip(self.weights, self.names))
