@@ -235,3 +235,11 @@ def test_a_hand_of_more_dice_than_the_game_allows_is_never_taken_unasked(recogni
     recogniser.expect(Expect.COUNT, frozenset({2}))
     cut = recogniser.decode(audio)
     assert len(cut.text.split()) == 3 and cut.confidence <= RESIZED_CONFIDENCE < ENGINE_CONFIRM
+
+
+def test_without_espeak_ng_no_name_could_be_heard_so_it_is_said_at_start(tmp_path, monkeypatch):
+    """The names' templates are espeak-ng saying them: without it a hand or a named calza
+    got no answer at all, mid-game."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ModelError, match="espeak-ng is not installed; on Debian or Ubuntu: apt-get install espeak-ng"):
+        CallRecogniser(("Ana", "Ben"))

@@ -15,6 +15,7 @@ import numpy as np
 
 from companion.listen.decoder import CompiledGraph, Decoded, Graph
 from companion.listen.embedding import SpeechEmbedding, padded
+from companion.listen.errors import ModelError
 from companion.listen.network import CallNetwork
 from companion.listen.tokens import NAME
 
@@ -200,7 +201,9 @@ def sound_alikes(players: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _espeak(text: str, voice: str) -> np.ndarray | None:
-    """`text` said by espeak-ng as 16 kHz int16, or None without espeak-ng."""
+    """`text` said by espeak-ng as 16 kHz int16, or None where it fails for that voice.
+    Without espeak-ng no name could be heard (a hand, a named calza: never a word back), so
+    that is a ModelError at start-up."""
     import subprocess
     import tempfile
 
@@ -210,6 +213,9 @@ def _espeak(text: str, voice: str) -> np.ndarray | None:
         try:
             subprocess.run(["espeak-ng", "-v", voice, "-w", out.name, text], check=True,
                            capture_output=True, timeout=10)
+        except FileNotFoundError:
+            raise ModelError("the players' names are learnt from espeak-ng saying them, and espeak-ng is "
+                             "not installed; on Debian or Ubuntu: apt-get install espeak-ng") from None
         except (OSError, subprocess.SubprocessError):
             return None
         return read_wav(out.name)
