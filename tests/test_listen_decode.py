@@ -354,7 +354,13 @@ def test_other_rates_are_converted_and_unreadable_encodings_refused_clearly(spee
     assert "b.wav: its audio is A-law" in captured.err
 
 
-def test_unreadable_and_missing_wavs(tmp_path):
+def test_unreadable_and_missing_wavs(tmp_path, monkeypatch):
+    from companion.listen import inputs
+
+    def engine_loaded(*args):  # seconds of loading (more with more players) before the refusal
+        raise AssertionError("the engine was loaded before the recordings were checked")
+
+    monkeypatch.setattr(inputs, "make_engine", engine_loaded)
     (tmp_path / "junk.wav").write_bytes(b"this is not a wav file at all")
     with pytest.raises(AudioFormatError, match="not a readable WAV"):
         read_wav(tmp_path / "junk.wav")

@@ -10,7 +10,7 @@ from typing import Sequence
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
 from companion.listen.microphone import MicSource, check_microphone
-from companion.listen.sources import (STDIN, PromptedWavSource, WavSource, expand_paths,
+from companion.listen.sources import (STDIN, PromptedWavSource, WavSource, check_wavs, expand_paths,
                                       make_engine, say_on_stderr)
 
 
@@ -41,6 +41,7 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequenc
     # A bad path, or no microphone at all, fails before the model loads (seconds: it learns
     # how each player's name sounds).
     files = expand_paths(paths) if kind == "wav" and not from_stdin else []
+    check_wavs(files)
     device = settings.device
     if isinstance(device, str) and device.isdigit():
         device = int(device)  # `--mic 2` is a device index; other text matches a name

@@ -236,14 +236,7 @@ class WavSource:
         # their names are asked for (`play --learn-names`).
         self.learn_names = learn_names
         self.files = expand_paths(paths)
-        problems = []
-        for path in self.files:  # bad files are reported before the game, not halfway
-            try:
-                check_wav(path)
-            except AudioFormatError as err:
-                problems.append(str(err))
-        if problems:
-            raise AudioFormatError("\n".join(problems))
+        check_wavs(self.files)
         self.whole_file_seconds = whole_file_seconds
         self._pending: Iterator[Recognition] = iter(())
         self._origin = ""
@@ -343,6 +336,19 @@ class PromptedWavSource(WavSource):
         except AudioFormatError as err:  # read_wav checks the file as check_wav does
             self._warn(f"companion: {err}")
 
+
+
+def check_wavs(files: Sequence[Path]) -> None:
+    """Every file read_wav would refuse, reported at once from the headers: before the game
+    (and before the engine's seconds of loading), not halfway through it."""
+    problems = []
+    for path in files:
+        try:
+            check_wav(path)
+        except AudioFormatError as err:
+            problems.append(str(err))
+    if problems:
+        raise AudioFormatError("\n".join(problems))
 
 
 def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
