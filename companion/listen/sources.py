@@ -23,6 +23,7 @@ from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
 from companion.listen.voice_activity import CHUNK as VOICE_CHUNK
 from companion.listen.voice_activity import peak as voice_peak
+from companion.listen.voice_activity import voice_activity_problem
 from companion.sources import Expect, Utterance, natural_key
 
 CHUNK = 1600  # 0.1 s
@@ -46,7 +47,10 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     model_dir = Path(model) if model else None
     # A .npz file is a network for the bundled recogniser (one trained by training/),
     # anything else a Vosk model folder.
-    network = model_dir if model_dir is not None and model_dir.suffix == ".npz" else None
+    network = model_dir if model_dir is not None and model_dir.suffix.lower() == ".npz" else None
+    if engine == "bundled" and model_dir is not None and network is None:
+        raise ModelError(f"--model {model_dir}: the bundled recogniser takes a network file (.npz, as "
+                         "training.train writes one); a Vosk model folder needs --engine vosk or auto")
     if network is not None:
         model_dir = None
         if engine == "vosk":
@@ -76,6 +80,9 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
                  f"player's dice, or let the camera count")
     if announce:
         announce(f"speech engine: {what}")
+        deaf = voice_activity_problem()
+        if deaf:
+            announce(f"warning: {deaf}")
     return chosen
 
 

