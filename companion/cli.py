@@ -186,12 +186,8 @@ def run_play(settings: PlaySettings) -> int:
     resumed = None
     if settings.resuming:
         path = settings.journal or journals.find_session(settings.resume or None)
-        resumed = journals.resume(path)
+        resumed = journals.resume(path, defer_repair=True)  # written once the devices are open
         game, journal = resumed.game, resumed.journal
-        if resumed.dropped is not None:
-            print(f"companion: {resumed.dropped.describe()}", file=sys.stderr)
-        for note in resumed.notes:
-            print(f"companion: {note}", file=sys.stderr)
     else:
         if not settings.players:
             raise CompanionError("name the players: companion play --players Ana Ben Cleo")
@@ -206,6 +202,12 @@ def run_play(settings: PlaySettings) -> int:
         counter = _counter(settings, None if resumed is None else max(game.round_number, resumed.last_round_counted + 1))
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
+        if resumed is not None:
+            resumed = resumed.write_repair()
+            if resumed.dropped is not None:
+                print(f"companion: {resumed.dropped.describe()}", file=sys.stderr)
+            for note in resumed.notes:
+                print(f"companion: {note}", file=sys.stderr)
         if journal is None:
             try:
                 journal = journals.Journal.start(path, game)

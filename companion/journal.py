@@ -463,12 +463,37 @@ class Resumed(NamedTuple):
     # the last round whose dice were counted before the pause, taken back since or not (0:
     # none): photos given for reveals now are of later rounds
     last_round_counted: int = 0
+    # a repair read but not yet written (resume(defer_repair=True)): write_repair writes it
+    repair: "_Repair | None" = None
+
+    def write_repair(self) -> "Resumed":
+        """Write a repair resume() deferred: the damaged journal kept beside it and the game's
+        file cut back (then `dropped` says so), or the lines that follow added (`notes`)."""
+        if self.repair is None:
+            return self
+        journal, (kept, raw, bad, last_line, notes) = self.journal, self.repair
+        dropped = Dropped(bad, last_line, _keep_backup(journal.path, raw)) if bad is not None else None
+        if fcntl is None:
+            journal.close()  # Windows replaces no file that is open
+        _rewrite(journal.path, kept)
+        journal.reopen()
+        return self._replace(notes=notes, dropped=dropped, repair=None)
 
 
-def resume(path: Path) -> Resumed:
+class _Repair(NamedTuple):
+    kept: list[Event]
+    raw: bytes  # the journal as it was
+    bad: BadLine | None
+    last_line: int
+    notes: list[str]
+
+
+def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
     """Open a journal to continue its game: a cut-off tail is repaired, and a damaged
     journal is cut back to the events before its first bad line (kept whole in a backup).
-    A journal another referee has open, or one that cannot be written, is left as it is."""
+    A journal another referee has open, or one that cannot be written, is left as it is.
+    `defer_repair`: the repair is written by `Resumed.write_repair`, once the game is sure
+    to go on (its devices opened): a game that cannot start leaves its journal as it was."""
     path = Path(path)
     _read_bytes(path)  # a missing or unreadable journal is said so before anything is opened
     # A link's file is the journal: a repair replaces that file, never the link.
@@ -481,19 +506,11 @@ def resume(path: Path) -> Resumed:
             refused = refused._replace(number=scan.numbers[refused.number - 1])
         bad = refused or scan.bad  # a refused event always comes before an unreadable line
         notes = []
-        dropped = None
-        if bad is not None:
-            last_line = scan.lines + scan.torn
-            dropped = Dropped(bad, last_line, _keep_backup(journal.path, raw))
-        elif scan.torn:
+        if bad is None and scan.torn:
             notes.append("the journal's last line had been cut off mid-write; it was repaired")
-        elif len(kept) != len(scan.events):  # stopped between an action and what followed from it
+        elif bad is None and len(kept) != len(scan.events):  # stopped between an action and what followed from it
             notes.append("the journal stopped before what follows from its last line was written; that was added")
-        if dropped is not None or notes:
-            if fcntl is None:
-                journal.close()  # Windows replaces no file that is open
-            _rewrite(journal.path, kept)
-            journal.reopen()
+        repair = _Repair(kept, raw, bad, scan.lines + scan.torn, notes) if bad is not None or notes else None
     except BaseException:
         journal.close()
         raise
@@ -501,7 +518,14 @@ def resume(path: Path) -> Resumed:
     # the referee writes the dice under a number it takes back after the undo; an undo line
     # a tool wrote has none after it, and the dice under that count stand all the same
     hands = hands_so_far(kept) or under_last_undone
-    return Resumed(game, journal, notes, hands, dropped, taken_back, under_counts, _last_round_counted(kept))
+    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept), repair)
+    if defer_repair:
+        return resumed
+    try:
+        return resumed.write_repair()
+    except BaseException:
+        journal.close()
+        raise
 
 
 def _last_round_counted(events: Sequence[Event]) -> int:

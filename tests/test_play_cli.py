@@ -416,6 +416,21 @@ def test_a_journalled_hand_outside_a_reveal_is_dropped_and_said(tmp_path):
             "point, so check everyone's dice. The bid is three fours by Ana. Ben, your call.") in result.stdout
 
 
+def test_a_damaged_journal_is_repaired_only_once_its_game_can_go_on(tmp_path):
+    """A missing camera stops the resume before the game: the journal stays as it was, and
+    the resume that goes on repairs it and says so."""
+    result, journal = play(tmp_path, "three fours\n")
+    with open(journal, "a") as f:
+        f.write('{"type":"hand","player":"Ana","dice":[1,2,3,4,5]}\n')
+    damaged = journal.read_bytes()
+    stopped = run_companion("play", "--resume", journal, "--input", "text", "--mute", "--camera", "97", input_text="")
+    assert stopped.returncode != 0 and "camera 97" in stopped.stderr and "was damaged" not in stopped.stderr
+    assert journal.read_bytes() == damaged and not list(tmp_path.glob("*.corrupt-*"))
+    goes_on = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert goes_on.returncode == 0 and "the journal was damaged: line 4" in goes_on.stderr
+    assert journal.read_bytes() != damaged and (tmp_path / "game.jsonl.corrupt-1").read_bytes() == damaged
+
+
 def test_a_corrupt_line_mid_journal_is_dropped_and_the_game_goes_on(tmp_path):
     result, journal = play(tmp_path, "three fours\nfour fours\nfive fours\nsix fours\n")
     lines = journal.read_text().splitlines(keepends=True)
