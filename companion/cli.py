@@ -86,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ncompanion: stopped.", file=sys.stderr)
         return 130
+    except ImportError as error:  # a package or a system library gone (OpenCV without libGL)
+        what = f"the Python package {error.name}" if error.name else "a library"
+        print(f"companion: {what} cannot be loaded ({error}); ./setup.sh installs what the companion "
+              "needs", file=sys.stderr)
+        return 2
     except OSError as error:  # a path that cannot be used (too long, under a file), or the output's
         if error.filename is not None:
             print(f"companion: {error.filename}: {error.strerror or error}", file=sys.stderr)

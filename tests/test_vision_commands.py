@@ -245,3 +245,15 @@ def test_see_without_a_display_reads_the_camera_headless(monkeypatch, capsys, sc
     out = capsys.readouterr()
     assert [json.loads(line)["frame"] for line in out.out.strip().splitlines()] == [1, 2]
     assert out.err.count("no display for the preview window") == 1 and "as with --headless" in out.err
+
+
+def test_opencv_that_cannot_be_loaded_is_one_line_not_a_traceback(monkeypatch, capsys, scene_file):
+    """OpenCV without its system library (libGL) fails to import: the remedy, not a traceback."""
+    from companion.cli import main
+
+    for name in [m for m in sys.modules if m == "cv2" or m.startswith(("cv2.", "companion.vision"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "cv2", None)  # an import of it now fails
+    assert main(["see", str(scene_file[0])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("companion: the Python package cv2 cannot be loaded (") and "./setup.sh" in err
