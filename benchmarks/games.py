@@ -415,7 +415,7 @@ def report_line(game: dict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks import speech_audio, speech_corpus
+    from benchmarks import out_problem, speech_audio, speech_corpus
     from companion.listen.network import CallNetwork
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.games", description=__doc__.split("\n\n")[0])
@@ -428,6 +428,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the players do not say their names before the game")
     args = parser.parse_args(argv)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    unsaved = out_problem(args.out)
+    if unsaved:
+        log(f"games: {unsaved}")
+        return 2
     card = CallNetwork.load().card
     # The festival voice must be one the network never heard, as in benchmarks/speech.py.
     if args.model is None and "festival" not in card.get("left_out", []):

@@ -69,6 +69,7 @@ from typing import Callable, Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from benchmarks import out_problem  # noqa: E402
 from benchmarks.speech_audio import Corpus, build_set, noise_tracks  # noqa: E402
 from benchmarks.speech_corpus import (  # noqa: E402
     FLOOR, LOFO_FAMILIES, MAX_COUNT, NOISES, PLAYERS, QUICK_SNRS, RATE, REAL_DIR, ROOT, SEED,
@@ -496,7 +497,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"shipped network: held-out speaker {speaker!r}, left out {card.get('left_out')}, "
         f"trained by {card.get('command', '?')!r}")
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    unsaved = out_problem(out)
+    if unsaved:
+        log(f"companion: {unsaved}")
+        return 2
 
     # The festival voice is heard by a network that never trained on it: the shipped one
     # when it left festival out, else --lofo DIR/festival.npz.

@@ -37,6 +37,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks import out_problem  # noqa: E402
 from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, match, real_split, score  # noqa: E402
 
 # Synthetic sets: name, generate_scene options, and which --*-scenes option sets how many.
@@ -200,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     except VisionError as exc:
         print(f"companion: {exc}", file=sys.stderr)
         return 2
-    a.out.mkdir(parents=True, exist_ok=True)
+    unsaved = out_problem(a.out)
+    if unsaved:
+        print(f"companion: {unsaved}", file=sys.stderr)
+        return 2
     tallies: list[Tally] = []
     worst: list[tuple[int, str, np.ndarray]] = []
 

@@ -66,3 +66,10 @@ def test_a_network_to_bench_that_is_missing_is_a_clear_message(tmp_path, capsys)
         assert vision.main(["--scenes", "1", "--object-scenes", "0", "--style-scenes", "0", "--no-real",
                             "--pictures", "0", "--out", str(tmp_path), option, str(tmp_path / "none.npz")]) == 2
         assert "none.npz is missing" in capsys.readouterr().err
+
+
+def test_a_folder_the_results_cannot_go_in_is_said_before_the_run(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert vision.main(["--scenes", "50", "--out", str(tmp_path / "file" / "bench")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot save the results in {tmp_path / 'file' / 'bench'}: " in err and "worst" not in err
