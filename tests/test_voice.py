@@ -308,3 +308,10 @@ def test_a_voice_or_wav_file_failing_mid_game_is_dropped_with_one_warning(tmp_pa
     assert capsys.readouterr().out.splitlines() == ["Ana opens.", "Ben, your call.", "Cleo, your call."]
     assert voice.said == 2 and len(warnings) == 1 and "Synth failed" in warnings[0]
     assert "the game goes on without it" in warnings[0]
+
+
+def test_without_pyttsx3_the_warning_says_to_install_it(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pyttsx3", None)  # an import of it now fails
+    speakers = announcer(mute=False, warn=lambda line: print(line, file=sys.stderr))
+    err = capsys.readouterr().err
+    assert len(speakers.speakers) == 1 and err.count("warning") == 1 and "pip install pyttsx3" in err

@@ -75,7 +75,10 @@ def _start_pyttsx3(rate: int | None):
         sys.stdout = _WithoutDriverChatter(sys.stdout)
     try:
         import pyttsx3
-
+    except ImportError as exc:
+        raise VoiceUnavailable(f"no text-to-speech voice could be started ({exc}); "
+                               "install it with: pip install pyttsx3") from None
+    try:
         # pyttsx3's espeak driver prints as it works; keep the referee's output clean.
         with contextlib.redirect_stdout(io.StringIO()):
             engine = pyttsx3.init()
