@@ -416,3 +416,15 @@ def test_a_live_camera_sees_no_reveal_taken_back_into_after_the_dice_were_rolled
     resumed = CameraCounter(frames_module.CameraFrames(0, first_round=3), reader, settings)
     assert resumed.reveal(5, round_number=2).reading is None  # a round before the pause
     assert resumed.reveal(4, round_number=3).reading is not None
+
+
+def test_a_reveal_picture_that_cannot_be_saved_is_said_once_and_the_count_stands(tmp_path, reader):
+    four = _find_readable(reader, range(560, 580), n=4)
+    (tmp_path / "game-reveals").write_text("")  # a file where the pictures' folder goes
+    warnings = []
+    counter = CameraCounter(ArrayFrames([four.image]), reader, CameraSettings(frames_to_agree=1),
+                            warn=warnings.append)
+    for _ in range(2):
+        out = counter.reveal(4, save_dir=tmp_path / "game-reveals")
+        assert out.reading is not None and out.annotated_path is None
+    assert len(warnings) == 1 and warnings[0].startswith(f"the reveals' pictures cannot be saved in {tmp_path}")

@@ -73,8 +73,9 @@ class CameraCounter:
         self.reader = reader
         self.settings = settings
         self._clock = clock
-        self._warn = warn  # told once when the profile does not fit the frames
+        self._warn = warn  # told once when the profile does not fit the frames, once when no picture can be saved
         self._warned = False
+        self._picture_warned = False
 
     def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None,
                round_number: int | None = None, *, say_total: bool = True) -> RevealOutcome:
@@ -148,6 +149,10 @@ class CameraCounter:
             try:
                 path = next_reveal_path(pathlib.Path(save_dir))
                 write_image(path, annotate(shot[0], shot[1], note, self.settings))
-            except OSError:  # a full disk or a bad folder loses the picture, not the count
+            except OSError as exc:  # a full disk or a bad folder loses the picture, not the count
                 path = None
+                if self._warn is not None and not self._picture_warned:
+                    self._picture_warned = True
+                    self._warn(f"the reveals' pictures cannot be saved in {save_dir} "
+                               f"({exc.strerror or exc}); the camera still counts")
         return RevealOutcome(reading=reading, reason=reason, annotated_path=path)
