@@ -146,6 +146,20 @@ def test_network_missing_corrupt_or_of_another_shape(tmp_path, load, what):
              mean=np.zeros(3, np.float32), std=np.ones(3, np.float32))
     with pytest.raises(ModelError, match=f"^{what} .* has the wrong shape"):
         load(other)
+    from companion.vision.detect import MODEL_PATH as DETECTOR
+    from companion.vision.model import MODEL_PATH as FACES
+
+    with np.load(FACES if load is load_model else DETECTOR) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["w0"] = arrays["w0"] * np.nan  # a training run gone wrong: every read would be NaN
+    np.savez(other, **arrays)
+    with pytest.raises(ModelError, match=f"^{what} .* holds numbers that are not finite"):
+        load(other)
+    if load is load_model:
+        arrays["w1"] = arrays["w1"][:-1]  # a layer's bias one short of its outputs
+        np.savez(other, **arrays)
+        with pytest.raises(ModelError, match="has the wrong shape"):
+            load(other)
 
 
 def test_missing_camera_is_typed():

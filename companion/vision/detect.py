@@ -225,6 +225,9 @@ def load_detector(path: pathlib.Path | None = None) -> Detector:
         cin = out
     if [w.shape for w in weights] != expected:
         raise ModelError(f"dice detector {path} has the wrong shape; rebuild it with: python -m training.vision")
+    if not all(np.isfinite(w).all() for w in weights):
+        raise ModelError(f"dice detector {path} holds numbers that are not finite; rebuild it with: "
+                         "python -m training.vision")
     return Detector(weights=tuple(w.astype(np.float32) for w in weights))
 
 

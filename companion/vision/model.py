@@ -168,8 +168,12 @@ def load_model(path: pathlib.Path | None = None) -> FaceModel:
         raise ModelError(f"face model {path} is missing; build it with: python -m training.vision") from None
     except Exception as exc:  # corrupt zip, missing keys
         raise ModelError(f"face model {path} is unreadable ({exc}); rebuild it with: python -m training.vision") from None
-    if n != 10 or weights[0].shape[0] != 9 * CHANNELS or weights[-1].shape[-1] != N_CLASSES or mean.shape[0] != CHANNELS * PATCH * PATCH:
+    if (n != 10 or weights[0].shape[0] != 9 * CHANNELS or weights[-1].shape[-1] != N_CLASSES
+            or mean.shape != (CHANNELS * PATCH * PATCH,) or std.shape != mean.shape
+            or any(bias.shape != (w.shape[-1],) for w, bias in zip(weights[::2], weights[1::2]))):
         raise ModelError(f"face model {path} has the wrong shape; rebuild it with: python -m training.vision")
+    if not all(np.isfinite(a).all() for a in (*weights, mean, std)):  # NaN would read as confident nonsense
+        raise ModelError(f"face model {path} holds numbers that are not finite; rebuild it with: python -m training.vision")
     return FaceModel(weights=weights, mean=mean, std=std)
 
 
