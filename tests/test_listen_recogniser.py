@@ -225,6 +225,18 @@ def test_players_whose_names_sound_the_same_are_refused_at_the_start():
         CallRecogniser(["Jon", "Ben", "John"])
 
 
+def test_names_said_like_a_call_word_are_refused_at_the_start():
+    """Chatter naming "Know" ("come on, Know") was heard as "no"; "Yess" as a "yes" that
+    confirmed a dudo nobody called."""
+    from companion.listen.names import sounds_like_calls
+    from companion.listen.vocabulary import VocabularyError
+
+    table = ["Know", "Ana", "Yess", "Ben", "Sixx", "Cleo", "Wun", "Tess", "Fay", "Dawn", "Juan", "Eve"]
+    assert sounds_like_calls(table) == [("Know", "no"), ("Yess", "yes"), ("Sixx", "six"), ("Wun", "one")]
+    with pytest.raises(VocabularyError, match='Yess sounds like "yes", a word of the calls'):
+        CallRecogniser(["Ana", "Yess", "Ben"])
+
+
 def test_a_hand_of_more_dice_than_the_game_allows_is_never_taken_unasked(recogniser, tmp_path):
     # Cleo says three dice where the game believes she holds two: read at two dice, the hand
     # lacks one of those said, so the whole grammar's confidence in its three is not its own.

@@ -182,22 +182,53 @@ def sound_alikes(players: Sequence[str]) -> list[tuple[str, str]]:
     """Pairs of players whose names espeak-ng says with the same sounds (Jon and John, Sean
     and Shaun): no ear, the recogniser's included, can tell which of them was named. Empty
     without espeak-ng (nothing to compare with)."""
-    import subprocess
-
     said: dict[str, str] = {}
     pairs = []
-    for player in players:
-        try:
-            sounds = subprocess.run(["espeak-ng", "-q", "-x", player], check=True, capture_output=True,
-                                    text=True, timeout=10).stdout
-        except (OSError, subprocess.SubprocessError):
-            return []
-        key = "".join(c for c in sounds if c.isalnum() or c in "@:&")  # stress and spacing aside
+    for player, key in zip(players, _sounds(players, "en")):
         if key in said:
             pairs.append((said[key], player))
         else:
             said[key] = player
     return pairs
+
+
+# The words a call is made of alone, or an answer: a name said like one of them ("Know",
+# "Sixx", "Wun") turns chatter that names the player ("come on, Know") into that word.
+CALL_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+              "eleven", "twelve", "twenty", "thirty", "forty", "ones", "aces", "ace", "pacos", "paco",
+              "twos", "threes", "fours", "fives", "sixes", "dudo", "calza", "palifico", "undo", "repeat",
+              "status", "again", "yes", "yeah", "no", "nope", "right", "wrong")
+
+
+def sounds_like_calls(players: Sequence[str]) -> list[tuple[str, str]]:
+    """(player, word) for each name espeak-ng says with the sounds of a call word, in British
+    or American English. Empty without espeak-ng."""
+    alike: dict[str, str] = {}
+    for accent in ("en", "en-us"):
+        words = dict(zip(_sounds(CALL_WORDS, accent), CALL_WORDS))
+        for player, key in zip(players, _sounds(players, accent)):
+            if key in words:
+                alike.setdefault(player, words[key])
+    return list(alike.items())
+
+
+def _sounds(words: Sequence[str], accent: str) -> list[str]:
+    """The phonemes espeak-ng says each word with in `accent`, stress and spacing aside ("Yess"
+    ends in a voiced "sz" that is heard as the "s" of "yes"); empty without espeak-ng."""
+    import subprocess
+
+    def phonemes(text: str) -> list[str]:
+        said = subprocess.run(["espeak-ng", "-v", accent, "-q", "-x", text], check=True, capture_output=True,
+                              text=True, timeout=10).stdout
+        return ["".join(c for c in group if c.isalnum() or c in "@:&").replace("sz", "s") for group in said.split()]
+
+    try:
+        keys = phonemes("\n".join(words))  # one run for them all: one group of sounds each
+        if len(keys) != len(words):
+            keys = ["".join(phonemes(word)) for word in words]
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return keys
 
 
 def _espeak(text: str, voice: str) -> np.ndarray | None:

@@ -25,7 +25,7 @@ from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, TAIL_SAMPL
                                          EmbeddingStream, SpeechEmbedding, padded)
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
-from companion.listen.names import NameMatcher, sound_alikes
+from companion.listen.names import NameMatcher, sound_alikes, sounds_like_calls
 from companion.listen.network import MODEL_PATH, CallNetwork
 from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
@@ -202,6 +202,12 @@ class CallRecogniser:
             raise VocabularyError(f"{one} and {other} sound the same, so a call by name cannot tell "
                                   f"them apart: one of you, please take another name (like {other}-B); "
                                   f"a game already started with both goes on typed (--input text)")
+        like_calls = sounds_like_calls(self.players) if names is None else []
+        if like_calls:
+            player, word = like_calls[0]
+            raise VocabularyError(f"{player} sounds like \"{word}\", a word of the calls, so talk that names "
+                                  f"{player} would be heard as {word}: please take another name (like "
+                                  f"{player}-B); a game already started with it goes on typed (--input text)")
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()
