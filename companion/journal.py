@@ -250,13 +250,19 @@ class _Scan(NamedTuple):
     lines: int  # whole lines in the file
     torn: bool  # a last line cut off mid-write followed them
     bad: BadLine | None  # the first line that could not be read
+    unended: bool = False  # the last line is a whole event without its line end
 
 
 def _scan(raw: bytes, path: Path) -> _Scan:
     """Read events up to the first unreadable line; a file whose game start is bad is refused."""
     lines = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n")  # an editor's byte order mark is no damage
-    # The process died in the middle of writing the last line: it never happened.
-    torn = lines.pop().strip() != b""
+    # The process died in the middle of writing the last line: it never happened. A last
+    # line that is a whole event without its line end (an editor saved it so) is kept.
+    last = lines.pop()
+    unended = last.strip() != b"" and _whole_event(last)
+    if unended:
+        lines.append(last)
+    torn = last.strip() != b"" and not unended
     events: list[Event] = []
     numbers: list[int] = []
     bad = None
@@ -283,7 +289,15 @@ def _scan(raw: bytes, path: Path) -> _Scan:
         raise JournalError(f"{path} is not a companion journal: line 1 {bad.why}")
     if not events or not isinstance(events[0], GameStarted):
         raise JournalError(f"{path} is not a companion journal: it does not start with a game")
-    return _Scan(events, numbers, len(lines), torn, bad)
+    return _Scan(events, numbers, len(lines), torn, bad, unended)
+
+
+def _whole_event(line: bytes) -> bool:
+    try:
+        Event.from_dict(json.loads(line.decode("utf-8")))
+    except Exception:  # anything a cut-off line can raise: it is no whole event
+        return False
+    return True
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -508,6 +522,8 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
         notes = []
         if bad is None and scan.torn:
             notes.append("the journal's last line had been cut off mid-write; it was repaired")
+        elif bad is None and scan.unended:  # the next line would be written onto its end
+            notes.append("the journal's last line had no line end; it was added")
         elif bad is None and len(kept) != len(scan.events):  # stopped between an action and what followed from it
             notes.append("the journal stopped before what follows from its last line was written; that was added")
         repair = _Repair(kept, raw, bad, scan.lines + scan.torn, notes) if bad is not None or notes else None

@@ -116,6 +116,23 @@ def test_a_line_cut_off_by_a_kill_is_dropped_and_repaired(tmp_path):
     assert read_events(path)[1] is False  # the file is whole again
 
 
+def test_a_whole_last_event_without_its_line_end_is_kept(tmp_path):
+    """An editor or a copy that drops the file's last newline: the call the table heard
+    stands, and the line end is put back (the next event would be written onto the line)."""
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    act(game, journal, game.bid, "Ben", Bid(4, 4))
+    journal.close()
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    assert read_events(path)[0][-1].to_dict()["count"] == 4
+    resumed = resume(path)
+    assert resumed.game.bids == [("Ana", Bid(3, 4)), ("Ben", Bid(4, 4))]
+    assert resumed.notes == ["the journal's last line had no line end; it was added"]
+    act(resumed.game, resumed.journal, resumed.game.bid, "Cleo", Bid(5, 4))
+    resumed.journal.close()
+    assert [e.count for e in read_events(path)[0] if e.type == "bid"] == [3, 4, 5]
+
+
 def one_round_journal(tmp_path):
     """A journal of one whole round: Ana bids three fours, Ben doubts, none are found."""
     game, journal, path = started(tmp_path)
