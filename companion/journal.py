@@ -192,15 +192,32 @@ class Journal:
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
         text = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events)
+        before = None
         try:
             self._still_at_its_path()
-            self._file.write(text)
             self._file.flush()
-            os.fsync(self._file.fileno())
+            fd = self._file.fileno()
+            before = os.fstat(fd).st_size
+            data = memoryview(text.encode("utf-8"))
+            while data:  # unbuffered: a write that fails leaves nothing behind to flush later
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
         except OSError as exc:  # a full card, a removed drive: said, and the game pauses
+            self._cut_back(before)
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
         if self._written is not None:
             self._written.append(text)
+
+    def _cut_back(self, size: int | None) -> None:
+        """A write that failed part-way (a card filling up) is taken off again: the table is
+        told the move is not saved, and a resume must not play it (or half a line after it)."""
+        if size is None:
+            return
+        try:
+            os.ftruncate(self._file.fileno(), size)
+            os.fsync(self._file.fileno())
+        except OSError:
+            pass  # not a file that can be cut (a device), or the drive is gone: resume drops a torn line
 
     def close(self) -> None:
         try:

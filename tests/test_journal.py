@@ -593,3 +593,31 @@ def test_a_journal_saved_over_whose_copy_cannot_be_kept_says_so(tmp_path, monkey
         act(game, journal, game.bid, "Ana", Bid(3, 4))
     assert not stopped.value.resumable and stopped.value.resume_from is None
     journal.close()
+
+
+def test_a_write_that_fails_part_way_is_taken_off_again(tmp_path, monkeypatch):
+    """A card filling up mid-line: the table is told the move is not saved, so the journal
+    must not keep half of it (nor the half-line a resume would then play around)."""
+    import errno
+    import os
+
+    from companion import journal as journals
+
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    saved = path.read_bytes()
+    real_write = os.write
+
+    def card_fills(fd, data):
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journals.os, "write", card_fills)
+    ben = game.bid("Ben", Bid(4, 4))
+    with pytest.raises(JournalError, match="No space left on device"):
+        journal.append(ben)
+    assert path.read_bytes() == saved
+    monkeypatch.setattr(journals.os, "write", real_write)  # room again: the move said again is saved
+    journal.append(ben)
+    journal.close()
+    assert [e.count for e in read_events(path)[0] if e.type == "bid"] == [3, 4]
