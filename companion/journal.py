@@ -86,12 +86,23 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         if Path(name).is_dir():
             raise JournalError(f"{name} is a folder: name a game's journal (.jsonl) in it")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
-    # an empty file is no game (one a full disk stopped at its start): the game before it is
-    sessions = sorted((p for p in directory.glob("*.jsonl") if p.stat().st_size > 0),
+    # an empty file or a game start cut off is no game (a full disk or a kill stopped it at its
+    # start): the game before it is
+    sessions = sorted((p for p in directory.glob("*.jsonl") if _starts_a_game(p)),
                       key=lambda p: p.stat().st_mtime) if directory.is_dir() else []
     if not sessions:
         raise JournalError(f"there is no saved game in {directory}")
     return sessions[-1]
+
+
+def _starts_a_game(path: Path) -> bool:
+    """Does the file begin with a whole game start line?"""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20).removeprefix(b"\xef\xbb\xbf")
+        return first.endswith(b"\n") and isinstance(Event.from_dict(json.loads(first.decode("utf-8"))), GameStarted)
+    except Exception:  # unreadable, not JSON, not an event: not a game to pick
+        return False
 
 
 def check_new(path: Path) -> None:

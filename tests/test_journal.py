@@ -534,6 +534,8 @@ def test_the_newest_saved_game_is_not_an_empty_file(tmp_path):
     empty.touch()
     os.utime(path, (1, 1))  # the game is older than the empty file
     assert find_session(None, tmp_path) == path
+    (tmp_path / "game-3.jsonl").write_bytes(path.read_bytes()[:40])  # its game start cut off by a kill
+    assert find_session(None, tmp_path) == path
 
 
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):
