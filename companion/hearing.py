@@ -65,6 +65,9 @@ class HearingPolicy:
     # (chatter included), then lapses: a "yes" said to a neighbour long after must not apply
     # a call the table has moved on from. One or two leave room for "what?" or a cough.
     question_lapses_after: int = 3
+    # A question asked again ("Sorry, yes or no: ...") this many times running is dropped: in
+    # noise an answer can stay too faint to take, and the table must not be held there.
+    asked_again_at_most: int = 5
 
     @classmethod
     def for_speech(cls) -> "HearingPolicy":

@@ -95,6 +95,7 @@ class Referee:
         self._under_counts: list[dict[str, tuple[int, ...]]] = list(resumed.under_counts) if resumed else []
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
+        self._asked_again = 0  # times running the question was asked again ("Sorry, yes or no")
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
         self._round = RoundTheTable()  # whom a call heard without its caller's name is asked about
@@ -255,7 +256,7 @@ class Referee:
             self._declined = None  # once: the next call heard, taken or not, ends it
         asked, self._held = self._pending, False
         announcements = self._act_on(heard, decision)
-        lapsed = self._let_question_lapse(asked, heard, decision)
+        lapsed = self._let_question_lapse(asked, heard, decision) or self._stop_asking_again(asked, announcements)
         if lapsed:  # not "First: did you say ...?" (or "Sorry, yes or no: ...") and at once "Not taken"
             announcements = [a for a in announcements if not isinstance(a, (announce.StillAsking, announce.AskedAgain))]
         announcements += lapsed
@@ -357,6 +358,21 @@ class Referee:
             return True
         guessed = isinstance(asked, CalzaCall) and self.game.rules.calza_caller is not CalzaCaller.NEXT_PLAYER
         return self._same_call(said, asked) and (getattr(asked, "speaker", None) is None or not guessed)
+
+    def _stop_asking_again(self, asked: Call | None, said: list[Announcement]) -> list[Announcement]:
+        """Drop a question asked again `asked_again_at_most` times running (an answer too faint
+        to take, over and over, in noise), saying so: "Not taken" asks the table nothing, and
+        the call can be made afresh."""
+        if asked is None or self._pending is not asked or not any(isinstance(a, announce.AskedAgain) for a in said):
+            self._asked_again = 0
+            return []
+        self._asked_again += 1
+        if self._asked_again < self.settings.hearing.asked_again_at_most:
+            return []
+        self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
+                  f"asked again {self._asked_again} times)")
+        self._pending, self._asked_again, self._not_answered = None, 0, 0
+        return [announce.QuestionDropped(asked, self.status())]
 
     def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> list[Announcement]:
         """Count the spoken utterances that went by a waiting question, and drop it after

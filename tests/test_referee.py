@@ -587,6 +587,22 @@ def test_a_doubtful_yes_confirms_nothing():
     assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
 
 
+def test_a_question_asked_again_and_again_is_dropped_not_asked_forever():
+    """In babble a player's "no" stayed too faint to take: "Sorry, yes or no" came back a
+    thousand times. Dropped, the call is not taken and can be said afresh."""
+    referee, _, journal = make()
+    referee = on_speech(referee)
+    say(referee, "three fives", "dudo")
+    assert say(referee, "two", confidence=0.95) == "Did you say the count is two?"
+    for _ in range(HearingPolicy().asked_again_at_most - 1):
+        assert say(referee, "no", confidence=0.3) == "Sorry, yes or no: did you say the count is two?"
+    assert say(referee, "no", confidence=0.3).startswith("Not taken: a count of two. Ben called dudo on")
+    assert referee.game.phase is Phase.REVEAL and not any(e.type == "count" for e in journal.events)
+    assert say(referee, "two", confidence=0.95) == "Did you say the count is two?"  # asked afresh
+    assert say(referee, "yes", confidence=0.3) == "Sorry, yes or no: did you say the count is two?"
+    assert say(referee, "yes", confidence=0.9).startswith("Two counted")
+
+
 def test_a_question_lapses_once_the_table_has_talked_past_it():
     referee, _, _ = make()
     assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
