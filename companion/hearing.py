@@ -185,7 +185,7 @@ def why_ignored(heard: Heard, call: Call | None, asking: bool = False) -> str:
         return f"(not a call: {heard.text!r})"
     if is_answer(call) and not asking:
         return f"(nothing was asked, so {heard.text!r} answers nothing)"
-    return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.2f})"
+    return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.3f})"
 
 
 def heard_twice(call: Call, heard: Heard, moment: Moment, policy: HearingPolicy) -> bool:
