@@ -1382,3 +1382,12 @@ def test_a_faint_number_nobody_holds_is_offered_round_again_after_a_say_again():
     say(referee, "no", confidence=0.9)
     assert say(referee, "four", confidence=0.5).startswith("Sorry, say again")
     assert say(referee, "four", confidence=0.5) == "Did you say Dev four?"
+
+
+def test_a_call_by_a_player_already_out_is_refused_in_words_no_event_uses():
+    """"Tess is out of the game." is what the table hears as she goes out: a refusal worded
+    so would sound like that happening again."""
+    referee, _, _ = make("Ana Ben Tess", starting_dice=1)
+    say(referee, "one five", "two fives", "dudo", "two", "one five")
+    assert "Tess is out of the game." in " ".join(referee.speaker.said)
+    assert "Tess is already out of the game and cannot call calza." in say(referee, "Tess calza")

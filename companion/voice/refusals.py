@@ -34,7 +34,7 @@ ACES_OPENINGS = {
 }
 
 CHALLENGE_REFUSALS = {
-    ChallengeRefusal.PLAYER_OUT: "{player} is out of the game",
+    ChallengeRefusal.PLAYER_OUT: "{player} is already out of the game and cannot call {kind}",
     ChallengeRefusal.NO_BID: "there is no bid yet to {doubt}",
     ChallengeRefusal.OWN_BID: "{player} cannot challenge their own bid",
     ChallengeRefusal.NOT_A_CHALLENGE: "unknown challenge {kind!r}",
