@@ -121,8 +121,7 @@ def build_profile(images: CalibrationImages, name: str, *, model=None) -> Profil
                                     "as the empty-table photo")
         sizes += [c.w for c in plain.detector.find(im) if c.score >= SURE_SIZE]
     die_size = float(np.median(sizes)) if sizes else None
-    profile = Profile(name=name, resolution=(int(shape[0]), int(shape[1])), die_size=die_size,
-                      background=background,
+    profile = Profile(name=name, resolution=(int(shape[0]), int(shape[1])), die_size=die_size, background=background,
                       paco_patches=np.stack(patches) if patches else np.zeros((0, PATCH, PATCH, 3), np.uint8))
     check_profile(profile, images, DiceReader(profile, model))
     return profile
@@ -167,12 +166,9 @@ def paco_references(image: np.ndarray, plain_reader) -> tuple[list[np.ndarray], 
     if plain_faces:
         faces = join_and([number_words(f) for f in plain_faces])
         return [], f"I see {'a ' if len(plain_faces) == 1 else 'the faces '}{faces}, not the Paco"
-    single_pips = [p[1] >= SURE for p in probs]
     # kept only where the model takes it for a die at all, as the reader does (die_threshold)
-    kept = [patch for patch, p, pip in zip(patches, probs, single_pips) if p[NOT_DIE] < 0.5 and not pip]
-    if not kept and not any(single_pips):
-        return [], "I see only the table"
-    return kept, None
+    kept = [patch for patch, p in zip(patches, probs) if p[NOT_DIE] < 0.5 and p[1] < SURE]
+    return (kept, None) if kept or any(p[1] >= SURE for p in probs) else ([], "I see only the table")
 
 
 def check_profile(profile: Profile, images: CalibrationImages, reader) -> None:
