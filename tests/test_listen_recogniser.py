@@ -221,6 +221,7 @@ def test_players_whose_names_sound_the_same_are_refused_at_the_start():
     from companion.listen.vocabulary import VocabularyError
 
     assert sound_alikes(["Jon", "Ana", "John", "Sean", "Shaun", "Anna"]) == [("Jon", "John"), ("Sean", "Shaun")]
+    assert sound_alikes(["Hannah", "Eve", "Hanna"]) == [("Hannah", "Hanna")]  # not linked to Eve ("Hannah-r Eve")
     with pytest.raises(VocabularyError, match="Jon and John sound the same"):
         CallRecogniser(["Jon", "Ben", "John"])
 
@@ -233,6 +234,8 @@ def test_names_said_like_a_call_word_are_refused_at_the_start():
 
     table = ["Know", "Ana", "Yess", "Ben", "Sixx", "Cleo", "Wun", "Tess", "Fay", "Dawn", "Juan", "Eve"]
     assert sounds_like_calls(table) == [("Know", "no"), ("Yess", "yes"), ("Sixx", "six"), ("Wun", "one")]
+    # each name said as a sentence of its own: run together, "Ana Foor" hid the four
+    assert sounds_like_calls(["Ana", "Foor"]) == sounds_like_calls(["Foor", "Ana"]) == [("Foor", "four")]
     with pytest.raises(VocabularyError, match='Yess sounds like "yes", a word of the calls'):
         CallRecogniser(["Ana", "Yess", "Ben"])
 

@@ -220,10 +220,14 @@ def _sounds(words: Sequence[str], accent: str) -> list[str]:
     def phonemes(text: str) -> list[str]:
         said = subprocess.run(["espeak-ng", "-v", accent, "-q", "-x", text], check=True, capture_output=True,
                               text=True, timeout=10).stdout
-        return ["".join(c for c in group if c.isalnum() or c in "@:&").replace("sz", "s") for group in said.split()]
+        return ["".join(c for c in line if c.isalnum() or c in "@:&").replace("sz", "s")
+                for line in said.splitlines() if line.strip()]
 
     try:
-        keys = phonemes("\n".join(words))  # one run for them all: one group of sounds each
+        # One run for them all, each its own sentence (one line of sounds each): words run
+        # together would be linked ("Hannah Eve" takes an r), and a name's sounds would hang
+        # on its neighbour in the seating.
+        keys = phonemes(" ".join(f"{word}." for word in words))
         if len(keys) != len(words):
             keys = ["".join(phonemes(word)) for word in words]
     except (OSError, subprocess.SubprocessError):
