@@ -315,3 +315,20 @@ def test_without_pyttsx3_the_warning_says_to_install_it(monkeypatch, capsys):
     speakers = announcer(mute=False, warn=lambda line: print(line, file=sys.stderr))
     err = capsys.readouterr().err
     assert len(speakers.speakers) == 1 and err.count("warning") == 1 and "pip install pyttsx3" in err
+
+
+def test_a_speaker_that_hangs_is_given_up_on_for_that_sentence_only(tmp_path, a_speaker, monkeypatch):
+    hangs = tmp_path / "hangs"
+    hangs.touch()
+    script = tmp_path / "player"
+    script.write_text(f"#!/bin/sh\nif [ -e {hangs} ]; then sleep 30; fi\ncp \"$1\" {tmp_path}/played.wav\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(VoiceSpeaker, "PLAYER_GRACE", 0.5)
+    warnings = []
+    speakers = Speakers([VoiceSpeaker(player=[str(script)])], warnings.append)
+    speakers.say("Dudo!")
+    assert warnings == ["warning: the speaker stopped playing mid-sentence; announcements are printed "
+                        "until it plays again."]
+    hangs.unlink()
+    speakers.say("Ben loses a die.")
+    assert warnings[-1] == "the speaker plays again." and (tmp_path / "played.wav").exists()

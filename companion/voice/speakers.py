@@ -122,8 +122,9 @@ class VoiceSpeaker:
     WAV file and the player plays it, so a speaker unplugged mid-game is noticed (and
     Speakers says so) rather than the table left in silence."""
 
-    # Past a sentence's own length, how long a player may take before it counts as stuck.
-    PLAYER_GRACE = 10.0
+    # Past a sentence's own length, how long a player may take before it counts as stuck (the
+    # microphone stays muted meanwhile, so not long).
+    PLAYER_GRACE = 3.0
 
     def __init__(self, rate: int | None = None, player: Sequence[str] | None = None) -> None:
         self._engine = _start_pyttsx3(rate)
@@ -148,8 +149,8 @@ class VoiceSpeaker:
         try:
             played = subprocess.run([*self._player, str(wav)], capture_output=True, text=True,
                                     timeout=seconds + self.PLAYER_GRACE)
-        except subprocess.TimeoutExpired:
-            raise VoiceUnavailable("the speaker stopped playing mid-sentence") from None
+        except subprocess.TimeoutExpired:  # an output that hangs (a Bluetooth speaker gone) rather than fails
+            raise SpeakerSilent("the speaker stopped playing mid-sentence") from None
         except OSError as exc:
             raise VoiceUnavailable(f"the voice's player cannot be run ({exc.strerror or exc})") from None
         finally:
