@@ -66,8 +66,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(_command_in(argv)).parse_args(argv)
     try:
+        args = build_parser(_command_in(argv)).parse_args(argv)  # a room's options import it
         if args.command == "play":
             status = run_play(PlaySettings.from_args(args))
         elif args.command == "rules":
@@ -87,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ncompanion: stopped.", file=sys.stderr)
         return 130
     except ImportError as error:  # a package or a system library gone (OpenCV without libGL)
+        if (error.name or "").split(".")[0] in ("companion", "benchmarks", "training"):
+            raise  # the program's own import gone wrong: a bug, with its traceback
         what = f"the Python package {error.name}" if error.name else "a library"
         print(f"companion: {what} cannot be loaded ({error}); ./setup.sh installs what the companion "
               "needs", file=sys.stderr)

@@ -657,3 +657,12 @@ def test_a_resume_knows_whether_the_round_it_stands_in_was_counted(tmp_path):
     assert resumed.game.round_number == 1 and resumed.last_round_counted == 2
     _, journal = play(tmp_path / "again", "three fives\ndudo\nfour\ntwo sixes\nundo\nundo\nfive\n")
     assert resume(journal).last_round_counted == 1  # round one counted again: round two still to come
+
+
+def test_a_package_gone_while_the_options_are_read_is_one_line():
+    """`companion devices` imports numpy as its options are built, before any command runs."""
+    code = "import sys; sys.modules['numpy'] = None; from companion.cli import main; sys.exit(main(['devices']))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("companion: the Python package numpy cannot be loaded (")
