@@ -49,7 +49,8 @@ class CountSource(Protocol):
     """Something that can read the dice at a reveal (the camera)."""
 
     def reveal(self, expected_total: int, save_dir: Path | None = None,
-               round_number: int | None = None, *, say_total: bool = True) -> RevealOutcome: ...
+               round_number: int | None = None, *, say_total: bool = True,
+               latest_round: int | None = None) -> RevealOutcome: ...
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class Referee:
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._asked_again = 0  # times running the question was asked again ("Sorry, yes or no")
+        self._latest_round = game.round_number  # the latest round rolled for (see _record)
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
         self._round = RoundTheTable()  # whom a call heard without its caller's name is asked about
@@ -486,6 +488,9 @@ class Referee:
         return [announce.EventsHappened(tuple(events), calza, announce.face_changers(self.game))]
 
     def _record(self, events: Sequence[Event]) -> None:
+        # the latest round the table has rolled for, taken back since or not: its dice are
+        # the ones on the table, whatever round a reveal done again belongs to
+        self._latest_round = max([self._latest_round, *(e.number for e in events if isinstance(e, RoundStarted))])
         self._round.moved(len(events))
         self._events.extend(events)
         if self.journal is not None:
@@ -535,7 +540,7 @@ class Referee:
         self._events = []
         try:
             outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir, game.round_number,
-                                          say_total=game.rules.announce_dice_in_play)
+                                          say_total=game.rules.announce_dice_in_play, latest_round=self._latest_round)
         except Exception as error:  # a camera failing mid-game must not end the game
             self._log(f"(camera failed: {error})")
             return Outcome(announcements=(announce.CameraFailed(str(error), self._count_prompt()),))

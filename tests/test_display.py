@@ -338,7 +338,7 @@ def test_a_camera_reveal_puts_its_picture_on_the_page(tmp_path):
     class Camera:
         saves = True  # the second reveal's picture cannot be saved (a full card)
 
-        def reveal(self, expected_total, save_dir=None, round_number=None, say_total=True):
+        def reveal(self, expected_total, save_dir=None, round_number=None, say_total=True, latest_round=None):
             picture = None
             if self.saves:
                 picture = tmp_path / "reveal-0001.png"

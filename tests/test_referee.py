@@ -494,7 +494,7 @@ class FakeCounter:
         self.outcome = outcome
         self.expected = None
 
-    def reveal(self, expected_total, save_dir=None, round_number=None, say_total=True):
+    def reveal(self, expected_total, save_dir=None, round_number=None, say_total=True, latest_round=None):
         self.expected = expected_total
         self.say_total = say_total
         self.round_number = round_number

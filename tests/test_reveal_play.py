@@ -260,3 +260,63 @@ def test_a_resumed_game_counts_the_cameras_dice_again(tmp_path):
 def test_a_resumed_game_refuses_a_camera_count_its_dice_do_not_make(tmp_path, faces, count):
     with pytest.raises(JournalError, match="line 5 is not allowed by the rules: the camera's dice"):
         load_game(_camera_journal(tmp_path, faces, count))
+
+
+def test_a_live_camera_sees_no_challenge_taken_back_into_across_a_roll_not_yet_revealed(monkeypatch):
+    """A calza at the most dice keeps fifteen in play; the table rolls and bids in round two,
+    then takes it all back and calls dudo on round one's bid: the camera would count round
+    two's dice as round one's (the totals agree), so the players count."""
+    import numpy as np
+
+    from companion.referee import Referee
+    from companion.rules import Game, get_preset
+    from companion.sources import Utterance
+    from companion.vision import frames as frames_module
+    from companion.vision.reveal import CameraCounter
+    from companion.vision.settings import CameraSettings
+    from companion.vision.types import DiceReading, Die
+
+    rolls = {1: (5, 5, 5, 2, 3, 2, 2, 3, 4, 6, 6, 2, 3, 4, 6), 2: (2, 2, 3, 3, 4, 4, 6, 6, 2, 3, 4, 6, 2, 3, 4)}
+    table = {"roll": 1}
+
+    class Camera:
+        def __init__(self, *args):
+            pass
+
+        def isOpened(self):
+            return True
+
+        def set(self, *args):
+            return True
+
+        def grab(self):
+            return True
+
+        def read(self):
+            return True, np.full((48, 64, 3), table["roll"], np.uint8)
+
+    class Reader:  # reads the roll the frame shows
+        profile = None
+
+        def read(self, frame):
+            return DiceReading(tuple(Die(f, (10 * i, 10, 8, 8), 0.99) for i, f in enumerate(rolls[int(frame[0, 0, 0])])))
+
+    class Said:
+        def __init__(self):
+            self.lines = []
+
+        def say(self, text):
+            self.lines.append(text)
+
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Camera)
+    counter = CameraCounter(frames_module.CameraFrames(0), Reader(), CameraSettings(frames_to_agree=1))
+    said = Said()
+    referee = Referee(Game(["Ana", "Ben", "Cleo"], get_preset("asmodee")), said, None, counter)
+    for line in ("three fives", "Ben calza"):
+        referee.hear(Utterance(line))
+    assert referee.game.round_number == 2 and referee.game.dice_in_play == 15
+    table["roll"] = 2  # the table rolls for round two
+    for line in ("four twos", "take it back", "take it back", "take it back", "dudo"):
+        referee.hear(Utterance(line))
+    assert said.lines[-1].startswith("I cannot count this one: the dice of that round may have been rolled again since.")
+    assert not any(e.type == "count" for e in referee.game.events)

@@ -19,9 +19,10 @@ class FrameSource(Protocol):
     live: bool
     still: bool
 
-    def begin_reveal(self, round_number: int | None = None) -> None:
+    def begin_reveal(self, round_number: int | None = None, latest_round: int | None = None) -> None:
         """A reveal starts (that of this round: a reveal done again after an undo is the same
-        one). A source of one photo per reveal moves on to the next photo."""
+        one; `latest_round`: the latest the table has rolled for). A source of one photo per
+        reveal moves on to the next photo."""
         ...
 
     def read(self) -> np.ndarray:
@@ -234,7 +235,7 @@ class ImageFrames:
         self._first_round = first_round
         self._before_the_pause = False
 
-    def begin_reveal(self, round_number: int | None = None) -> None:
+    def begin_reveal(self, round_number: int | None = None, latest_round: int | None = None) -> None:
         """The next photo, or the one this round's reveal had before: a reveal done again
         after "take it back", however far back, looks at the same photo."""
         self._before_the_pause = (round_number is not None and self._first_round is not None
@@ -276,7 +277,7 @@ class ArrayFrames:
 
     still = False
 
-    def begin_reveal(self, round_number: int | None = None) -> None:
+    def begin_reveal(self, round_number: int | None = None, latest_round: int | None = None) -> None:
         pass  # frames run on across reveals, as a camera's do
 
     def read(self) -> np.ndarray:
@@ -296,7 +297,7 @@ class CameraFrames:
         """`first_round`: a resumed game's first round whose reveal is still to come (the dice
         of the rounds before it have been rolled again since)."""
         self.index = index
-        self._latest_round = first_round  # the latest round revealed: its dice are on the table
+        self._latest_round = first_round  # the latest round rolled for or revealed: its dice are on the table
         self._rolled_since = False
         if index < 0:  # OpenCV's "any camera" index, which crashes some builds outright
             raise CameraUnavailable(f"cameras are numbered from 0, so there is no camera {index}")
@@ -313,19 +314,19 @@ class CameraFrames:
     # reads the camera between reveals, so the first frames read would show the last reveal.
     STALE_FRAMES = 5
 
-    def begin_reveal(self, round_number: int | None = None) -> None:
-        """A reveal of a round before the latest one revealed (taken back into, after the
-        next round's roll) is not on the table any more: reading it would count the later dice."""
-        latest = self._latest_round
+    def begin_reveal(self, round_number: int | None = None, latest_round: int | None = None) -> None:
+        """A reveal of a round before the latest one rolled for or revealed (taken back into,
+        after the next round's roll) is not on the table any more: reading it would count the
+        later dice."""
+        latest = max((r for r in (self._latest_round, latest_round, round_number) if r is not None), default=None)
         self._rolled_since = round_number is not None and latest is not None and round_number < latest
-        if round_number is not None and not self._rolled_since:
-            self._latest_round = round_number
+        self._latest_round = latest
         for _ in range(self.STALE_FRAMES):  # the table as it is now, not as it was
             self._cap.grab()
 
     def read(self) -> np.ndarray:
         if self._rolled_since:
-            raise DiceRolledSince("the dice of that round have been rolled again since")
+            raise DiceRolledSince("the dice of that round may have been rolled again since")
         ok, frame = self._cap.read()
         if not ok or frame is None:
             raise NoFrame(f"camera {self.index} gave no frame")

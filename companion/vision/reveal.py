@@ -78,14 +78,16 @@ class CameraCounter:
         self._picture_warned = False
 
     def reveal(self, expected_total: int, save_dir: pathlib.Path | None = None,
-               round_number: int | None = None, *, say_total: bool = True) -> RevealOutcome:
+               round_number: int | None = None, *, say_total: bool = True,
+               latest_round: int | None = None) -> RevealOutcome:
         """Count the dice of this round's reveal (`round_number`: the same round revealed again
-        after an undo is looked at again, not taken for the next). Where the rules hide how
+        after an undo is looked at again, not taken for the next; `latest_round`: the latest
+        the table has rolled for, whose dice a live camera sees). Where the rules hide how
         many dice are in play (`say_total` False), a reason never names that number."""
         live, settings = self.frames.live, self.settings
         # A photo agrees with itself: reading it again would only repeat the answer.
         to_agree = 1 if self.frames.still else settings.frames_to_agree
-        self.frames.begin_reveal(round_number)
+        self.frames.begin_reveal(round_number, latest_round)
         deadline = self._clock() + settings.patience
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
