@@ -22,9 +22,13 @@ __all__ = ["INSTALL_PLOTTING", "Challenge", "PlayerStats", "Recap", "RecapBid", 
 def default_out_dir(journal_path: Path) -> Path:
     """`game.jsonl` -> `game-recap/`; a copy kept aside, `game.jsonl.game-1`, -> `game-game-1-recap/`."""
     journal_path = Path(journal_path)
+    return journal_path.with_name(f"{_game_name(journal_path)}-recap")
+
+
+def _game_name(journal_path: Path) -> str:
+    """`game` for `game.jsonl`, `game-game-1` for a copy kept aside (`game.jsonl.game-1`)."""
     name = journal_path.name
-    stem = name.replace(".jsonl.", "-") if ".jsonl." in name else journal_path.stem
-    return journal_path.with_name(f"{stem}-recap")
+    return name.replace(".jsonl.", "-") if ".jsonl." in name else journal_path.stem
 
 
 def add_recap_arguments(parser) -> None:
@@ -46,7 +50,7 @@ def recap_journal(journal_path: Path, out_dir: Path | None = None) -> int:
     journal_path = Path(journal_path)
     recap, torn = read_recap(journal_path)
     page = write_recap(recap, Path(out_dir) if out_dir else default_out_dir(journal_path),
-                       f"Perudo recap: {journal_path.stem}")
+                       f"Perudo recap: {_game_name(journal_path)}")
     if torn:
         print("companion: the journal's last line was cut off mid-write; the recap leaves it out", file=sys.stderr)
     print(page)
