@@ -596,7 +596,8 @@ def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tup
     said before it; and where the journal ends with the undo of such a number, the dice said
     before that. The actions are followed as the game stacks them: an undo takes back the
     last, named or not."""
-    actions: list[tuple[str, dict[str, tuple[int, ...]] | None]] = []  # type, dice under a number counted
+    # type, the dice that stand again if it is taken back, and whether it is a number counted
+    actions: list[tuple[str, dict[str, tuple[int, ...]] | None, bool]] = []
     taken_back = False
     undone_under: dict[str, tuple[int, ...]] = {}
     for i, event in enumerate(events):
@@ -605,12 +606,17 @@ def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tup
             taken_back = False
         if event.type in ACTION_TYPES:
             number = isinstance(event, DiceCounted) and event.hands is None and event.source == "players"
-            actions.append((event.type, hands_so_far(events[:i]) if number else None))
+            under = hands_so_far(events[:i]) if number else None
+            if isinstance(event, DiceCounted) and event.hands and len(event.hands) > 1:
+                # a count the players' dice made: its undo keeps all but the last dice said
+                # (written with it; a power cut inside that write keeps them still)
+                under = {player: tuple(dice) for player, dice in list(event.hands.items())[:-1]}
+            actions.append((event.type, under, number))
         elif isinstance(event, Undone) and actions:
-            kind, under = actions.pop()
+            kind, under, _ = actions.pop()
             taken_back = taken_back or kind == DiceCounted.type
             undone_under = under or {}
-    return taken_back, tuple(under for _, under in actions if under is not None), undone_under
+    return taken_back, tuple(under for _, under, number in actions if number and under is not None), undone_under
 
 
 def last_line(path: Path) -> str:

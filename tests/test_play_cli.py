@@ -666,3 +666,14 @@ def test_a_package_gone_while_the_options_are_read_is_one_line():
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("companion: the Python package numpy cannot be loaded (")
+
+
+def test_a_power_cut_after_the_undo_of_a_count_from_dice_keeps_the_dice_that_stand(tmp_path):
+    """The undo and the dice that stand are one write; a power cut can still split it on an
+    SD card. The count's own line holds those dice."""
+    _, journal = play(tmp_path, "two threes\ndudo\nAna 1 2 3 4 5\nBen 3 3 4 4 5\nCleo 4 4 1 2 2\ntake it back\n")
+    lines = journal.read_text().splitlines(keepends=True)
+    undo = max(i for i, line in enumerate(lines) if '"type":"undo"' in line)
+    journal.write_text("".join(lines[:undo + 1]))  # cut after the undo line
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert "Got Ana's and Ben's dice. Still need Cleo." in result.stdout, result.stdout
