@@ -281,19 +281,22 @@ def _say_stopped(say, error: CompanionError, started: bool = True) -> None:
 
 @contextlib.contextmanager
 def _stopped_by_sigterm():
-    """While the game runs, SIGTERM stops it the way Ctrl-C does: the pause line is printed
+    """While the game runs, SIGTERM (and SIGHUP: the terminal or SSH session closed) stops it
+    the way Ctrl-C does: the pause line is printed and the voice's files are cleared away,
     instead of the process vanishing ("Terminated")."""
     def stop(signum, frame):
         stopped = KeyboardInterrupt()
         stopped.signal = signum  # the exit status says which: 128 + 15
         raise stopped
 
+    stopping = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
     try:
-        previous = signal.signal(signal.SIGTERM, stop)
+        previous = {s: signal.signal(s, stop) for s in stopping}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -377,7 +377,7 @@ def _stop_midway(journal, script, last, stop, *args):
     return proc.returncode, err
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_stopped_game_says_how_to_resume_it(tmp_path, stop):
     journal = tmp_path / "game.jsonl"
     code, err = _stop_midway(journal, "three fours\n", '"count":3', stop)
