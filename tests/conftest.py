@@ -8,6 +8,31 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def stand_in_camera(frame):
+    """A stand-in for cv2.VideoCapture (monkeypatched into companion.vision.frames.cv2): a
+    camera that is there, and whose every frame is `frame()`."""
+    class Camera:
+        def __init__(self, *args):
+            pass
+
+        def isOpened(self):
+            return True
+
+        def set(self, *args):
+            return True
+
+        def grab(self):
+            return True
+
+        def read(self):
+            return True, frame()
+
+        def release(self):
+            pass
+
+    return Camera
+
+
 def run_companion(*args, input_text=None, timeout=120, env_extra=None):
     """Run the real command line in a child process, as a user would."""
     env = dict(os.environ)

@@ -6,6 +6,7 @@ import json
 
 import cv2
 import pytest
+from conftest import stand_in_camera
 
 from companion.journal import JournalError, dump, load_game
 from companion.rules import Bid, Game, count_matching, get_preset
@@ -267,7 +268,6 @@ def test_a_live_camera_sees_no_challenge_taken_back_into_across_a_roll_not_yet_r
     then takes it all back and calls dudo on round one's bid: the camera would count round
     two's dice as round one's (the totals agree), so the players count."""
     import numpy as np
-
     from companion.referee import Referee
     from companion.rules import Game, get_preset
     from companion.sources import Utterance
@@ -278,22 +278,6 @@ def test_a_live_camera_sees_no_challenge_taken_back_into_across_a_roll_not_yet_r
 
     rolls = {1: (5, 5, 5, 2, 3, 2, 2, 3, 4, 6, 6, 2, 3, 4, 6), 2: (2, 2, 3, 3, 4, 4, 6, 6, 2, 3, 4, 6, 2, 3, 4)}
     table = {"roll": 1}
-
-    class Camera:
-        def __init__(self, *args):
-            pass
-
-        def isOpened(self):
-            return True
-
-        def set(self, *args):
-            return True
-
-        def grab(self):
-            return True
-
-        def read(self):
-            return True, np.full((48, 64, 3), table["roll"], np.uint8)
 
     class Reader:  # reads the roll the frame shows
         profile = None
@@ -308,7 +292,8 @@ def test_a_live_camera_sees_no_challenge_taken_back_into_across_a_roll_not_yet_r
         def say(self, text):
             self.lines.append(text)
 
-    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Camera)
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture",
+                        stand_in_camera(lambda: np.full((48, 64, 3), table["roll"], np.uint8)))
     counter = CameraCounter(frames_module.CameraFrames(0), Reader(), CameraSettings(frames_to_agree=1))
     said = Said()
     referee = Referee(Game(["Ana", "Ben", "Cleo"], get_preset("asmodee")), said, None, counter)

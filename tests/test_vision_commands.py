@@ -5,6 +5,7 @@ import sys
 
 import cv2
 import pytest
+from conftest import stand_in_camera
 
 from companion.vision.commands import add_calibrate_arguments, add_see_arguments, run_calibrate, run_see
 from companion.vision.scenes import generate_scene
@@ -217,26 +218,10 @@ def test_see_without_a_display_reads_the_camera_headless(monkeypatch, capsys, sc
     """A Raspberry Pi over SSH: OpenCV's window would abort the process, not raise."""
     from companion.vision import frames as frames_module
 
-    class Camera:
-        def __init__(self, *args):
-            pass
-
-        def isOpened(self):
-            return True
-
-        def set(self, *args):
-            return True
-
-        def read(self):
-            return True, cv2.imread(str(scene_file[0]))
-
-        def release(self):
-            pass
-
     def no_window(*args):
         raise AssertionError("a window was opened without a display")
 
-    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Camera)
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture", stand_in_camera(lambda: cv2.imread(str(scene_file[0]))))
     monkeypatch.setattr(cv2, "imshow", no_window)
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.delenv("DISPLAY", raising=False)

@@ -2,6 +2,7 @@
 import cv2
 import numpy as np
 import pytest
+from conftest import stand_in_camera
 
 from companion.calls import number_words
 from companion.vision.errors import ImageUnreadable, NoFrame
@@ -387,24 +388,7 @@ def test_a_live_camera_sees_no_reveal_taken_back_into_after_the_dice_were_rolled
     from companion.vision import frames as frames_module
 
     four = _find_readable(reader, range(560, 580), n=4)
-
-    class Driver:
-        def __init__(self, *args):
-            pass
-
-        def isOpened(self):
-            return True
-
-        def set(self, *args):
-            return True
-
-        def grab(self):
-            return True
-
-        def read(self):
-            return True, four.image
-
-    monkeypatch.setattr(frames_module.cv2, "VideoCapture", Driver)
+    monkeypatch.setattr(frames_module.cv2, "VideoCapture", stand_in_camera(lambda: four.image))
     settings = CameraSettings(frames_to_agree=1)
     counter = CameraCounter(frames_module.CameraFrames(0), reader, settings)
     assert counter.reveal(4, round_number=1).reading is not None
