@@ -238,6 +238,10 @@ def test_names_said_like_a_call_word_are_refused_at_the_start():
     assert sounds_like_calls(["Ana", "Foor"]) == sounds_like_calls(["Foor", "Ana"]) == [("Foor", "four")]
     with pytest.raises(VocabularyError, match='Yess sounds like "yes", a word of the calls'):
         CallRecogniser(["Ana", "Yess", "Ben"])
+    # spelt and sounded unlike it, yet heard as a sure "yes" (a "Jess!" across the table
+    # confirmed a dudo nobody called): the recogniser's own ear is asked
+    with pytest.raises(VocabularyError, match='Jess said alone is heard as "yes"'):
+        CallRecogniser(["Ana", "Jess", "Ben"])
 
 
 def test_a_hand_of_more_dice_than_the_game_allows_is_never_taken_unasked(recogniser, tmp_path):

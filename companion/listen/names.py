@@ -9,7 +9,7 @@ players themselves before the game, where they are asked to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -210,6 +210,22 @@ def sounds_like_calls(players: Sequence[str]) -> list[tuple[str, str]]:
             if key in words:
                 alike.setdefault(player, words[key])
     return list(alike.items())
+
+
+def heard_as_yes(players: Sequence[str], hear: Callable[[np.ndarray], tuple[str, float]],
+                 voices: Sequence[str] = NameMatcher.voices, sure: float = 0.5) -> list[str]:
+    """The players whose name, said alone by most of `voices`, `hear` (a recogniser's text
+    and confidence) takes for a sure "yes": talk naming them while a question waits would
+    confirm a call nobody made (Jess, Les). Spelling and sounds do not tell these apart from
+    names that pass; only the recogniser's ear does. Heard as "no", a name declines at
+    worst, which loses nothing the caller cannot say again."""
+    found = []
+    for player in players:
+        said = [audio for voice in voices if (audio := _espeak(player, voice)) is not None]
+        yes = sum(1 for audio in said if (heard := hear(audio))[0] == "yes" and heard[1] >= sure)
+        if said and 2 * yes > len(said):
+            found.append(player)
+    return found
 
 
 def _sounds(words: Sequence[str], accent: str) -> list[str]:

@@ -25,7 +25,7 @@ from companion.listen.embedding import (LEAD_IN_SAMPLES, SAMPLE_RATE, TAIL_SAMPL
                                          EmbeddingStream, SpeechEmbedding, padded)
 from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
-from companion.listen.names import NameMatcher, sound_alikes, sounds_like_calls
+from companion.listen.names import NameMatcher, heard_as_yes, sound_alikes, sounds_like_calls
 from companion.listen.network import MODEL_PATH, CallNetwork
 from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
@@ -218,6 +218,12 @@ class CallRecogniser:
         self._hand_sizes: frozenset[int] = frozenset()
         self._learning: tuple[str, str] | None = None  # (player, phrase) said next
         self.start()
+        if names is None:
+            yes = heard_as_yes(self.players, lambda audio: (lambda r: (r.text, r.confidence))(self.hear(audio)))
+            if yes:
+                raise VocabularyError(f"{yes[0]} said alone is heard as \"yes\", so talk that names {yes[0]} "
+                                      f"while I ask a question would answer it: please take another name (like "
+                                      f"{yes[0]}-B); a game already started with it goes on typed (--input text)")
 
     def graph(self, expect: Expect, hand_sizes: frozenset[int] = frozenset()) -> CompiledGraph:
         key = (expect, hand_sizes)
