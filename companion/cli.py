@@ -156,7 +156,7 @@ def _source(settings: PlaySettings, game):
 
 def _counter(settings: PlaySettings, first_round: int | None):
     """`first_round`: the first round of a resumed game whose reveal is still to come (the
-    photos given are of its reveal and later ones; the camera sees no earlier round's dice)."""
+    photos given are of its reveal and later ones)."""
     if not settings.uses_camera:
         return None
     from companion.vision.frames import CameraFrames, ImageFrames
@@ -166,7 +166,7 @@ def _counter(settings: PlaySettings, first_round: int | None):
 
     profile = load_profile(settings.profile) if settings.profile else None
     frames = (ImageFrames(settings.camera_images, first_round) if settings.camera_images
-              else CameraFrames(settings.camera, first_round))
+              else CameraFrames(settings.camera))
     return CameraCounter(frames, DiceReader(profile), warn=lambda note: print(f"companion: {note}", file=sys.stderr))
 
 
@@ -206,7 +206,7 @@ def run_play(settings: PlaySettings) -> int:
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind; the photos first, before the speech engine's wait.
-        counter = _counter(settings, None if resumed is None else max(game.round_number, resumed.last_round_counted + 1))
+        counter = _counter(settings, None if resumed is None else resumed.latest_round)
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
         source = _source(settings, game)
         if resumed is not None:

@@ -508,6 +508,13 @@ class Resumed(NamedTuple):
     # a repair read but not yet written (resume(defer_repair=True)): write_repair writes it
     repair: "_Repair | None" = None
 
+    @property
+    def latest_round(self) -> int:
+        """The latest round the table can have rolled for: the game's, or the one after the
+        last counted before the pause (a game walked back across rounds before it). Photos
+        given now begin with its reveal; a camera sees no earlier round's dice."""
+        return max(self.game.round_number, self.last_round_counted + 1)
+
     def write_repair(self) -> "Resumed":
         """Write a repair resume() deferred: the damaged journal kept beside it and the game's
         file cut back (then `dropped` says so), or the lines that follow added (`notes`)."""

@@ -97,7 +97,8 @@ class Referee:
         self._pending: Call | None = None  # a doubtful call waiting for "yes"
         self._not_answered = 0  # spoken utterances since the question that were no answer to it
         self._asked_again = 0  # times running the question was asked again ("Sorry, yes or no")
-        self._latest_round = game.round_number  # the latest round rolled for (see _record)
+        # the latest round the table has rolled for (see _record), before a pause too
+        self._latest_round = resumed.latest_round if resumed else game.round_number
         self._unsure: Call | None = None  # the last utterance's call, dropped as unsure
         self._declined: Call | None = None  # the call just answered "no", until the next call
         self._round = RoundTheTable()  # whom a call heard without its caller's name is asked about

@@ -391,15 +391,13 @@ def test_a_live_camera_sees_no_reveal_taken_back_into_after_the_dice_were_rolled
     monkeypatch.setattr(frames_module.cv2, "VideoCapture", stand_in_camera(lambda: four.image))
     settings = CameraSettings(frames_to_agree=1)
     counter = CameraCounter(frames_module.CameraFrames(0), reader, settings)
-    assert counter.reveal(4, round_number=1).reading is not None
-    assert counter.reveal(4, round_number=1).reading is not None  # undone within its round
-    assert counter.reveal(4, round_number=2).reading is not None
-    back = counter.reveal(5, round_number=1)
+    assert counter.reveal(4, round_number=1, latest_round=1).reading is not None
+    assert counter.reveal(4, round_number=1, latest_round=1).reading is not None  # undone within its round
+    assert counter.reveal(4, round_number=2, latest_round=2).reading is not None
+    back = counter.reveal(5, round_number=1, latest_round=2)
     assert back.reading is None and back.reason == "the dice of that round may have been rolled again since"
-    assert counter.reveal(4, round_number=2).reading is not None  # the latest round is still there
-    resumed = CameraCounter(frames_module.CameraFrames(0, first_round=3), reader, settings)
-    assert resumed.reveal(5, round_number=2).reading is None  # a round before the pause
-    assert resumed.reveal(4, round_number=3).reading is not None
+    assert counter.reveal(4, round_number=2, latest_round=2).reading is not None  # the latest round is still there
+    assert counter.reveal(5, round_number=2, latest_round=3).reading is None  # a round before the pause
 
 
 def test_a_reveal_picture_that_cannot_be_saved_is_said_once_and_the_count_stands(tmp_path, reader):

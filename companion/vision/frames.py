@@ -292,12 +292,8 @@ class CameraFrames:
     live = True
     still = False
 
-    def __init__(self, index: int, first_round: int | None = None, *,
-                 width: int | None = 1280, height: int | None = 720) -> None:
-        """`first_round`: a resumed game's first round whose reveal is still to come (the dice
-        of the rounds before it have been rolled again since)."""
+    def __init__(self, index: int, *, width: int | None = 1280, height: int | None = 720) -> None:
         self.index = index
-        self._latest_round = first_round  # the latest round rolled for or revealed: its dice are on the table
         self._rolled_since = False
         if index < 0:  # OpenCV's "any camera" index, which crashes some builds outright
             raise CameraUnavailable(f"cameras are numbered from 0, so there is no camera {index}")
@@ -315,12 +311,9 @@ class CameraFrames:
     STALE_FRAMES = 5
 
     def begin_reveal(self, round_number: int | None = None, latest_round: int | None = None) -> None:
-        """A reveal of a round before the latest one rolled for or revealed (taken back into,
-        after the next round's roll) is not on the table any more: reading it would count the
-        later dice."""
-        latest = max((r for r in (self._latest_round, latest_round, round_number) if r is not None), default=None)
-        self._rolled_since = round_number is not None and latest is not None and round_number < latest
-        self._latest_round = latest
+        """A reveal of a round before the latest one rolled for (taken back into, after the
+        next round's roll) is not on the table any more: reading it would count the later dice."""
+        self._rolled_since = None not in (round_number, latest_round) and round_number < latest_round
         for _ in range(self.STALE_FRAMES):  # the table as it is now, not as it was
             self._cap.grab()
 
