@@ -372,10 +372,7 @@ class Referee:
         self._asked_again += 1
         if self._asked_again < self.settings.hearing.asked_again_at_most:
             return []
-        self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
-                  f"asked again {self._asked_again} times)")
-        self._pending, self._asked_again, self._not_answered = None, 0, 0
-        return [announce.QuestionDropped(asked, self.status())]
+        return self._drop_question(asked, f"asked again {self._asked_again} times")
 
     def _let_question_lapse(self, asked: Call | None, heard: Heard, decision: Decision) -> list[Announcement]:
         """Count the spoken utterances that went by a waiting question, and drop it after
@@ -400,9 +397,12 @@ class Referee:
         self._not_answered += 1
         if self._not_answered < self.settings.hearing.question_lapses_after:
             return []
-        self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: "
-                  f"{self._not_answered} utterances went by the question)")
-        self._pending, self._not_answered = None, 0
+        return self._drop_question(asked, f"{self._not_answered} utterances went by the question")
+
+    def _drop_question(self, asked: Call, why: str) -> list[Announcement]:
+        """The question lapses, said aloud: its call was never taken."""
+        self._log(f"(no longer asking about {describe_call(asked, self.game.rules.ace_word)}: {why})")
+        self._pending, self._asked_again, self._not_answered = None, 0, 0
         return [announce.QuestionDropped(asked, self.status())]
 
     def _allowed(self, call: Call) -> bool:
