@@ -15,6 +15,7 @@ import numpy as np
 
 from companion.listen.decoder import CompiledGraph, Decoded, Graph
 from companion.listen.embedding import SpeechEmbedding, padded
+from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.network import CallNetwork
 from companion.listen.tokens import NAME
@@ -212,17 +213,17 @@ def sounds_like_calls(players: Sequence[str]) -> list[tuple[str, str]]:
     return list(alike.items())
 
 
-def heard_as_yes(players: Sequence[str], hear: Callable[[np.ndarray], tuple[str, float]],
+def heard_as_yes(players: Sequence[str], hear: Callable[[np.ndarray], Recognition],
                  voices: Sequence[str] = NameMatcher.voices, sure: float = 0.5) -> list[str]:
-    """The players whose name, said alone by most of `voices`, `hear` (a recogniser's text
-    and confidence) takes for a sure "yes": talk naming them while a question waits would
+    """The players whose name, said alone by most of `voices`, `hear` (a recogniser) takes
+    for a sure "yes": talk naming them while a question waits would
     confirm a call nobody made (Jess, Les). Spelling and sounds do not tell these apart from
     names that pass; only the recogniser's ear does. Heard as "no", a name declines at
     worst, which loses nothing the caller cannot say again."""
     found = []
     for player in players:
         said = [audio for voice in voices if (audio := _espeak(player, voice)) is not None]
-        yes = sum(1 for audio in said if (heard := hear(audio))[0] == "yes" and heard[1] >= sure)
+        yes = sum(1 for audio in said if (heard := hear(audio)).text == "yes" and heard.confidence >= sure)
         if said and 2 * yes > len(said):
             found.append(player)
     return found

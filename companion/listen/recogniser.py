@@ -199,15 +199,13 @@ class CallRecogniser:
         alike = sound_alikes(self.players) if names is None else []
         if alike:
             one, other = alike[0]
-            raise VocabularyError(f"{one} and {other} sound the same, so a call by name cannot tell "
-                                  f"them apart: one of you, please take another name (like {other}-B); "
-                                  f"a game already started with both goes on typed (--input text)")
+            raise _another_name(f"{one} and {other} sound the same, so a call by name cannot tell "
+                                f"them apart: one of you,", other, "both")
         like_calls = sounds_like_calls(self.players) if names is None else []
         if like_calls:
             player, word = like_calls[0]
-            raise VocabularyError(f"{player} sounds like \"{word}\", a word of the calls, so talk that names "
-                                  f"{player} would be heard as {word}: please take another name (like "
-                                  f"{player}-B); a game already started with it goes on typed (--input text)")
+            raise _another_name(f"{player} sounds like \"{word}\", a word of the calls, so talk that names "
+                                f"{player} would be heard as {word}:", player)
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()
@@ -218,12 +216,10 @@ class CallRecogniser:
         self._hand_sizes: frozenset[int] = frozenset()
         self._learning: tuple[str, str] | None = None  # (player, phrase) said next
         self.start()
-        if names is None:
-            yes = heard_as_yes(self.players, lambda audio: (lambda r: (r.text, r.confidence))(self.hear(audio)))
-            if yes:
-                raise VocabularyError(f"{yes[0]} said alone is heard as \"yes\", so talk that names {yes[0]} "
-                                      f"while I ask a question would answer it: please take another name (like "
-                                      f"{yes[0]}-B); a game already started with it goes on typed (--input text)")
+        yes = heard_as_yes(self.players, self.hear) if names is None else []
+        if yes:
+            raise _another_name(f"{yes[0]} said alone is heard as \"yes\", so talk that names {yes[0]} "
+                                f"while I ask a question would answer it:", yes[0])
 
     def graph(self, expect: Expect, hand_sizes: frozenset[int] = frozenset()) -> CompiledGraph:
         key = (expect, hand_sizes)
@@ -370,3 +366,9 @@ class CallRecogniser:
         return Recognition(texts[0], tuple(texts[1:]), confidence,
                            alternative_scores=tuple(scores[1:]), details=details,
                            may_go_on=decoded.goes_on)
+
+
+def _another_name(why: str, name: str, kept: str = "it") -> VocabularyError:
+    """A name the bundled recogniser cannot hear safely, refused with what to do instead."""
+    return VocabularyError(f"{why} please take another name (like {name}-B); a game already started "
+                           f"with {kept} goes on typed (--input text)")
