@@ -20,6 +20,7 @@ from companion.calls import (
 from companion.journal import hands_so_far
 from companion.referee import Referee
 from companion.rules import CALZA, DUDO, DudoCaller, Game, Phase, get_preset
+from companion.rules.names import name_key
 from companion.sources import Utterance
 
 
@@ -165,10 +166,13 @@ def hear_and_check(moment: int, text: str, working: dict) -> None:
     referee = working.get(moment) or copy.deepcopy(MOMENTS[moment])
     game = referee.game
     before, journalled = snapshot(referee), len(referee.journal.events)
+    who_calls_open = referee._round.who_calls_open  # "Who calls calza?" asked: an undo takes it back
     call = parse_call_or_none(text, game.players)
+    if call is None and who_calls_open:  # a name typed alone answers it: that player's calza
+        name = next((p for p in game.players if name_key(p) == name_key(text.strip().strip(".,!?"))), None)
+        call = parse_call_or_none(f"{name} calza", game.players) if name else None
     allowed = call is not None and legal(game, call)
     hands_said = bool(hands_so_far(referee.journal.events))
-    who_calls_open = referee._round.who_calls_open  # "Who calls calza?" asked: an undo takes it back
 
     referee.hear(Utterance(text))  # typed: applied directly, never asked about
 
