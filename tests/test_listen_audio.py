@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, resample, write_wav
+from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, resample, wav_length, write_wav
 from companion.listen.errors import AudioFormatError
 
 PCM, FLOAT, EXTENSIBLE, ALAW, MULAW, MS_ADPCM, IMA_ADPCM = 1, 3, 0xFFFE, 6, 7, 2, 0x11
@@ -318,7 +318,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("name", BAD)
-@pytest.mark.parametrize("reader", [read_wav, check_wav])
+@pytest.mark.parametrize("reader", [read_wav, check_wav, wav_length, read_wav_blocks])
 def test_a_bad_file_is_refused_clearly(tmp_path, name, reader):
     contents, words = BAD[name]
     path = tmp_path / "bad file.wav"
@@ -335,7 +335,7 @@ def test_a_bad_file_is_refused_clearly(tmp_path, name, reader):
         assert f"ffmpeg -i '{path}' -ar 16000 -ac 1 -sample_fmt s16 out.wav" in message and "sox" not in message
 
 
-@pytest.mark.parametrize("reader", [read_wav, check_wav])
+@pytest.mark.parametrize("reader", [read_wav, check_wav, wav_length, read_wav_blocks])
 def test_a_folder_or_a_missing_file_is_refused_clearly(tmp_path, reader):
     with pytest.raises(AudioFormatError, match="is a folder"):
         reader(tmp_path)
@@ -394,3 +394,30 @@ def test_a_folder_of_recordings_plays_in_the_order_its_numbers_say(tmp_path):
     for name in ("call10.wav", "call2.wav", "call1.wav", "Call3.WAV", "notes.txt"):
         (tmp_path / name).write_bytes(b"")
     assert [p.name for p in expand_paths([tmp_path])] == ["call1.wav", "call2.wav", "Call3.WAV", "call10.wav"]
+
+
+@pytest.mark.parametrize("rate,channels,bits,tag", [(16000, 1, 16, PCM), (48000, 2, 16, PCM),
+                                                    (44100, 1, 32, FLOAT), (8000, 3, 24, PCM),
+                                                    (16000, 2, 8, PCM)])
+def test_blocks_join_to_the_whole_recording(tmp_path, rate, channels, bits, tag):
+    # A long recording is heard a block at a time: the blocks, joined, are the samples
+    # read whole (resampled in blocks, a sample may round the other way), and no block
+    # holds much more than it was asked to.
+    x = np.random.default_rng(rate).normal(0, 0.25, (round(rate * 3.3), channels)).clip(-1, 1)
+    path = make_wav(tmp_path / "long.wav", x, rate, bits, tag)
+    whole = read_wav(path)
+    blocks = list(read_wav_blocks(path, seconds=0.37))
+    joined = np.concatenate(blocks)
+    assert len(whole) == len(joined) == wav_length(path) == math.ceil(len(x) * SAMPLE_RATE / rate)
+    assert len(blocks) >= 9 and max(len(b) for b in blocks) <= 0.37 * SAMPLE_RATE + 100
+    assert np.abs(whole.astype(int) - joined).max() <= 1
+    assert np.mean(whole == joined) > 0.999
+    assert all(b.dtype == np.int16 for b in blocks)
+
+
+def test_a_file_cut_short_reads_the_same_in_blocks(tmp_path):
+    x = tone(440, 22050, 2.0)
+    path = make_wav(tmp_path / "cut.wav", x, 22050)
+    path.write_bytes(path.read_bytes()[:-1001])  # half a frame at the end, and the rest gone
+    joined = np.concatenate(list(read_wav_blocks(path, seconds=0.25)))
+    assert len(joined) == len(read_wav(path)) == wav_length(path) < 2 * SAMPLE_RATE

@@ -12,7 +12,7 @@ import pytest
 
 from companion.calls import parse_call_or_none
 from companion.errors import CompanionError
-from companion.listen.audio import read_wav, write_wav
+from companion.listen.audio import read_wav, resample, write_wav
 from companion.listen.commands import add_hear_arguments, run_hear
 from companion.listen.endpoint import split
 from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD
@@ -135,6 +135,31 @@ def test_long_recording_is_split_into_utterances(engine, speech_dir, tmp_path):
     texts = [u.text for u in iter(source.next_utterance, None)]
     assert [parse_call_or_none(t, PLAYERS).to_json() for t in texts] == [
         CALLS["five fives"], {"kind": "dudo"}]
+
+
+def test_a_long_recording_is_heard_a_block_at_a_time(engine, speech_dir, tmp_path):
+    # A recording of a whole evening (here a minute, 44.1 kHz stereo float, 21 MB) is heard
+    # in blocks: read whole, an hour of it would take gigabytes.
+    import tracemalloc
+
+    from test_listen_audio import FLOAT, make_wav
+
+    a = read_wav(speech_dir / "call-1-00.wav") / 32768.0
+    b = read_wav(speech_dir / "call-1-06.wav") / 32768.0
+    hush = np.random.default_rng(2).normal(0, 1e-4, 16000 * 28)
+    mono = resample(np.concatenate([hush, a, hush, b, hush[:16000 * 2]]), 16000, 44100)
+    path = make_wav(tmp_path / "evening.wav", np.stack([mono, mono], axis=1), 44100, 32, FLOAT)
+    assert path.stat().st_size > 20_000_000
+    source = WavSource([path], engine)
+    tracemalloc.start()
+    try:
+        texts = [u.text for u in iter(source.next_utterance, None)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [parse_call_or_none(t, PLAYERS).to_json() for t in texts] == [
+        CALLS["five fives"], {"kind": "dudo"}]
+    assert peak < 12_000_000, peak  # read whole: over 60 MB
 
 
 def test_calls_one_after_another_in_a_short_recording_are_each_heard(engine, speech_dir, tmp_path, capsys):

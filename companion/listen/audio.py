@@ -17,6 +17,7 @@ import wave
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -116,6 +117,56 @@ def filter_reach(rate_in: int, rate_out: int) -> int:
     the input within this distance either side of its position, and on nothing further."""
     common = math.gcd(rate_in, rate_out)
     return _taps(rate_out // common, rate_in // common)[0] // 2
+
+
+class BlockResampler:
+    """A device's blocks at its own rate as samples at the recogniser's rate, the same as the
+    whole stream resampled at once. Each output sample waits only for the input its filter
+    reaches (2 ms at 48 kHz), so what comes out of a block is a few samples short of it and
+    the rest follows with the next."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        common = math.gcd(rate, SAMPLE_RATE)
+        self._up, self._down = SAMPLE_RATE // common, rate // common
+        self._reach = filter_reach(rate, SAMPLE_RATE) + 1
+        self.reset()
+
+    def reset(self) -> None:
+        """A new stream: after a pause (the companion speaking), what was heard is not joined on."""
+        self._kept = np.zeros(0, np.float32)  # input from absolute sample `_start` on
+        self._start = 0  # always a multiple of `_down`, so the output grid stays aligned
+        self._next = 0  # the next output sample to give
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        up, down, reach = self._up, self._down, self._reach
+        x = np.concatenate([self._kept, block.astype(np.float32)])
+        end = self._start + len(x)
+        ready = max(self._next, ((end - reach) * up) // down)  # outputs before this have all their input
+        # from a multiple of `down` far enough back that the outputs given see the real input
+        # before them, not the zeros `resample` pads with (but for the stream's first samples)
+        seg = max(self._start, ((self._next * down // up - reach) // down) * down)
+        out = resample(x[seg - self._start:], self.rate, SAMPLE_RATE)
+        first = seg * up // down
+        given = out[self._next - first:ready - first]
+        keep = max(self._start, ((ready * down // up - reach) // down) * down)
+        self._kept, self._start, self._next = x[keep - self._start:], keep, ready
+        return np.clip(np.round(given), -32768, 32767).astype(np.int16)
+
+    def flush(self) -> np.ndarray:
+        """The outputs still held back at the end of the stream, the input after it taken as
+        silence (as `resample` takes it): what joins the blocks to the whole stream resampled."""
+        up, down = self._up, self._down
+        x = self._kept
+        n_out = -(-(self._start + len(x)) * up // down)
+        if n_out <= self._next:
+            return np.zeros(0, np.int16)
+        seg = max(self._start, ((self._next * down // up - self._reach) // down) * down)
+        out = resample(x[seg - self._start:], self.rate, SAMPLE_RATE)
+        first = seg * up // down
+        given = out[self._next - first:n_out - first]
+        self.reset()
+        return np.clip(np.round(given), -32768, 32767).astype(np.int16)
 
 
 def _taps(up: int, down: int) -> tuple[int, int]:
@@ -218,19 +269,57 @@ def read_wav(path: str | Path) -> np.ndarray:
     cut short (or written by a streaming tool with no data size) gives what is there.
     Anything else is refused with an AudioFormatError that says why and how to convert it.
     """
+    blocks = list(read_wav_blocks(path, seconds=None))
+    return np.concatenate(blocks) if blocks else np.zeros(0, np.int16)
+
+
+def read_wav_blocks(path: str | Path, seconds: float | None = 2.0) -> Iterator[np.ndarray]:
+    """`read_wav`'s samples a block of about `seconds` (None: all) at a time, the same
+    samples when joined: an evening's recording is heard in a few megabytes, not
+    gigabytes. The file is checked (an AudioFormatError) before the first block."""
+    path = Path(path)
+    f = _open(path)
+    try:
+        wav = _parse(path, f)
+    except BaseException:
+        f.close()
+        raise
+    return _blocks(f, wav, seconds)
+
+
+def _blocks(f, wav: _Wav, seconds: float | None) -> Iterator[np.ndarray]:
+    with f:
+        frame = wav.width * wav.channels
+        left = wav.data_size - wav.data_size % frame  # a frame cut off at the end is dropped
+        per_read = left if seconds is None else max(1, int(seconds * wav.rate)) * frame
+        plain = (wav.encoding, wav.width, wav.channels, wav.rate) == (_PCM, 2, 1, SAMPLE_RATE)
+        resampler = BlockResampler(wav.rate) if wav.rate != SAMPLE_RATE else None
+        f.seek(wav.data_offset)
+        while left > 0:
+            raw = f.read(min(per_read, left))
+            if not raw:
+                break
+            left -= len(raw)
+            raw = raw[:len(raw) - len(raw) % frame]
+            if plain:
+                yield np.frombuffer(raw, dtype="<i2").astype(np.int16)
+                continue
+            mono = _mono(_samples(raw, wav), wav.channels)
+            if resampler is None:
+                yield np.clip(np.rint(mono * 32768.0), -32768, 32767).astype(np.int16)
+            else:  # scaled by a power of two first, which is exact: the same as scaled after
+                yield resampler(mono * 32768.0)
+        if resampler is not None:
+            yield resampler.flush()
+
+
+def wav_length(path: str | Path) -> int:
+    """How many samples `read_wav` would give, from the header alone."""
     path = Path(path)
     with _open(path) as f:
         wav = _parse(path, f)
-        f.seek(wav.data_offset)
-        raw = f.read(wav.data_size)
-    frame = wav.width * wav.channels
-    raw = raw[:len(raw) - len(raw) % frame]  # a frame cut off at the end is dropped
-    if (wav.encoding, wav.width, wav.channels, wav.rate) == (_PCM, 2, 1, SAMPLE_RATE):
-        return np.frombuffer(raw, dtype="<i2").astype(np.int16)
-    mono = _mono(_samples(raw, wav), wav.channels)
-    if wav.rate != SAMPLE_RATE:
-        mono = resample(mono, wav.rate, SAMPLE_RATE)
-    return np.clip(np.rint(np.clip(mono, -1.0, 1.0) * 32768.0), -32768, 32767).astype(np.int16)
+    frames = wav.data_size // (wav.width * wav.channels)
+    return -(-frames * SAMPLE_RATE // wav.rate)
 
 
 def check_wav(path: str | Path) -> None:

@@ -3,14 +3,13 @@ sounddevice by default), feeding the same `Listener` as recordings."""
 
 from __future__ import annotations
 
-import math
 import queue
 import time
 from typing import Callable
 
 import numpy as np
 
-from companion.listen.audio import SAMPLE_RATE, filter_reach, resample
+from companion.listen.audio import SAMPLE_RATE, BlockResampler
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
@@ -62,41 +61,6 @@ def check_microphone(device: int | str | None) -> None:
 # How long a player asked for their name has to start saying it before the try counts as
 # not heard (the referee asks again, then moves on to the next player)
 NAME_WAIT_S = 12.0
-
-
-class BlockResampler:
-    """A device's blocks at its own rate as samples at the recogniser's rate, the same as the
-    whole stream resampled at once. Each output sample waits only for the input its filter
-    reaches (2 ms at 48 kHz), so what comes out of a block is a few samples short of it and
-    the rest follows with the next."""
-
-    def __init__(self, rate: int) -> None:
-        self.rate = rate
-        common = math.gcd(rate, SAMPLE_RATE)
-        self._up, self._down = SAMPLE_RATE // common, rate // common
-        self._reach = filter_reach(rate, SAMPLE_RATE) + 1
-        self.reset()
-
-    def reset(self) -> None:
-        """A new stream: after a pause (the companion speaking), what was heard is not joined on."""
-        self._kept = np.zeros(0, np.float32)  # input from absolute sample `_start` on
-        self._start = 0  # always a multiple of `_down`, so the output grid stays aligned
-        self._next = 0  # the next output sample to give
-
-    def __call__(self, block: np.ndarray) -> np.ndarray:
-        up, down, reach = self._up, self._down, self._reach
-        x = np.concatenate([self._kept, block.astype(np.float32)])
-        end = self._start + len(x)
-        ready = max(self._next, ((end - reach) * up) // down)  # outputs before this have all their input
-        # from a multiple of `down` far enough back that the outputs given see the real input
-        # before them, not the zeros `resample` pads with (but for the stream's first samples)
-        seg = max(self._start, ((self._next * down // up - reach) // down) * down)
-        out = resample(x[seg - self._start:], self.rate, SAMPLE_RATE)
-        first = seg * up // down
-        given = out[self._next - first:ready - first]
-        keep = max(self._start, ((ready * down // up - reach) // down) * down)
-        self._kept, self._start, self._next = x[keep - self._start:], keep, ready
-        return np.clip(np.round(given), -32768, 32767).astype(np.int16)
 
 
 class MicSource:

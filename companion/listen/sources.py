@@ -12,12 +12,12 @@ import sys
 from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence, TextIO
+from typing import Callable, Iterable, Iterator, Sequence, TextIO
 
 import numpy as np
 
 from companion.listen import ENGINES
-from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, recorded_nothing
+from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, recorded_nothing, wav_length
 from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, spanning, utterances
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
@@ -159,11 +159,20 @@ class Listener:
     def flush(self) -> list[DecodedSpan]:
         return [self._close(s) for s in self.endpointer.flush()]
 
-    def recording(self, samples: np.ndarray) -> Iterator[DecodedSpan]:
-        """Every utterance of a whole recording, fed in 0.1 s blocks as the microphone
-        would, then closed at its end; each is decoded only when it is asked for."""
-        for i in range(0, len(samples), CHUNK):
-            yield from self.feed(samples[i:i + CHUNK])
+    def recording(self, samples: np.ndarray | Iterable[np.ndarray]) -> Iterator[DecodedSpan]:
+        """Every utterance of a whole recording (its samples, or its blocks of any length as
+        `read_wav_blocks` gives them), fed in 0.1 s blocks as the microphone would, then
+        closed at its end; each is decoded only when it is asked for."""
+        blocks = [samples] if isinstance(samples, np.ndarray) else samples
+        carry = np.zeros(0, np.int16)
+        for block in blocks:
+            data = np.concatenate([carry, block]) if len(carry) else block
+            whole = len(data) - len(data) % CHUNK
+            for i in range(0, whole, CHUNK):
+                yield from self.feed(data[i:i + CHUNK])
+            carry = data[whole:]
+        if len(carry):
+            yield from self.feed(carry)
         yield from self.flush()
 
     def _call_is_over(self) -> bool:
@@ -252,26 +261,28 @@ class WavSource:
 
     def results(self, path: Path) -> Iterator[Recognition]:
         """What was heard in one file, utterance by utterance (chatter included)."""
+        if wav_length(path) > self.whole_file_seconds * SAMPLE_RATE:
+            # a long recording (a whole evening) is read a block at a time, as the microphone
+            # hears it: read whole, an hour at 48 kHz would take gigabytes
+            for heard in Listener(self.engine, self.endpoint).recording(read_wav_blocks(path)):
+                yield heard.result
+            return
         samples = read_wav(path)
         if recorded_nothing(samples):
             yield Recognition("", voiced=False)  # decoded, it would be the network's guess at nothing
             return
-        if len(samples) <= self.whole_file_seconds * SAMPLE_RATE:
-            if self._learning:
-                # The recording of a player saying their name is all of it, a pause after
-                # the name ("Ana ... calza") or speech from its first sample included.
-                self._learning = False
-                yield decode_span(self.engine, samples, self.endpoint, [])
-                return
-            found = utterances(samples, self.endpoint)
-            if len(found) <= 1:
-                yield decode_span(self.engine, samples, self.endpoint, found)
-                return
-            for one in found:
-                yield decode_span(self.engine, samples, self.endpoint, [one])
+        if self._learning:
+            # The recording of a player saying their name is all of it, a pause after
+            # the name ("Ana ... calza") or speech from its first sample included.
+            self._learning = False
+            yield decode_span(self.engine, samples, self.endpoint, [])
             return
-        for heard in Listener(self.engine, self.endpoint).recording(samples):
-            yield heard.result
+        found = utterances(samples, self.endpoint)
+        if len(found) <= 1:
+            yield decode_span(self.engine, samples, self.endpoint, found)
+            return
+        for one in found:
+            yield decode_span(self.engine, samples, self.endpoint, [one])
 
     def next_utterance(self) -> Utterance | None:
         while True:
