@@ -310,6 +310,21 @@ def test_hear_finds_no_call_in_a_long_recording_of_a_quiet_room(tmp_path, capsys
     assert [(line["text"], line["call"]) for line in lines] == [("", None), ("", None)]
 
 
+def test_hear_refuses_an_evening_recording_and_hears_the_rest(speech_dir, tmp_path, capsys):
+    # `hear` reads a file as one call: a recording of minutes is refused with where to hear
+    # it (read whole, an hour at 48 kHz would take gigabytes); the other files are heard.
+    write_wav(tmp_path / "evening.wav", np.zeros(121 * 4000, np.int16), rate=4000)
+    parser = argparse.ArgumentParser()
+    add_hear_arguments(parser)
+    args = parser.parse_args(["--json", "--engine", "bundled", str(tmp_path / "evening.wav"),
+                              str(speech_dir / "call-0-01.wav")])
+    assert run_hear(args) == 1
+    out, err = capsys.readouterr()
+    assert "evening.wav: 2 minutes long, and hear reads a file as one call" in err
+    assert "play --input wav" in err
+    assert [json.loads(line)["call"] for line in out.splitlines()] == [CALLS["twenty one threes"]]
+
+
 def test_a_recording_of_nothing_is_heard_as_nothing(tmp_path, capsys):
     # A WAV with no samples, or a tenth of a second of digital silence: the network's guess
     # at the lead-in alone was "three".

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from companion.calls import call_to_json, describe_call, parse_call_or_none
 from companion.errors import CompanionError
-from companion.listen.audio import SAMPLE_RATE, read_wav, recorded_nothing
+from companion.listen.audio import SAMPLE_RATE, read_wav, recorded_nothing, wav_length
 from companion.listen import ENGINES
 from companion.listen.engine import ENGINE_THRESHOLD, Recognition
 from companion.listen.errors import AudioFormatError
@@ -74,8 +74,18 @@ def _report(err: AudioFormatError) -> int:
     return 1
 
 
+# `hear` reads a file as one call: a longer recording (an evening's) is refused, not read
+# whole into memory (gigabytes for an hour at 48 kHz) to be heard as a single call.
+HEAR_LONGEST_S = 120
+
+
 def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     # Each file is one utterance here, trimmed by the endpointer as in `play`.
+    seconds = wav_length(path) / SAMPLE_RATE
+    if seconds > HEAR_LONGEST_S:
+        raise AudioFormatError(
+            f"{path}: {seconds / 60:.0f} minutes long, and hear reads a file as one call (up to "
+            f"{HEAR_LONGEST_S // 60} minutes): play --input wav hears a long recording call by call")
     samples = read_wav(path)
     from companion.listen.endpoint import EndpointSettings, utterances
 
