@@ -269,7 +269,7 @@ def _say_stopped(say, error: CompanionError, started: bool = True) -> None:
     from companion.voice.announcements import GameStopped
 
     if isinstance(error, JournalError):
-        why = "I cannot save the game" if started else "I cannot save a game there"
+        why = "I cannot save any more calls" if started else "I cannot save a game there"
     else:
         why = ("the microphone stopped" if isinstance(error, MicrophoneError) else
                "the camera stopped" if isinstance(error, VisionError) else "something went wrong")

@@ -85,7 +85,7 @@ ASKED = re.compile(r"[Dd]id you say (.+?)\?")  # "First: did you say ...?" asks 
 # bare number while bidding, a bid the rules refuse, a question let go ("Not taken: ...").
 # Every script line is taken when typed, so the player was misheard and says the line
 # again, as a person would.
-NOT_TAKEN = re.compile(r"Who calls calza\?|is not a call\.|is not allowed:|Not taken:")
+NOT_TAKEN = re.compile(r"Who calls calza\?|is not a call\.|is not allowed:|does not raise|Not taken:")
 
 
 @dataclass

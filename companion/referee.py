@@ -282,7 +282,7 @@ class Referee:
             if call is not None:
                 return [announce.SayAgain(at_reveal=self.game.phase is Phase.REVEAL and not isinstance(call, CommandCall))]
             return [announce.NotUnderstood(heard.text, heard.unparsable or "", self.game.players,
-                                           heard.unknown_player, self._named_example(),
+                                           heard.unknown_player, self._named_example(heard.text),
                                            at_reveal=self.game.phase is Phase.REVEAL)]
         assert call is not None
         pending = self._pending
@@ -321,20 +321,23 @@ class Referee:
             return refused
         return self._handle(call)
 
-    def _named_example(self) -> str | None:
+    def _named_example(self, said: str = "") -> str | None:
         """A call a player's name leads now, for the hint to a name said alone: a hand at a
-        reveal, else a calza or (where anyone may call it) a dudo someone may call."""
+        reveal, else a calza or (where anyone may call it) a dudo someone may call. The
+        player named, where the call is theirs to make."""
         game = self.game
+        named = [p for p in game.players if name_key(p) == name_key(said.strip(" ,.!?"))]
         if game.phase is Phase.REVEAL and game.challenge is not None:
             prompt = self._count_prompt()
-            dice = announce.EXAMPLE_HAND[:prompt.example_dice]
-            return f"{prompt.example_player} {' '.join(number_words(d) for d in dice)}"
+            player = named[0] if named and named[0] in game.active_players else prompt.example_player
+            dice = announce.EXAMPLE_HAND[:game.dice[player]]
+            return f"{player} {' '.join(number_words(d) for d in dice)}"
         if game.phase is not Phase.BIDDING:
             return None
         for kind, allowed in ((CALZA, game.rules.calza), (DUDO, game.rules.dudo_caller is DudoCaller.ANYONE)):
             callers = challengers(game, kind) if allowed else []
             if callers:
-                return f"{callers[0]} {kind}"
+                return f"{named[0] if named and named[0] in callers else callers[0]} {kind}"
         return None
 
     def _same_call(self, call: Call | None, other: Call | None) -> bool:
@@ -565,7 +568,7 @@ class Referee:
 
     def _count(self, value: int) -> list[Announcement]:
         if self.game.phase is not Phase.REVEAL:
-            return [announce.NumberWhileBidding(value, self.game.turn)]
+            return [announce.NumberWhileBidding(value, self.game.turn, opening=self.game.last_bid is None)]
         if self._hands:  # dice already said bound the count: refuse one they rule out
             low, high = self._count_bounds()
             if not low <= value <= high:
@@ -603,7 +606,7 @@ class Referee:
         """The count every player's dice make, applied (every hand is in: the bounds meet)."""
         count, _ = self._count_bounds()
         hands, self._hands = self._hands, {}
-        return [announce.HandsMake(count), *self._apply(CountAction(count, hands))]
+        return self._apply(CountAction(count, hands))  # said as "Eight counted: ..."
 
     def _hands_missing(self) -> list[str]:
         return [p for p in self.game.active_players if p not in self._hands]

@@ -130,8 +130,10 @@ def test_an_answer_not_heard_is_said_again():
 def test_a_line_misheard_as_something_the_referee_does_not_take_is_said_again():
     for line, reply in (("Ana calza", "Who calls calza? Say your name and calza, like Ana calza."),
                         ("five fives", "Five is not a call. Ben, bid or call dudo."),
-                        ("five fives", "Four fives is not allowed: four fives does not raise four "
-                                       "fives. After four fives: five of any face, or two pacos.")):
+                        ("five fives", "Four fives does not raise four fives. The smallest raises: "
+                                       "five of any face, or two pacos."),
+                        ("five fives", "One paco is not allowed: a round cannot open with pacos. To open: "
+                                       "one of any face.")):
         say, said = referee(reply, BID)
         cost = games.Cost()
         assert games.say_line(line, say, cost) == "taken"

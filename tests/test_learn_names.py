@@ -58,7 +58,7 @@ def test_each_player_is_asked_for_their_name_before_the_game_and_nothing_is_a_ca
     assert said.startswith("Before we play, I will learn how each of you says your name. "
                            "Ana, say: Ana calza. Ana, say: Ana one two three. Thanks, Ana. "
                            "Ben, say: Ben calza.")
-    assert "Thanks, Cleo. New game: Ana, Ben, Cleo." in said
+    assert "Thanks, Cleo. New game: Ana, Ben and Cleo." in said
     # "Ana calza" and Ana's dice were no calls; the first call of the game is Ana's bid.
     assert [type(a).__name__ for a in game.actions] == ["BidAction"]
     assert said.endswith("Ana: three fours. Ben, your call.")

@@ -49,14 +49,14 @@ def test_scripted_game_announcements_and_final_state(tmp_path):
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Round one. Ana opens. Fifteen dice in play." in out
-    assert "Two fours is not allowed: two fours does not raise three fours. After three fours: " \
+    assert "Two fours does not raise three fours. The smallest raises: " \
            "three fives, three sixes, four of any face, or two pacos." in out
     assert "Dudo from Cleo on Ben's four fours!" in out
     assert "Ben loses a die and has four dice left." in out
     assert "Undone: Ben's five sixes." in out
     assert "Calza from Ben on Cleo's three sixes!" in out
     assert "Got Ana's dice: six, six, one, two, three. Still need Ben and Cleo." in out
-    assert "That makes three." in out and "Ben is exactly right and wins back a die: five dice." in out
+    assert "Three counted" in out and "Ben is exactly right and wins back a die, and now has five dice." in out
     game = load_game(journal)
     assert game.dice == {"Ana": 5, "Ben": 5, "Cleo": 5}
     assert game.round_number == 3 and game.turn == "Ben"  # Ben lost a die last (asmodee)
@@ -104,7 +104,7 @@ def test_house_rules_from_toml(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case or accents): 'Ana' and 'ana'"),
+    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case or accents): 'Ana' and 'Ana'"),
     (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
@@ -398,7 +398,7 @@ def test_dice_said_before_a_pause_are_kept(tmp_path):
                            input_text="Ben 4 4 4 5 6\nCleo 1 2 2 2 2\n")
     assert result.returncode == 0, result.stderr
     assert "Got Ana's dice. Still need Ben and Cleo." in result.stdout  # said when resuming
-    assert "That makes seven." in result.stdout  # Ana's 4 4 1, Ben's 4 4 4 and Cleo's 1
+    assert "Seven counted" in result.stdout  # Ana's 4 4 1, Ben's 4 4 4 and Cleo's 1
     game = load_game(journal)
     assert game.dice["Ben"] == 4 and game.round_number == 2  # Ben doubted a right bid
 
@@ -465,7 +465,7 @@ def test_a_journal_that_cannot_be_written_stops_the_game_aloud(tmp_path):
     result = run_on_a_small_disk(tmp_path, "three fours\nfour fours\nfive fours\nsix fours\n" * 3, 700)
     assert result.returncode == 2
     assert "cannot write the journal" in result.stderr and "the game is paused" in result.stderr
-    assert result.stdout.rstrip().endswith("I have to stop: I cannot save the game. The game is saved up to "
+    assert result.stdout.rstrip().endswith("I have to stop: I cannot save any more calls. The game is saved up to "
                                            "the last call I answered; the screen says how to go on.")
 
 

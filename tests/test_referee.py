@@ -80,8 +80,8 @@ def test_illegal_bid_gets_the_reason_and_the_smallest_raises():
     say(referee, "nine fives")
     before = len(journal.events)
     text = say(referee, "nine fours")
-    assert text == ("Nine fours is not allowed: nine fours does not raise nine fives. "
-                    "After nine fives: nine sixes, ten of any face, or five pacos.")
+    assert text == ("Nine fours does not raise nine fives. "
+                    "The smallest raises: nine sixes, ten of any face, or five pacos.")
     assert len(journal.events) == before and referee.game.turn == "B"
 
 
@@ -89,7 +89,7 @@ def test_at_the_most_dice_in_play_only_higher_faces_are_offered():
     referee, _, _ = make()  # fifteen dice: sixteen of anything is out of reach
     say(referee, "fifteen fours")
     assert say(referee, "fifteen threes").endswith(
-        "After fifteen fours: fifteen fives, fifteen sixes, or eight pacos.")
+        "The smallest raises: fifteen fives, fifteen sixes, or eight pacos.")
 
 
 def test_a_challenge_before_any_bid_says_what_is_missing():
@@ -128,8 +128,36 @@ def test_count_from_every_players_dice():
     assert "five dice, not four" in say(referee, "Ben 5 5 5 5")
     say(referee, "Ben 2 2 2 2 2")
     text = say(referee, "Cleo 6 6 6 6 1")
-    assert text.startswith("Got Cleo's dice: six, six, six, six, one. That makes four.") and "the bid was right" in text
+    assert text.startswith("Got Cleo's dice: six, six, six, six, one. Four counted") and "the bid was right" in text
     assert referee.game.dice["Ben"] == 4
+
+
+def test_the_words_a_table_hears_often_say_each_thing_once():
+    referee, _, _ = make("Ana Ben Cleo Dan")
+    assert say(referee, "seven") == "Seven is not a call. Ana, your bid."  # no bid yet to call dudo on
+    say(referee, "three fives")
+    assert say(referee, "seven") == "Seven is not a call. Ben, bid or call dudo."
+    say(referee, "four fives")
+    undone = say(referee, "take it back")  # a bid taken back changes nobody's dice: not listed
+    assert undone == "Undone: Ben's four fives. The bid is three fives by Ana. Ben, your call."
+    assert say(referee, "status").endswith("Ana has five dice, Ben five, Cleo five and Dan five; twenty dice in play.")
+    # The example hand is given at the first round's challenge only.
+    assert say(referee, "dudo").endswith("Say the count, or each player's dice, like Ana 5 5 3 1 2.")
+    say(referee, "two")
+    say(referee, "three fives")
+    assert say(referee, "dudo").endswith("Say the count, or each player's dice.")
+    assert "or each player's dice, like Ana five five three." in say(referee, "help")
+
+
+def test_a_preset_with_house_rules_is_said_without_a_plus():
+    from companion.voice.phrases import rules_words
+
+    house = get_preset("asmodee").replace(name="asmodee+house", calza=False)
+    assert rules_words(house) == "asmodee rules with house rules"
+    assert rules_words(get_preset("pressman")) == "pressman rules"
+    referee, _, _ = make(preset="asmodee", name="asmodee+house", calza=False)
+    say(referee, "three fives")
+    assert say(referee, "calza") == "Calza is not played under the asmodee rules with house rules."
 
 
 def test_a_count_the_dice_already_said_rule_out_is_refused():
@@ -162,10 +190,10 @@ def test_a_typed_line_that_is_not_a_call_says_why_when_it_can():
     assert say(referee, "Ana") == "Bids and dudo need no name now: say the call alone, like four fives, or dudo."
     assert say(pressman, "Ben") == "Bids and dudo need no name now: say the call alone, like four fives, or dudo."
     say(pressman, "three fives", "dudo")
-    assert say(pressman, "Ben") == "Say the dice after the name, like Ana five five three one two."
+    assert say(pressman, "Ben") == "Say the dice after the name, like Ben five five three one two."  # Ben's own
     anyone, _, _ = make(preset="pressman", dudo_caller=DudoCaller.ANYONE)
     say(anyone, "three fives")
-    assert say(anyone, "Cleo") == "Say the call after the name, like Ben dudo."
+    assert say(anyone, "Cleo") == "Say the call after the name, like Cleo dudo."
     two, _, _ = make("Ana Ben")  # no calza with two players: not offered
     say(two, "three fives")
     assert say(two, "Ana") == "Bids and dudo need no name now: say the call alone, like four fives, or dudo."
@@ -238,7 +266,8 @@ def test_a_name_typed_alone_answers_who_calls_calza():
     assert say(referee, "Dan").startswith("Calza from Dan on Ana's three fives!")
     referee, _, _ = make("Ana Ben Cleo Dan")
     say(referee, "three fives")
-    assert say(referee, "Dan").startswith("Say the call after the name, like Ben calza.")  # nobody asked
+    assert say(referee, "Dan").startswith("Say the call after the name, like Dan calza.")  # nobody asked
+    assert say(referee, "Ana").startswith("Say the call after the name, like Ben calza.")  # not the bidder's
 
 
 def test_a_calza_count_is_said_as_exact_or_not_never_as_a_wrong_bid():
@@ -469,7 +498,7 @@ def test_a_clearly_heard_illegal_bid_is_reported_not_swapped():
     referee, _, _ = make()
     say(referee, "three fours")
     text = say(referee, "two fours", confidence=0.95, alternatives=("five fours",))
-    assert text.startswith("Two fours is not allowed")
+    assert text.startswith("Two fours does not raise three fours.")
 
 
 def test_chatter_from_the_microphone_is_ignored_quietly():
@@ -795,7 +824,7 @@ def test_a_count_declined_and_said_again_is_asked_about_as_a_one_die_hand():
     assert say(referee, "two", confidence=0.8) == "Did you say the count is two?"
     say(referee, "no", confidence=0.9)
     assert say(referee, "two", confidence=0.8) == "Did you say Cleo two?"
-    assert say(referee, "yes", confidence=0.9) == "Got Cleo's dice: two. Still need Ana and Ben."
+    assert say(referee, "yes", confidence=0.9) == "Got Cleo's die: two. Still need Ana and Ben."
     assert [e.type for e in journal.events][-1] == "hand"
 
 
@@ -814,7 +843,7 @@ def test_a_count_said_again_goes_round_the_players_on_one_die():
     assert say(referee, "two", confidence=0.8) == "Did you say Cleo two?"  # and round again
     say(referee, "no", confidence=0.9)
     assert say(referee, "two", confidence=0.8) == "Did you say Dan two?"
-    assert say(referee, "yes", confidence=0.9).startswith("Got Dan's dice: two.")
+    assert say(referee, "yes", confidence=0.9).startswith("Got Dan's die: two.")
 
 
 def test_the_question_asked_first_says_a_count_is_the_count():
@@ -841,7 +870,7 @@ def test_a_table_whose_aces_word_the_engine_cannot_hear_is_told_what_to_say():
     referee.run(TextSource(["repeat"]))
     assert speaker.said[0].endswith("Ana opens. I cannot hear the word jokers: say ones instead, three ones "
                                     "for three jokers.")
-    assert speaker.said[1].startswith("Again: New game: Ana, Ben.")  # the start, with the tip
+    assert speaker.said[1].startswith("Again: New game: Ana and Ben.")  # the start, with the tip
     assert aces_to_say(True, "jokers") == "ones" and aces_to_say(False, "jokers") is None
     assert aces_to_say(True, "pacos") is None
     plain, _, _ = make(preset="leaflet")
@@ -1018,7 +1047,7 @@ def test_undoing_a_count_the_dice_made_takes_back_only_the_last_dice():
     assert said == ("Undone: the count of four. Cleo called dudo on Ben's four fives. "
                     "Got Ana's and Ben's dice. Still need Cleo.")
     assert [e.type for e in journal.events][-3:] == ["undo", "hand", "hand"]  # the two that stand, again
-    assert say(referee, "Cleo 5 5 3 1 5").startswith("Got Cleo's dice: five, five, three, one, five. That makes five.")
+    assert say(referee, "Cleo 5 5 3 1 5").startswith("Got Cleo's dice: five, five, three, one, five. Five counted")
 
 
 def four_fours_asked_about():
@@ -1168,7 +1197,7 @@ def test_a_bid_heard_unsure_that_cannot_stand_is_said_again_before_it_is_refused
     say(referee, "three fours")
     assert say(referee, "sixteen fours", confidence=0.6) == "Sorry, say again?"
     assert say(referee, "sixteen fours", confidence=0.6).startswith("Sixteen fours is not allowed")
-    assert say(referee, "two fours", confidence=0.95).startswith("Two fours is not allowed")  # heard surely
+    assert say(referee, "two fours", confidence=0.95).startswith("Two fours does not raise")  # heard surely
 
 
 def test_a_count_question_waits_through_a_clear_move_that_cannot_be_taken():
@@ -1292,7 +1321,7 @@ def test_a_number_that_cannot_be_the_count_is_asked_about_as_a_one_die_hand():
     say(referee, "two threes", "dudo")
     say(referee, "Ana 3 3 3", "Ben 3 3 1")  # six threes at least: five cannot be the count
     assert say(referee, "five", confidence=0.5) == "Did you say Dev five?"
-    assert say(referee, "yes", confidence=0.9).startswith("Got Dev's dice: five.")
+    assert say(referee, "yes", confidence=0.9).startswith("Got Dev's die: five. Six counted")
 
 
 def test_an_unsure_call_that_cannot_stand_while_asked_gets_the_question_again():

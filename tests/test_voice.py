@@ -332,3 +332,8 @@ def test_a_speaker_that_hangs_is_given_up_on_for_that_sentence_only(tmp_path, a_
     hangs.unlink()
     speakers.say("Ben loses a die.")
     assert warnings[-1] == "the speaker plays again." and (tmp_path / "played.wav").exists()
+
+
+def test_names_typed_in_lower_case_start_their_sentences_with_a_capital():
+    args = build_parser().parse_args(["play", "--players", "ana", "ben", "mcKay", "--input", "text"])
+    assert PlaySettings.from_args(args).players == ("Ana", "Ben", "mcKay")  # a name typed mixed is kept

@@ -387,7 +387,7 @@ def calibrate_live(frames: FrameSource, out_dir: str | pathlib.Path, *, name: st
     except OSError as exc:
         raise CalibrationFailed(f"the profile is saved, but its photos could not be moved to "
                                 f"{out / 'images'}: {exc.strerror or exc}") from None
-    say(f"Calibration saved in {out}. I read the dice you showed me and your Paco face.")
+    say("Calibration saved. I read the dice you showed me and your Paco face.")  # where: on the screen
     return prof
 
 

@@ -260,5 +260,5 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
     n = len(prof.paco_patches)
     paco = ("no Paco reference (the ace shown is a single pip, which needs none)" if not n
             else f"{n} Paco reference{'s' if n > 1 else ''}")
-    say(f"Profile '{prof.name}' saved in {out}: die size {size}, {paco}.")
+    print(f"Profile '{prof.name}' saved in {out}: die size {size}, {paco}.", flush=True)  # a path: not for the voice
     return 0

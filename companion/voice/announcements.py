@@ -17,7 +17,7 @@ from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, Rul
 from companion.rules.bids import Bid
 from companion.rules.events import ChallengeCalled, Event
 from companion.rules.presets import Rules
-from companion.voice.phrases import count_of, describe_events, face_to_count, join_and, palifico_rules
+from companion.voice.phrases import count_of, describe_events, face_to_count, join_and, palifico_rules, rules_words
 from companion.voice.refusals import refusal
 
 SAY_AGAIN = "Sorry, say again?"
@@ -81,7 +81,9 @@ class TookBack:
     status: Status
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"Undone: {_action_words(self.action, rules.ace_word)}. {self.status.sentence(rules)}"]
+        # a bid taken back changes no one's dice: whose call it is, and on what, is enough
+        brief = isinstance(self.action, BidAction)
+        return [f"Undone: {_action_words(self.action, rules.ace_word)}. {self.status.sentence(rules, brief)}"]
 
 
 def _action_words(action: Action, ace_word: str) -> str:
@@ -129,7 +131,8 @@ class NotUnderstood:
             calza = f", calza or {self.players[0]} calza" if rules.calza else ""
             palifico = ", palifico" if rules.palifico else ""
             return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
-                    f"a challenge the count, like seven. Also: take it back, repeat, status{palifico}."]
+                    f"a challenge the count, like seven, or each player's dice, like {self.players[0]} five five "
+                    f"three. Also: take it back, repeat, status{palifico}."]
         if word in STOP_WORDS:  # typed QUIT_WORDS stop the game themselves
             return ["To stop, type quit or press Control C: the game is saved, and "
                     "companion play --resume carries it on."]
@@ -273,7 +276,7 @@ class NameLearned:
 @dataclass(frozen=True)
 class CalzaNotPlayed:
     def words(self, rules: Rules) -> list[str]:
-        return [f"Calza is not played under the {rules.name} rules."]
+        return [f"Calza is not played under the {rules_words(rules)}."]
 
 
 @dataclass(frozen=True)
@@ -301,9 +304,11 @@ class NumberWhileBidding:
 
     value: int
     turn: str
+    opening: bool = False  # no bid yet, so nothing to call dudo on
 
     def words(self, rules: Rules) -> list[str]:
-        return [f"{number_words(self.value).capitalize()} is not a call. {self.turn}, bid or call dudo."]
+        what = "your bid" if self.opening else "bid or call dudo"
+        return [f"{number_words(self.value).capitalize()} is not a call. {self.turn}, {what}."]
 
 
 @dataclass(frozen=True)
@@ -325,7 +330,7 @@ class PalificoInfo:
         if self.palifico_player is not None:
             return [f"Yes: this is {self.palifico_player}'s palifico round."]
         if not rules.palifico:
-            return [f"There are no palifico rounds under the {rules.name} rules."]
+            return [f"There are no palifico rounds under the {rules_words(rules)}."]
         if self.players_left < rules.palifico_min_players:
             return [f"This is not a palifico round: there are none with fewer than "
                     f"{number_words(rules.palifico_min_players)} players left."]
@@ -349,13 +354,17 @@ class CountPrompt:
     example_player: str
     example_dice: int  # how many dice the example shows
     again: bool = True
+    # Said at every challenge, an example hand soon grates: it is given in the first round
+    # only (the help gives it too).
+    with_example: bool = True
 
     @classmethod
     def of(cls, game: Game, again: bool = True) -> "CountPrompt":
         """The prompt for the challenge in play, its example the first player's dice."""
         assert game.challenge is not None
         first = game.active_players[0]
-        return cls(game.challenge.face, game.challenge.aces_wild, first, game.dice[first], again)
+        return cls(game.challenge.face, game.challenge.aces_wild, first, game.dice[first], again,
+                   with_example=game.round_number <= 1)
 
     def words(self, rules: Rules) -> list[str]:
         return [self.sentence(rules)]
@@ -367,6 +376,8 @@ class CountPrompt:
             question = f"How many {face_words(self.face)}? {rules.ace_word.capitalize()} are not wild."
         example = " ".join(str(face) for face in EXAMPLE_HAND[: self.example_dice])
         ask = f"{question} Say the number" if self.again else "Say the count"
+        if not self.with_example:
+            return f"{ask}, or each player's dice."
         return f"{ask}, or each player's dice, like {self.example_player} {example}."
 
 
@@ -414,20 +425,11 @@ class GotHand:
     replaced: tuple[int, ...] | None = None  # the other dice said for this player before
 
     def words(self, rules: Rules) -> list[str]:
-        got = f"Got {self.player}'s dice: {', '.join(number_words(d) for d in self.dice)}"
+        held = "die" if len(self.dice) == 1 else "dice"
+        got = f"Got {self.player}'s {held}: {', '.join(number_words(d) for d in self.dice)}"
         if self.replaced is not None:  # said aloud: a hand heard under the wrong name shows
             got += f" (in place of {', '.join(number_words(d) for d in self.replaced)})"
         return [f"{got}. Still need {join_and(self.missing)}." if self.missing else f"{got}."]
-
-
-@dataclass(frozen=True)
-class HandsMake:
-    """Every hand is in: the count they make."""
-
-    count: int
-
-    def words(self, rules: Rules) -> list[str]:
-        return [f"That makes {number_words(self.count)}."]
 
 
 @dataclass(frozen=True)
@@ -538,8 +540,10 @@ class Status:
             rule = palifico_rules(self.palifico_player, rules, self.face_changers, [p for p, _ in self.dice])
             parts.append(f"Palifico round for {self.palifico_player}: {rule}.")
         if rules.announce_dice_in_play:  # hidden dice (a pouch, a lid) stay hidden
-            holdings = ", ".join(f"{p} {number_words(n)}" for p, n in self.dice)
-            parts.append(f"Dice: {holdings}; {count_of(self.dice_in_play)} in play.")
+            # "Ana has five dice, Ben four": "Ana five, Ben four" is heard as two bids
+            (first, held), *others = self.dice
+            holdings = join_and([f"{first} has {count_of(held)}", *(f"{p} {number_words(n)}" for p, n in others)])
+            parts.append(f"{holdings}; {count_of(self.dice_in_play)} in play.")
         return " ".join(parts)
 
 
@@ -579,7 +583,7 @@ class GameStopped:
     """The game cannot go on (the journal cannot be written, a device was lost): said aloud,
     for a table that listens rather than reads the screen."""
 
-    why: str  # "I cannot save the game"
+    why: str  # "I cannot save any more calls"
     started: bool = True  # False: stopped before the first call (nothing was saved)
     saved: bool = True  # False: the game so far could not be kept anywhere
 
@@ -597,7 +601,7 @@ Announcement = Union[
     NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack,
     SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
-    GotHand, HandsMake, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated, GameStopped]
+    GotHand, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated, GameStopped]
 
 
 def sentences(announcements: Sequence[Announcement], rules: Rules) -> list[str]:

@@ -32,6 +32,14 @@ def as_sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
 
 
+def rules_words(rules: Rules) -> str:
+    """The rules a game plays by, as said: "asmodee rules", or "asmodee rules with house
+    rules" for a preset changed by a house-rules file (its name "asmodee+house" would be
+    read out as "plus")."""
+    base, plus, _ = rules.name.partition("+")
+    return f"{base} rules with house rules" if plus else f"{rules.name} rules"
+
+
 def count_of(n: int, noun: str = "die", plural: str = "dice") -> str:
     return f"{number_words(n)} {noun if n == 1 else plural}"
 
@@ -120,8 +128,8 @@ def describe_event(event: Event, rules: Rules, calza: bool = False,
     the face in the palifico round a RoundStarted begins, where the game knows."""
     ace = rules.ace_word
     if isinstance(event, GameStarted):
-        return (f"New game: {', '.join(event.players)}. {count_of(rules.starting_dice).capitalize()} each, "
-                f"{rules.name} rules.")
+        return (f"New game: {join_and(event.players)}. {count_of(rules.starting_dice).capitalize()} each, "
+                f"{rules_words(rules)}.")
     if isinstance(event, RoundStarted):
         total = sum(event.dice.values())
         text = f"Round {number_words(event.number)}. {event.opener} opens."
@@ -151,7 +159,7 @@ def describe_event(event: Event, rules: Rules, calza: bool = False,
     if isinstance(event, DieRegained):
         if event.gained == 0:
             return f"{event.player} is right, but already holds the most dice allowed: {count_of(event.remaining)}."
-        return f"{event.player} is exactly right and wins back a die: {count_of(event.remaining)}."
+        return f"{event.player} is exactly right and wins back a die, and now has {count_of(event.remaining)}."
     if isinstance(event, PalificoDeclared):
         return f"Palifico for {event.player}!"  # said after "... and has one die left"
     if isinstance(event, PlayerEliminated):

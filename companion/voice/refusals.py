@@ -25,7 +25,7 @@ from companion.rules.errors import (
 )
 from companion.rules.game import DUDO
 from companion.rules.presets import Rules
-from companion.voice.phrases import as_sentence, smallest_raises_phrase
+from companion.voice.phrases import as_sentence, rules_words, smallest_raises_phrase
 
 ACES_OPENINGS = {
     BidRefusal.NO_ACES_OPENING: "a round cannot open with {ace}",
@@ -38,7 +38,7 @@ CHALLENGE_REFUSALS = {
     ChallengeRefusal.NO_BID: "there is no bid yet to {doubt}",
     ChallengeRefusal.OWN_BID: "{player} cannot challenge their own bid",
     ChallengeRefusal.NOT_A_CHALLENGE: "unknown challenge {kind!r}",
-    ChallengeRefusal.CALZA_NOT_PLAYED: "calza is not played under the {rules} rules",
+    ChallengeRefusal.CALZA_NOT_PLAYED: "calza is not played under the {rules}",
     ChallengeRefusal.CALZA_IN_PALIFICO: "calza is not allowed in a palifico round",
     ChallengeRefusal.CALZA_TOO_FEW_PLAYERS: "calza is not allowed with {players_left} players left",
     ChallengeRefusal.CALZA_TOO_FEW_DICE: "calza is only allowed while more than half the dice remain",
@@ -72,13 +72,17 @@ def refusal(error: RulesError, rules: Rules) -> str:
 
 
 def illegal_bid(error: IllegalBid, ace_word: str) -> str:
-    """The refused bid, why, and what may be bid instead: "Nine fours is not allowed: nine
-    fours does not raise nine fives. After nine fives: nine sixes, ten of any face, or five
-    pacos." """
+    """The refused bid, why, and what may be bid instead: "Nine fours does not raise nine
+    fives. The smallest raises: nine sixes, ten of any face, or five pacos."; "Two pacos is
+    not allowed: a round cannot open with pacos. To open: ..." """
     said = bid_words(error.bid, ace_word).capitalize()
-    after = f"After {bid_words(error.last, ace_word)}" if error.last else "To open"
     options = smallest_raises_phrase(error.smallest_raises, ace_word)
     left = "calls left are dudo and calza" if error.calza_open else "call left is dudo"
+    if error.reason is BidRefusal.NOT_A_RAISE and error.last is not None:
+        # the reason names both bids already: each said once
+        hint = f" The smallest raises: {options}." if options else f" The only {left}."
+        return f"{as_sentence(why_bid_refused(error, ace_word))}{hint}"
+    after = f"After {bid_words(error.last, ace_word)}" if error.last else "To open"
     hint = f" {after}: {options}." if options else f" The only {left}."
     return f"{said} is not allowed: {why_bid_refused(error, ace_word)}.{hint}"
 
@@ -111,7 +115,7 @@ def why_refused(error: RulesError, rules: Rules) -> str:
         return f"only {error.turn} may call {error.call} now"
     if isinstance(error, CallNotAllowed):
         return CHALLENGE_REFUSALS[error.reason].format(
-            player=error.player, kind=error.kind, rules=rules.name,
+            player=error.player, kind=error.kind, rules=rules_words(rules),
             doubt="doubt" if error.kind == DUDO else "call calza on",
             players_left=number_words(error.players_left or 0))
     if isinstance(error, WrongPhase):
