@@ -549,7 +549,7 @@ def test_taking_back_a_number_counted_before_a_stop_keeps_the_dice_said_before_i
     resumed = run_companion("play", "--resume", "--journal", journal, "--input", "text", "--mute",
                             input_text="take it back\ntwo\n")
     assert resumed.returncode == 0, resumed.stderr
-    assert "Still need Ben and Cleo" in resumed.stdout and "Ana already shows three" in resumed.stdout
+    assert "Still need Ben and Cleo" in resumed.stdout and "Ana's dice already count three" in resumed.stdout
 
 
 def test_a_path_the_system_cannot_use_is_one_line_not_a_traceback(tmp_path):

@@ -165,9 +165,9 @@ def test_a_count_the_dice_already_said_rule_out_is_refused():
     say(referee, "three fives", "dudo", "Ana 1 1 1 1 1", "Ben 5 5 5 2 2")
     before = len(journal.events)
     text = say(referee, "two")
-    assert text.startswith("Ana and Ben already show eight, so the count is eight to thirteen, not two.")
+    assert text.startswith("Ana's and Ben's dice already count eight, so the count is eight to thirteen, not two.")
     assert "the dice of Cleo" in text
-    assert "Ana and Ben already show" in say(referee, "fourteen")
+    assert "Ana's and Ben's dice already count" in say(referee, "fourteen")
     assert len(journal.events) == before and referee.game.phase is Phase.REVEAL
     # A count inside the bounds settles it, as before.
     assert "Nine counted: the bid was right" in say(referee, "nine")
@@ -229,7 +229,7 @@ def test_taking_back_a_count_said_after_some_dice_keeps_those_dice():
     took_back = say(referee, "take it back")
     assert took_back.startswith("Undone: the count of nine.") and "Still need Ben and Cleo" in took_back
     assert referee._hands == {"Ana": (4, 4, 1, 2, 3)}
-    assert "Ana already shows three" in say(referee, "two")  # the dice said still bound the count
+    assert "Ana's dice already count three" in say(referee, "two")  # the dice said still bound the count
     from companion.journal import hands_so_far
     assert hands_so_far(journal.events) == {"Ana": (4, 4, 1, 2, 3)}  # as a resume would find them
 
@@ -244,7 +244,7 @@ def test_count_too_large_is_refused():
     assert say(hidden, "sixteen") == "The count cannot be sixteen: that is more dice than are in play."
     say(hidden, "Ana 5 5 1 2 3")  # ... and so do the bounds the dice said set
     assert say(hidden, "fifteen").startswith("The count cannot be fifteen: that is more than the dice said and")
-    assert say(hidden, "one").startswith("Ana already shows three, so the count is at least three, not one.")
+    assert say(hidden, "one").startswith("Ana's dice already count three, so the count is at least three, not one.")
     assert hidden.game.phase is Phase.REVEAL
 
 
@@ -575,7 +575,7 @@ def test_a_reveal_done_again_after_an_undo_is_the_same_rounds():
 
 @pytest.mark.parametrize("faces, bids, seen", [
     ({4: 1}, ["one four"], "I see one four, pacos included."),
-    ({2: 3}, ["two fours"], "I see no fours, pacos included."),
+    ({2: 3}, ["two fours"], "I see no fours and no pacos."),
     ({1: 2, 4: 3}, ["two fours", "two pacos"], "I see two pacos."),
 ])
 def test_the_camera_count_says_what_it_counted(faces, bids, seen):

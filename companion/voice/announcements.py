@@ -402,17 +402,18 @@ class CountRuledOut:
     missing: tuple[str, ...]
 
     def words(self, rules: Rules) -> list[str]:
-        shows = "shows" if len(self.shown_by) == 1 else "show"
+        # "Ana's and Ben's dice already count four": "Ana and Ben already show four" is heard
+        # as "show fours"
+        owners = join_and([player + "'s" for player in self.shown_by])
+        dice = f"{owners} dice already count"
         low, high = number_words(self.low), number_words(self.high)
         again = f"Say the count again, or the dice of {join_and(self.missing)}."
         if not rules.announce_dice_in_play:  # the most the count can be would tell the hidden dice in play
             if self.value > self.high:
                 return [f"The count cannot be {number_words(self.value)}: that is more than the dice said "
                         f"and the dice still hidden can show. {again}"]
-            return [f"{join_and(self.shown_by)} already {shows} {low}, so the count is at least {low}, "
-                    f"not {number_words(self.value)}. {again}"]
-        return [f"{join_and(self.shown_by)} already {shows} {low}, so the count is {low} to {high}, "
-                f"not {number_words(self.value)}. {again}"]
+            return [f"{dice} {low}, so the count is at least {low}, not {number_words(self.value)}. {again}"]
+        return [f"{dice} {low}, so the count is {low} to {high}, not {number_words(self.value)}. {again}"]
 
 
 @dataclass(frozen=True)
@@ -458,11 +459,12 @@ class CameraSaw:
 
     def words(self, rules: Rules) -> list[str]:
         ace_word = rules.ace_word
-        seen = f"I see {bid_words(Bid(self.count, self.face), ace_word)}" if self.count else \
-            f"I see no {face_words(self.face, 2, ace_word)}"
-        if self.aces_wild and self.face != 1:
-            seen += f", {ace_word} included"
-        return [seen + "."]
+        wild = self.aces_wild and self.face != 1
+        if not self.count:  # not "no fives, pacos included", as if pacos were seen
+            also = f" and no {ace_word}" if wild else ""
+            return [f"I see no {face_words(self.face, 2, ace_word)}{also}."]
+        seen = f"I see {bid_words(Bid(self.count, self.face), ace_word)}"
+        return [seen + (f", {ace_word} included." if wild else ".")]
 
 
 # --- where the game stands ------------------------------------------------------------------
