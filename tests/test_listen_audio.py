@@ -10,7 +10,8 @@ import struct
 import numpy as np
 import pytest
 
-from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, resample, wav_length, write_wav
+from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, wav_length, write_wav
+from companion.listen.resampling import resample
 from companion.listen.errors import AudioFormatError
 
 PCM, FLOAT, EXTENSIBLE, ALAW, MULAW, MS_ADPCM, IMA_ADPCM = 1, 3, 0xFFFE, 6, 7, 2, 0x11

@@ -12,7 +12,8 @@ import pytest
 
 from companion.calls import parse_call_or_none
 from companion.errors import CompanionError
-from companion.listen.audio import read_wav, resample, write_wav
+from companion.listen.audio import read_wav, write_wav
+from companion.listen.resampling import resample
 from companion.listen.commands import add_hear_arguments, run_hear
 from companion.listen.endpoint import split
 from companion.listen.engine import ENGINE_CONFIRM, ENGINE_THRESHOLD

@@ -198,7 +198,7 @@ def test_a_microphone_that_records_only_at_48_khz_is_opened_there_and_resampled(
     import types
 
     from companion.listen import microphone
-    from companion.listen.audio import SAMPLE_RATE, resample
+    from companion.listen.resampling import SAMPLE_RATE, resample
     from companion.listen.sources import CHUNK
 
     opened = []

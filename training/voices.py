@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from companion.listen.audio import resample
+from companion.listen.resampling import resample
 
 SAMPLE_RATE = 16_000
 PEAK = 0.9  # every clip is scaled to this peak: levels differ wildly between engines

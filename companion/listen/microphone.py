@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from companion.listen.audio import SAMPLE_RATE, BlockResampler
+from companion.listen.resampling import SAMPLE_RATE, BlockResampler
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
