@@ -133,7 +133,8 @@ def make_speaker(settings: PlaySettings, journal: Path | None = None):
     check_wav_out(settings.wav_out, [*(p for p in (journal, settings.profile) if p), *settings.paths,
                                      *settings.camera_images])
     return announcer(settings.mute, settings.wav_out,
-                     lambda line: print(f"companion: {line}", file=sys.stderr))
+                     lambda line: print(f"companion: {line}", file=sys.stderr),
+                     resuming=settings.resume is not None)
 
 
 def _source(settings: PlaySettings, game):

@@ -513,6 +513,20 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
     assert rms > 300 and np.abs(samples).max() > 5000
 
 
+def test_a_resumed_game_goes_on_writing_the_same_announcements_wav(tmp_path):
+    wav = tmp_path / "said.wav"
+    result, journal = play(tmp_path, "three fours\n", "--wav-out", wav)
+    assert result.returncode == 0, result.stderr
+    before = wav.read_bytes()
+    resumed = run_companion("play", "--resume", journal, "--input", "text", "--mute", "--wav-out", wav,
+                            input_text="four fours\n")
+    assert resumed.returncode == 0, resumed.stderr
+    after = wav.read_bytes()
+    assert len(after) > len(before) and after[44:len(before)] == before[44:]  # the first evening kept
+    with wave.open(str(wav)) as w:
+        assert w.getnframes() * 2 == len(after) - 44
+
+
 def test_announcements_are_never_written_over_the_journal_the_recordings_or_another_file(tmp_path):
     journal = tmp_path / "game.jsonl"
     result, _ = play(tmp_path, "three fours\n", "--wav-out", journal)  # the game's own journal

@@ -119,6 +119,57 @@ def test_without_aplay_the_voice_is_left_out_with_one_warning(monkeypatch, capsy
     assert err.count("warning") == 1 and "apt-get install alsa-utils" in err
 
 
+def test_wav_recorder_appends_each_sentence_and_a_resumed_game_goes_on_in_its_file(tmp_path):
+    # Each sentence is added at the end, never the file rewritten whole (an evening's
+    # game wrote gigabytes so), and the header's sizes always say what is there.
+    path = tmp_path / "said.wav"
+    recorder = WavRecorder(path)
+    recorder.say("Dudo!")
+    first = path.read_bytes()
+    written = []
+    real_open = open
+
+    def spying_open(file, mode="r", *args, **kwargs):
+        if str(file) == str(path):
+            written.append(mode)
+        return real_open(file, mode, *args, **kwargs)
+
+    import builtins
+    builtins.open = spying_open
+    try:
+        recorder.say("Ben loses a die.")
+    finally:
+        builtins.open = real_open
+    assert written == ["r+b"]  # appended in place, not written afresh
+    after = path.read_bytes()
+    assert after[44:len(first)] == first[44:]  # the first sentence's samples as they were
+    with wave.open(str(path)) as w:
+        assert w.getnframes() * 2 == len(after) - 44
+    # A resumed game keeps what was said before the pause; a new game starts afresh.
+    WavRecorder(path, keep=True).say("Resuming the game.")
+    kept = path.read_bytes()
+    assert kept[:len(after)][44:] == after[44:] and len(kept) > len(after)
+    with path.open("ab") as f:
+        f.write(b"\x01")  # a power cut mid-write: half a frame at the end
+    WavRecorder(path, keep=True).say("Ana opens.")
+    with wave.open(str(path)) as w:
+        assert w.getnframes() * 2 == path.stat().st_size - 44 and path.stat().st_size % 2 == 0
+    WavRecorder(path).say("Ana opens.")
+    assert path.stat().st_size < len(first) + 20000  # a new game's file holds only its own words
+
+
+def test_a_resumed_game_does_not_append_to_a_wav_in_another_format(tmp_path):
+    path = tmp_path / "said.wav"
+    with wave.open(str(path), "wb") as w:  # someone's 8 kHz stereo recording
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(bytes(32000))
+    WavRecorder(path, keep=True).say("Ana opens.")
+    with wave.open(str(path)) as w:
+        assert w.getnchannels() == 1 and w.getframerate() != 8000 and w.getnframes() > 0
+
+
 def test_unwritable_wav_path_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

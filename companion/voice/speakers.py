@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -174,16 +175,20 @@ class VoiceSpeaker:
 class WavRecorder:
     """Writes every announcement, in order, into one WAV file (real synthesised speech).
 
-    The file is rewritten after each sentence, so it is a valid WAV whenever the process stops.
+    Each sentence is appended and the header's sizes mended after it, so the file is a
+    valid WAV whenever the process stops, and a game's evening costs each sentence's bytes
+    once (rewritten whole each time, one normal game wrote 5 GB to make 48 MB). `keep`: a
+    resumed game's announcements go on in the file it was writing; else it starts afresh.
     """
 
-    def __init__(self, path: Path, rate: int | None = None, gap_seconds: float = 0.3) -> None:
+    def __init__(self, path: Path, rate: int | None = None, gap_seconds: float = 0.3,
+                 keep: bool = False) -> None:
         self.path = Path(path)
         self._engine = _start_pyttsx3(rate)
-        self._frames = bytearray()
         self._params: wave._wave_params | None = None
         self._gap = gap_seconds
         self._count = 0
+        self._keep = keep
         # espeak's driver may finish writing after runAndWait returns: keep one folder for
         # the recorder's life so a late write never lands in a deleted one.
         self._tmp = tempfile.TemporaryDirectory(prefix="companion-voice-")
@@ -205,17 +210,58 @@ class WavRecorder:
     def say(self, text: str) -> None:
         self._count += 1
         params, frames = _synthesise(self._engine, text, Path(self._tmp.name) / f"part-{self._count}")
-        if self._params is None:
-            self._params = params
-        elif (params.nchannels, params.sampwidth, params.framerate) != (
+        if self._params is not None and (params.nchannels, params.sampwidth, params.framerate) != (
                 self._params.nchannels, self._params.sampwidth, self._params.framerate):
             raise VoiceUnavailable("the voice changed its audio format mid-game")
         silence = bytes(int(self._gap * params.framerate) * params.sampwidth * params.nchannels)
-        self._frames += frames + silence
         try:
-            _write_wav(self.path, params, bytes(self._frames))
+            if self._params is None:
+                _start_wav(self.path, params, self._keep)
+                self._params = params
+            _append_wav(self.path, frames + silence)
         except OSError as exc:  # a full disk, a removed folder: Speakers drops this file, with a warning
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
+
+
+_WAV_HEADER = struct.Struct("<4sI4s4sIHHIIHH4sI")  # RIFF, WAVE, a 16-byte PCM fmt, data: 44 bytes
+
+
+def _header(params, data_size: int) -> bytes:
+    frame = params.nchannels * params.sampwidth
+    return _WAV_HEADER.pack(b"RIFF", 36 + data_size, b"WAVE", b"fmt ", 16, 1, params.nchannels,
+                            params.framerate, params.framerate * frame, frame, 8 * params.sampwidth,
+                            b"data", data_size)
+
+
+def _start_wav(path: Path, params, keep: bool) -> None:
+    """The file ready for `params`' frames: kept as it is when `keep` and it is such a WAV
+    (this recorder's, from before a pause), else begun empty."""
+    if keep:
+        with open(path, "rb") as f:
+            head = f.read(_WAV_HEADER.size)
+        if len(head) == _WAV_HEADER.size:
+            riff, _, form, fmt, fmt_size, tag, channels, rate, _, _, bits, data, _ = _WAV_HEADER.unpack(head)
+            if (riff, form, fmt, fmt_size, tag, data) == (b"RIFF", b"WAVE", b"fmt ", 16, 1, b"data") and (
+                    channels, rate, bits) == (params.nchannels, params.framerate, 8 * params.sampwidth):
+                return
+    with open(path, "wb") as f:
+        f.write(_header(params, 0))
+
+
+def _append_wav(path: Path, frames: bytes) -> None:
+    """Frames added at the end of the file's data, then its sizes mended."""
+    with open(path, "r+b") as f:
+        frame = _WAV_HEADER.unpack(f.read(_WAV_HEADER.size))[9]  # its block align
+        end = f.seek(0, 2)
+        end -= (end - _WAV_HEADER.size) % frame  # a frame cut off by a crash mid-write is dropped
+        f.seek(end)
+        f.write(frames)
+        f.truncate()
+        data_size = end + len(frames) - _WAV_HEADER.size
+        f.seek(4)
+        f.write(struct.pack("<I", 36 + data_size))
+        f.seek(40)
+        f.write(struct.pack("<I", data_size))
 
 
 def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
@@ -347,9 +393,10 @@ def _empty_or_wav(path: Path) -> bool:
 
 
 def announcer(mute: bool = False, wav_out: Path | None = None,
-              warn: Callable[[str], None] = lambda line: None) -> Speakers:
-    """Printed lines, plus the voice unless muted, plus a WAV file if asked for. Without a
-    working voice the announcements are still printed, with one warning."""
+              warn: Callable[[str], None] = lambda line: None, resuming: bool = False) -> Speakers:
+    """Printed lines, plus the voice unless muted, plus a WAV file if asked for (a resumed
+    game's goes on in the file). Without a working voice the announcements are still
+    printed, with one warning."""
     speakers: list[Speaker] = [PrintSpeaker()]
     if not mute:
         try:
@@ -357,5 +404,5 @@ def announcer(mute: bool = False, wav_out: Path | None = None,
         except VoiceUnavailable as error:
             warn(f"warning: {error}; announcements will be printed only.")
     if wav_out:
-        speakers.append(WavRecorder(wav_out))
+        speakers.append(WavRecorder(wav_out, keep=resuming))
     return Speakers(speakers, warn)
