@@ -223,6 +223,7 @@ def run_play(settings: PlaySettings) -> int:
                 _say_stopped(lambda said: speaker.say(" ".join(sentences(said, game.rules))), error, started=False)
                 raise
         print(f"companion: journal {path}", file=sys.stderr)
+        journals.mark_played(path)
         display = _display(settings, game)
         if display is not None:
             journal, speaker = display.watch_journal(journal), display.watch_speaker(speaker)

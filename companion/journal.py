@@ -76,8 +76,28 @@ def new_session_path(directory: Path | None = None) -> Path:
     return path
 
 
+# In the sessions folder: the name of the journal the table played last. Files' times cannot
+# tell: a Raspberry Pi has no clock of its own, and offline, after a power cut, it starts from
+# the time it last saved, so the game just played can look older than one played before.
+LAST_PLAYED = "last-played"
+
+
+def mark_played(path: Path, directory: Path | None = None) -> None:
+    """Remember the game at `path` as the one played last, where it is in the sessions
+    folder. Only a hint for finding it: a folder that cannot be written loses nothing."""
+    directory = directory or default_sessions_dir()
+    try:
+        if path.resolve().parent == directory.resolve():
+            spare = directory / f".{LAST_PLAYED}.new"
+            spare.write_text(path.name + "\n", encoding="utf-8")
+            os.replace(spare, directory / LAST_PLAYED)
+    except OSError:
+        pass
+
+
 def find_session(name: str | None, directory: Path | None = None) -> Path:
-    """The journal to resume: a path, a session name in the data directory, or the newest."""
+    """The journal to resume: a path, a session name in the data directory, or the one
+    played last (the newest, where nothing says)."""
     directory = directory or default_sessions_dir()
     if name:
         for candidate in (Path(name), directory / name, directory / f"{name}.jsonl"):
@@ -86,6 +106,12 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         if Path(name).is_dir():
             raise JournalError(f"{name} is a folder: name a game's journal (.jsonl) in it")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
+    try:
+        last = directory / (directory / LAST_PLAYED).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError, ValueError):
+        last = None
+    if last is not None and last.parent == directory and last.suffix == ".jsonl" and _starts_a_game(last):
+        return last
     # an empty file or a game start cut off is no game (a full disk or a kill stopped it at its
     # start): the game before it is
     sessions = sorted((p for p in directory.glob("*.jsonl") if _starts_a_game(p)),

@@ -25,7 +25,7 @@ class PlaySettings:
     mute: bool
     wav_out: Path | None
     journal: Path | None
-    resume: str | None  # None: a new game; "": the newest saved game; else a name or path
+    resume: str | None  # None: a new game; "": the game played last; else a name or path
     camera: int | None
     camera_images: tuple[Path, ...]
     profile: Path | None
@@ -128,7 +128,7 @@ def add_play_parser(sub) -> None:
     p.add_argument("--mute", action="store_true", help="print announcements only, do not speak")
     p.add_argument("--wav-out", type=Path, metavar="WAV", help="also write every announcement into this WAV file")
     p.add_argument("--journal", type=Path, metavar="PATH", help="journal file (default: a new file in the data dir)")
-    p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game: a journal or a session name (default: the newest)")
+    p.add_argument("--resume", nargs="?", const="", metavar="SESSION", help="continue a saved game: a journal or a session name (default: the game played last)")
     p.add_argument("--camera", type=int, metavar="N",
                    help="read the dice at each reveal from camera N (0: the first webcam)")
     p.add_argument("--camera-images", nargs="+", type=Path, metavar="IMAGE",

@@ -538,6 +538,31 @@ def test_the_newest_saved_game_is_not_an_empty_file(tmp_path):
     assert find_session(None, tmp_path) == path
 
 
+def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
+    # A Raspberry Pi offline has no clock: after a power cut it starts from the time it last
+    # saved, so the game just played can carry an older time than one played before.
+    from companion.journal import LAST_PLAYED, find_session, mark_played
+
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    _, journal, old = started(sessions)
+    journal.close()
+    played = sessions / "game-2.jsonl"
+    played.write_bytes(old.read_bytes())
+    os.utime(old, (2000, 2000))
+    os.utime(played, (1000, 1000))  # written after, with the clock stepped back
+    assert find_session(None, sessions) == old  # by the files' times alone: the wrong game
+    mark_played(played, sessions)
+    assert find_session(None, sessions) == played
+    mark_played(tmp_path / "elsewhere.jsonl", sessions)  # a journal outside the folder: no hint
+    assert find_session(None, sessions) == played
+    played.unlink()  # the game it names is gone: the newest there is
+    assert find_session(None, sessions) == old
+    (sessions / LAST_PLAYED).write_text("../../etc/passwd\n")  # nothing outside the folder
+    assert find_session(None, sessions) == old
+    mark_played(old, tmp_path / "unwritable" / "sessions")  # a folder that is not there: nothing breaks
+
+
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):
     game, journal, path = started(tmp_path)
     act(game, journal, game.bid, "Ana", Bid(3, 4))

@@ -33,13 +33,13 @@ def _game_name(journal_path: Path) -> str:
 
 def add_recap_arguments(parser) -> None:
     parser.add_argument("journal", metavar="JOURNAL", nargs="?", default="",
-                        help="the game's journal (.jsonl) or session name, as --resume takes (default: the newest)")
+                        help="the game's journal (.jsonl) or session name, as --resume takes (default: the game played last)")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="where to write it (default: JOURNAL's name + -recap, beside it)")
 
 
 def run_recap(args) -> int:
-    """`companion recap [JOURNAL] [--out DIR]`: a path, a session name, or the newest game."""
+    """`companion recap [JOURNAL] [--out DIR]`: a path, a session name, or the game played last."""
     from companion.journal import find_session
 
     return recap_journal(find_session(args.journal or None), args.out)
