@@ -137,7 +137,8 @@ class Referee:
         elif self.game.phase is Phase.REVEAL and not self._hands:  # the cups may be back down
             looks = replace(self.status(), camera_looks=self._camera_due_on_resuming(), lift_cups=True)
             return [announce.Resumed(looks, damaged=self._damaged)]
-        return [*said, announce.Resumed(self.status(), None if said else self._last_round(), self._damaged)]
+        last_round, challenge = (None, None) if said else self._last_round()
+        return [*said, announce.Resumed(self.status(), last_round, self._damaged, challenge)]
 
     def _camera_due_on_resuming(self) -> bool:
         """Stopped at a reveal before the camera looked (or while the players were told it
@@ -146,18 +147,19 @@ class Referee:
         return (self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None
                 and not self._count_taken_back)
 
-    def _last_round(self) -> announce.EventsHappened | None:
-        """How the last challenge ended, when the game stands at a new round's start: a game
-        stopped as that was said (or days ago) is picked up knowing who lost the die."""
+    def _last_round(self) -> tuple[announce.EventsHappened | None, ChallengeCalled | None]:
+        """How the last challenge ended, and the challenge, when the game stands at a new
+        round's start: a game stopped as that was said (or days ago) is picked up knowing
+        who lost the die."""
         events = self.game.events
         if self.game.phase is not Phase.BIDDING or self.game.last_bid is not None:
-            return None
+            return None, None
         counted = [i for i, e in enumerate(events) if isinstance(e, DiceCounted)]
         if not counted:
-            return None
+            return None, None
         challenge = next(e for e in reversed(events[:counted[-1]]) if isinstance(e, ChallengeCalled))
         outcome = tuple(e for e in events[counted[-1]:] if not isinstance(e, RoundStarted))
-        return announce.EventsHappened(outcome, challenge.kind == CALZA)
+        return announce.EventsHappened(outcome, challenge.kind == CALZA), challenge
 
     def learn_names(self, source: CallSource) -> bool:
         """Before play, where the source can learn from it, each player still in says their

@@ -347,11 +347,11 @@ def test_a_game_resumed_at_a_reveal_asks_for_the_cups_again(tmp_path):
 def test_a_game_resumed_at_a_rounds_start_says_how_the_last_round_ended(tmp_path):
     _, journal = play(tmp_path, "two fours\ndudo\n3\n")  # stopped as the count was said
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
-    assert ("Resuming the game. In the last round, three counted: the bid was right. Ben loses a die and "
-            "has four dice left. Round two, no bid yet. Ben opens.") in result.stdout
+    assert ("Resuming the game. Last round, Ben called dudo on Ana's two fours. Three counted: the bid was "
+            "right. Ben loses a die and has four dice left. Round two, no bid yet. Ben opens.") in result.stdout
     bid = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="two threes\n")
     again = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
-    assert bid.returncode == 0 and "In the last round" not in again.stdout  # a round under way says its bid
+    assert bid.returncode == 0 and "Last round" not in again.stdout  # a round under way says its bid
 
 
 def _ctrl_c_as_at_a_terminal():
