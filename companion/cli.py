@@ -200,7 +200,10 @@ def run_play(settings: PlaySettings) -> int:
         if not settings.players:
             raise CompanionError("name the players: companion play --players Ana Ben Cleo")
         check_player_names(settings.players)
-        game = Game(settings.players, _build_rules(settings), settings.first)
+        rules = _build_rules(settings)
+        Game(settings.players, rules, settings.first)  # refused in the names as typed
+        # "ana" typed at the shell is Ana: a name starts the sentences it is in
+        game = Game([p[:1].upper() + p[1:] if p.islower() else p for p in settings.players], rules, settings.first)
         path = settings.journal or journals.new_session_path()
         journals.check_new(path)
     display = None

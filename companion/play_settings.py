@@ -93,8 +93,7 @@ class PlaySettings:
 
         players, files = names_and_files(args.players, args.files)
         return cls(
-            # "ana" typed at the shell is Ana: a name starts the sentences it is in
-            players=tuple(p[:1].upper() + p[1:] if p.islower() else p for p in players),
+            players=tuple(players),
             preset=args.rules,
             house_rules=args.house_rules,
             starting_dice=args.dice,

@@ -575,7 +575,8 @@ class Referee:
             low, high = self._count_bounds()
             if not low <= value <= high:
                 missing = tuple(self._hands_missing())
-                return [announce.CountRuledOut(value, low, high, tuple(self._hands), missing)]
+                said = sum(len(dice) for dice in self._hands.values())
+                return [announce.CountRuledOut(value, low, high, tuple(self._hands), missing, said)]
         said = self._apply(CountAction(value))
         # the count settled the reveal: the dice said before it are done with, unless the
         # count is taken back (see _undo)

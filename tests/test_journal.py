@@ -554,13 +554,18 @@ def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     assert find_session(None, sessions) == old  # by the files' times alone: the wrong game
     mark_played(played, sessions)
     assert find_session(None, sessions) == played
-    mark_played(tmp_path / "elsewhere.jsonl", sessions)  # a journal outside the folder: no hint
-    assert find_session(None, sessions) == played
     played.unlink()  # the game it names is gone: the newest there is
     assert find_session(None, sessions) == old
-    (sessions / LAST_PLAYED).write_text("../../etc/passwd\n")  # nothing outside the folder
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(old.read_bytes())
+    (sessions / LAST_PLAYED).write_text("../outside.jsonl\n")  # a game, but not in the folder
     assert find_session(None, sessions) == old
-    mark_played(old, tmp_path / "unwritable" / "sessions")  # a folder that is not there: nothing breaks
+    mark_played(outside, sessions)  # played outside the folder: no hint kept
+    assert (sessions / LAST_PLAYED).read_text() == "../outside.jsonl\n"
+    (sessions / LAST_PLAYED).unlink()
+    (sessions / f".{LAST_PLAYED}.new").mkdir()  # the hint cannot be written: the game goes on
+    mark_played(old, sessions)
+    assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
 
 
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):

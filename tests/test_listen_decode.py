@@ -321,7 +321,7 @@ def test_hear_refuses_an_evening_recording_and_hears_the_rest(speech_dir, tmp_pa
                               str(speech_dir / "call-0-01.wav")])
     assert run_hear(args) == 1
     out, err = capsys.readouterr()
-    assert "evening.wav: 2 minutes long, and hear reads a file as one call" in err
+    assert "evening.wav: 2 min 1 s long, and hear reads a file as one call (up to 2 minutes)" in err
     assert "play --input wav" in err
     assert [json.loads(line)["call"] for line in out.splitlines()] == [CALLS["twenty one threes"]]
 

@@ -104,7 +104,7 @@ def test_house_rules_from_toml(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case or accents): 'Ana' and 'Ana'"),
+    (["--players", "Ana", "ana", "--input", "text"], "different name (names are heard without case or accents): 'Ana' and 'ana'"),
     (["--players", "Ana", "Ben", "--rules", "nonsense", "--input", "text"], "unknown rules preset 'nonsense'"),
     (["--players", "Ana", "Ben", "--first", "Zed", "--input", "text"], "no player called 'Zed'"),
     (["--input", "text"], "name the players"),
@@ -511,6 +511,15 @@ def test_announcements_written_to_a_real_non_silent_wav(tmp_path):
     assert seconds > 3  # the opening announcement and a bid take seconds to say
     rms = np.sqrt(np.mean(samples ** 2))
     assert rms > 300 and np.abs(samples).max() > 5000
+
+
+def test_names_typed_in_lower_case_start_their_sentences_with_a_capital(tmp_path):
+    result, journal = play(tmp_path, "three fours\n", players=("ana", "ben", "mcKay"))
+    assert result.returncode == 0, result.stderr
+    assert "New game: Ana, Ben and mcKay." in result.stdout and "Ben, your call." in result.stdout  # mixed: kept
+    assert load_game(journal).players == ("Ana", "Ben", "mcKay")
+    refused, _ = play(tmp_path / "x", "", players=("ana", "paco"))
+    assert refused.returncode == 2 and "'paco' is a word of the calls" in refused.stderr  # as typed
 
 
 def test_a_resumed_game_goes_on_writing_the_same_announcements_wav(tmp_path):

@@ -146,7 +146,15 @@ def test_the_words_a_table_hears_often_say_each_thing_once():
     say(referee, "two")
     say(referee, "three fives")
     assert say(referee, "dudo").endswith("Say the count, or each player's dice.")
-    assert "or each player's dice, like Ana five five three." in say(referee, "help")
+    assert "or each player's name and dice." in say(referee, "help")
+
+
+def test_a_count_ruled_out_by_one_die_speaks_of_a_die():
+    referee, _, _ = make(starting_dice=1)
+    say(referee, "one five", "dudo", "Ana 5")
+    assert say(referee, "zero").startswith("Ana's die already counts one, so the count is one to three, not zero.")
+    say(referee, "Ben 5")
+    assert say(referee, "zero").startswith("Ana's and Ben's dice already count two")
 
 
 def test_a_preset_with_house_rules_is_said_without_a_plus():

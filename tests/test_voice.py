@@ -140,7 +140,7 @@ def test_wav_recorder_appends_each_sentence_and_a_resumed_game_goes_on_in_its_fi
         recorder.say("Ben loses a die.")
     finally:
         builtins.open = real_open
-    assert written == ["r+b"]  # appended in place, not written afresh
+    assert "wb" not in written and "r+b" in written  # appended in place, not written afresh
     after = path.read_bytes()
     assert after[44:len(first)] == first[44:]  # the first sentence's samples as they were
     with wave.open(str(path)) as w:
@@ -165,9 +165,44 @@ def test_a_resumed_game_does_not_append_to_a_wav_in_another_format(tmp_path):
         w.setsampwidth(2)
         w.setframerate(8000)
         w.writeframes(bytes(32000))
-    WavRecorder(path, keep=True).say("Ana opens.")
+    warnings = []
+    WavRecorder(path, keep=True, warn=warnings.append).say("Ana opens.")
     with wave.open(str(path)) as w:
         assert w.getnchannels() == 1 and w.getframerate() != 8000 and w.getnframes() > 0
+    assert len(warnings) == 1 and "start it afresh" in warnings[0]
+
+
+def test_a_resumed_game_keeps_announcements_an_editor_saved_with_extra_chunks(tmp_path):
+    import struct
+
+    path = tmp_path / "said.wav"
+    WavRecorder(path).say("Dudo!")
+    with wave.open(str(path)) as w:
+        params, frames = w.getparams(), w.readframes(w.getnframes())
+    info = b"LIST" + struct.pack("<I", 12) + b"INFOISFT" + struct.pack("<I", 0)  # an editor's tag, first
+    fmt = path.read_bytes()[12:36]
+    body = b"WAVE" + info + fmt + b"data" + struct.pack("<I", len(frames)) + frames
+    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+    warnings = []
+    WavRecorder(path, keep=True, warn=warnings.append).say("Resuming the game.")
+    with wave.open(str(path)) as w:
+        assert w.getparams()[:3] == params[:3] and w.readframes(len(frames) // 2) == frames
+    assert warnings == []
+
+
+def test_a_wav_deleted_or_emptied_mid_game_is_begun_again(tmp_path):
+    path = tmp_path / "said.wav"
+    recorder = WavRecorder(path)
+    recorder.say("Ana opens.")
+    path.unlink()
+    recorder.say("Ben, your call.")
+    with wave.open(str(path)) as w:
+        first = w.getnframes()
+    assert first > 0
+    path.write_bytes(b"")
+    recorder.say("Cleo, your call.")
+    with wave.open(str(path)) as w:
+        assert 0 < w.getnframes() and w.getnframes() * 2 == path.stat().st_size - 44
 
 
 def test_unwritable_wav_path_is_a_clear_error(tmp_path):
@@ -383,8 +418,3 @@ def test_a_speaker_that_hangs_is_given_up_on_for_that_sentence_only(tmp_path, a_
     hangs.unlink()
     speakers.say("Ben loses a die.")
     assert warnings[-1] == "the speaker plays again." and (tmp_path / "played.wav").exists()
-
-
-def test_names_typed_in_lower_case_start_their_sentences_with_a_capital():
-    args = build_parser().parse_args(["play", "--players", "ana", "ben", "mcKay", "--input", "text"])
-    assert PlaySettings.from_args(args).players == ("Ana", "Ben", "mcKay")  # a name typed mixed is kept

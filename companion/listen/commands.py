@@ -83,9 +83,10 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     # Each file is one utterance here, trimmed by the endpointer as in `play`.
     seconds = wav_length(path) / SAMPLE_RATE
     if seconds > HEAR_LONGEST_S:
+        long = f"{int(seconds // 60)} min {int(seconds % 60)} s"
         raise AudioFormatError(
-            f"{path}: {seconds / 60:.0f} minutes long, and hear reads a file as one call (up to "
-            f"{HEAR_LONGEST_S // 60} minutes): play --input wav hears a long recording call by call")
+            f"{path}: {long} long, and hear reads a file as one call (up to {HEAR_LONGEST_S // 60} "
+            f"minutes): play --input wav hears a long recording call by call")
     samples = read_wav(path)
     from companion.listen.endpoint import EndpointSettings, utterances
 

@@ -236,7 +236,6 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
     out = args.out or CALIBRATION_ROOT / name
     try:
         if args.images is not None:
-            say = say or print
             prof = calibrate_images(args.images, out, args.name)
         else:
             with CameraFrames(args.camera) as cam:

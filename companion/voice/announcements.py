@@ -131,8 +131,8 @@ class NotUnderstood:
             calza = f", calza or {self.players[0]} calza" if rules.calza else ""
             palifico = ", palifico" if rules.palifico else ""
             return [f"Calls are bids like four fives or three {rules.ace_word}, dudo{calza}, and after "
-                    f"a challenge the count, like seven, or each player's dice, like {self.players[0]} five five "
-                    f"three. Also: take it back, repeat, status{palifico}."]
+                    f"a challenge the count, like seven, or each player's name and dice. Also: take it back, "
+                    f"repeat, status{palifico}."]
         if word in STOP_WORDS:  # typed QUIT_WORDS stop the game themselves
             return ["To stop, type quit or press Control C: the game is saved, and "
                     "companion play --resume carries it on."]
@@ -355,7 +355,7 @@ class CountPrompt:
     example_dice: int  # how many dice the example shows
     again: bool = True
     # Said at every challenge, an example hand soon grates: it is given in the first round
-    # only (the help gives it too).
+    # only.
     with_example: bool = True
 
     @classmethod
@@ -400,12 +400,13 @@ class CountRuledOut:
     high: int
     shown_by: tuple[str, ...]
     missing: tuple[str, ...]
+    dice_said: int = 2  # how many dice those players' hands hold
 
     def words(self, rules: Rules) -> list[str]:
         # "Ana's and Ben's dice already count four": "Ana and Ben already show four" is heard
         # as "show fours"
         owners = join_and([player + "'s" for player in self.shown_by])
-        dice = f"{owners} dice already count"
+        dice = f"{owners} die already counts" if self.dice_said == 1 else f"{owners} dice already count"
         low, high = number_words(self.low), number_words(self.high)
         again = f"Say the count again, or the dice of {join_and(self.missing)}."
         if not rules.announce_dice_in_play:  # the most the count can be would tell the hidden dice in play

@@ -3,6 +3,8 @@
 pyttsx3 (espeak-ng on Linux) is imported only here. Each speaker has one method, `say`,
 which returns once the sentence has been delivered, so the referee can keep the microphone
 muted exactly while the companion talks.
+
+Long: every speaker and the synthesis they share stay with the one import of pyttsx3.
 """
 
 from __future__ import annotations
@@ -182,8 +184,9 @@ class WavRecorder:
     """
 
     def __init__(self, path: Path, rate: int | None = None, gap_seconds: float = 0.3,
-                 keep: bool = False) -> None:
+                 keep: bool = False, warn: Callable[[str], None] = lambda line: None) -> None:
         self.path = Path(path)
+        self._warn = warn
         self._engine = _start_pyttsx3(rate)
         self._params: wave._wave_params | None = None
         self._gap = gap_seconds
@@ -215,8 +218,8 @@ class WavRecorder:
             raise VoiceUnavailable("the voice changed its audio format mid-game")
         silence = bytes(int(self._gap * params.framerate) * params.sampwidth * params.nchannels)
         try:
-            if self._params is None:
-                _start_wav(self.path, params, self._keep)
+            if self._params is None or not _ours(self.path, params):  # first, or deleted or emptied mid-game
+                _start_wav(self.path, params, self._keep and self._params is None, self._warn)
                 self._params = params
             _append_wav(self.path, frames + silence)
         except OSError as exc:  # a full disk, a removed folder: Speakers drops this file, with a warning
@@ -233,23 +236,47 @@ def _header(params, data_size: int) -> bytes:
                             b"data", data_size)
 
 
-def _start_wav(path: Path, params, keep: bool) -> None:
-    """The file ready for `params`' frames: kept as it is when `keep` and it is such a WAV
-    (this recorder's, from before a pause), else begun empty."""
-    if keep:
+def _ours(path: Path, params) -> bool:
+    """Is the file a WAV of `params`' format whose frames run from byte 44 to its end (one
+    this recorder writes, and can add to)?"""
+    try:
         with open(path, "rb") as f:
             head = f.read(_WAV_HEADER.size)
-        if len(head) == _WAV_HEADER.size:
-            riff, _, form, fmt, fmt_size, tag, channels, rate, _, _, bits, data, _ = _WAV_HEADER.unpack(head)
-            if (riff, form, fmt, fmt_size, tag, data) == (b"RIFF", b"WAVE", b"fmt ", 16, 1, b"data") and (
-                    channels, rate, bits) == (params.nchannels, params.framerate, 8 * params.sampwidth):
-                return
+    except OSError:
+        return False
+    if len(head) < _WAV_HEADER.size:
+        return False
+    riff, _, form, fmt, fmt_size, tag, channels, rate, _, align, bits, data, _ = _WAV_HEADER.unpack(head)
+    return (riff, form, fmt, fmt_size, tag, data) == (b"RIFF", b"WAVE", b"fmt ", 16, 1, b"data") and (
+        channels, rate, bits, align) == (params.nchannels, params.framerate, 8 * params.sampwidth,
+                                         params.nchannels * params.sampwidth)
+
+
+def _start_wav(path: Path, params, keep: bool, warn: Callable[[str], None]) -> None:
+    """The file ready for `params`' frames. With `keep` (a resumed game), what it holds is
+    kept: as it is when this recorder wrote it, rewritten once in that form when another
+    program saved it (an editor's extra chunks), and begun afresh, said, when it is audio
+    of another format."""
+    if keep and _ours(path, params):
+        return
+    frames = b""
+    if keep and path.exists() and path.stat().st_size:
+        try:
+            with wave.open(str(path), "rb") as w:
+                same = (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (
+                    params.nchannels, params.sampwidth, params.framerate)
+                frames = w.readframes(w.getnframes()) if same else b""
+        except (wave.Error, EOFError, OSError):
+            same = False
+        if not same:
+            warn(f"warning: {path} holds audio that is not this voice's; the announcements start it afresh")
     with open(path, "wb") as f:
-        f.write(_header(params, 0))
+        f.write(_header(params, len(frames)) + frames)
 
 
 def _append_wav(path: Path, frames: bytes) -> None:
-    """Frames added at the end of the file's data, then its sizes mended."""
+    """Frames added at the end of the file's data (a file `_ours` says is one), then its
+    sizes mended."""
     with open(path, "r+b") as f:
         frame = _WAV_HEADER.unpack(f.read(_WAV_HEADER.size))[9]  # its block align
         end = f.seek(0, 2)
@@ -404,5 +431,5 @@ def announcer(mute: bool = False, wav_out: Path | None = None,
         except VoiceUnavailable as error:
             warn(f"warning: {error}; announcements will be printed only.")
     if wav_out:
-        speakers.append(WavRecorder(wav_out, keep=resuming))
+        speakers.append(WavRecorder(wav_out, keep=resuming, warn=warn))
     return Speakers(speakers, warn)
