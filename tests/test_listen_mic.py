@@ -99,6 +99,20 @@ def test_what_is_heard_while_speaking_and_just_after_is_thrown_away():
     assert heard.origin == "mic"
 
 
+def test_hearing_that_falls_behind_the_table_skips_to_now():
+    # A slow machine in a talking room: sound waits longer and longer to be heard. Past a few
+    # seconds behind, what waits is dropped (said on stderr) and the next call is heard at once.
+    rng = np.random.default_rng(4)
+    warnings = []
+    source = mic(HeardEngine(), warn=warnings.append)
+    now = time.monotonic()
+    put(source, blocks(0, 0.5, rng) + blocks(5000, 0.6, rng) + blocks(0, 1.0, rng), now - 10)  # long ago
+    put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), now)
+    heard = source.next_utterance()
+    assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200  # not the old 5000
+    assert len(warnings) == 1 and "fell 10 s behind the table" in warnings[0]
+
+
 def test_a_name_said_before_the_game_may_hold_a_pause_and_the_game_may_not():
     rng = np.random.default_rng(1)
 

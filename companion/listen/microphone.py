@@ -13,7 +13,7 @@ from companion.listen.resampling import SAMPLE_RATE, BlockResampler
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
-from companion.listen.sources import CHUNK, NAME_PAUSE_S, Listener, to_utterance
+from companion.listen.sources import CHUNK, NAME_PAUSE_S, Listener, say_on_stderr, to_utterance
 from companion.sources import Expect, Utterance
 
 
@@ -62,6 +62,12 @@ def check_microphone(device: int | str | None) -> None:
 # not heard (the referee asks again, then moves on to the next player)
 NAME_WAIT_S = 12.0
 
+# A slow machine (a Raspberry Pi at a table that talks without a break) can hear more slowly
+# than the table speaks, and fall further behind for as long as the talk goes on. Once the
+# sound being heard is this old, what waits is skipped to the last moment: a call heard that
+# late would answer a moment the table has left, and the players would only say it again.
+BEHIND_AT_MOST_S = 3.0
+
 
 class MicSource:
     """The microphone, half-duplex: while muted (the companion speaking) and for a short
@@ -70,7 +76,8 @@ class MicSource:
     def __init__(self, engine: Engine, device: int | str | None = None,
                  tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
                  stalled_after: float = 5.0, open_stream: Callable | None = None,
-                 learn_names: bool = True, name_wait: float = NAME_WAIT_S):
+                 learn_names: bool = True, name_wait: float = NAME_WAIT_S,
+                 behind_at_most: float = BEHIND_AT_MOST_S, warn: Callable[[str], None] = say_on_stderr):
         self.engine = engine
         self.learn_names = learn_names  # each player says their name before the game
         self.device = device
@@ -82,6 +89,8 @@ class MicSource:
         # none for this long means the microphone went away (unplugged, taken by another app).
         self.stalled_after = stalled_after
         self.name_wait = name_wait
+        self.behind_at_most = behind_at_most
+        self._warn = warn
         self._learning = False  # the next utterance is a player saying their name
         self.listener = Listener(engine, settings)
         self._queue: queue.Queue = queue.Queue()
@@ -159,6 +168,10 @@ class MicSource:
             self._last_block = arrived
             if self._muted or arrived < self._deaf_until:
                 continue
+            behind = time.monotonic() - arrived
+            if behind > self.behind_at_most:
+                self._skip_to_now(behind)
+                continue
             if self._resampler is not None:
                 block = self._resampler(block)
                 if not len(block):
@@ -169,6 +182,19 @@ class MicSource:
                     self.listener.allow_pause(None)  # a name's pause was for that utterance
                     self._learning = False
                     return to_utterance(heard.result, "mic")
+
+    def _skip_to_now(self, behind: float) -> None:
+        """Drop the sound waiting but its last half second, and what was half heard."""
+        while not self._queue.empty():
+            arrived, _ = self._queue.queue[0]
+            if time.monotonic() - arrived <= 0.5:
+                break
+            self._queue.get_nowait()
+        self.listener.reset()
+        if self._resampler is not None:
+            self._resampler.reset()
+        self._warn(f"companion: hearing fell {behind:.0f} s behind the table (this machine is slow for "
+                   "it); what was said meanwhile was skipped")
 
     def _name(self) -> str:
         return "(default)" if self.device is None else str(self.device)  # device 0 is a real one
