@@ -188,6 +188,7 @@ def run_play(settings: PlaySettings) -> int:
     from companion.listen.vocabulary import aces_to_say
     from companion.referee import Referee, RefereeSettings
     from companion.rules import Game
+    from companion.rules.names import as_written
     from companion.voice.announcements import sentences
 
     journal = None
@@ -202,8 +203,7 @@ def run_play(settings: PlaySettings) -> int:
         check_player_names(settings.players)
         rules = _build_rules(settings)
         Game(settings.players, rules, settings.first)  # refused in the names as typed
-        # "ana" typed at the shell is Ana: a name starts the sentences it is in
-        game = Game([p[:1].upper() + p[1:] if p.islower() else p for p in settings.players], rules, settings.first)
+        game = Game([as_written(p) for p in settings.players], rules, settings.first)
         path = settings.journal or journals.new_session_path()
         journals.check_new(path)
     display = None

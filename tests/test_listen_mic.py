@@ -111,6 +111,16 @@ def test_hearing_that_falls_behind_the_table_skips_to_now():
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200  # not the old 5000
     assert len(warnings) == 1 and "fell 10 s behind the table" in warnings[0]
+    # Only what is older than the last two seconds goes: a call said just now is heard whole.
+    warnings.clear()
+    source = mic(HeardEngine(), warn=warnings.append)
+    for block in blocks(0, 2.0, rng):  # the room heard before it fell behind
+        source.listener.feed(block)
+    now = time.monotonic()
+    put(source, blocks(0, 1.2, rng) + blocks(5000, 0.6, rng) + blocks(0, 1.3, rng), now - 3.1)
+    heard = source.next_utterance()
+    assert heard.text.startswith("level ") and 4900 < int(heard.text.split()[1]) < 5200
+    assert len(warnings) == 1 and "fell 3 s behind" in warnings[0]
 
 
 def test_a_name_said_before_the_game_may_hold_a_pause_and_the_game_may_not():

@@ -190,6 +190,31 @@ def test_a_resumed_game_keeps_announcements_an_editor_saved_with_extra_chunks(tm
     assert warnings == []
 
 
+def test_a_wav_with_a_chunk_after_its_frames_or_resaved_mid_game_keeps_its_announcements(tmp_path):
+    import struct
+
+    path = tmp_path / "said.wav"
+    recorder = WavRecorder(path)
+    recorder.say("Dudo!")
+    with wave.open(str(path)) as w:
+        frames = w.readframes(w.getnframes())
+    tag = b"LIST" + struct.pack("<I", 12) + b"INFOISFT" + struct.pack("<I", 0)
+    raw = path.read_bytes() + tag  # an editor's tags after the frames, saved mid-game
+    path.write_bytes(raw[:4] + struct.pack("<I", len(raw) - 8) + raw[8:])
+    recorder.say("Ben loses a die.")
+    with wave.open(str(path)) as w:
+        n = w.getnframes()
+        both = w.readframes(n)
+    assert both.startswith(frames) and b"LIST" not in both and n * 2 == path.stat().st_size - 44
+
+
+def test_a_riff_file_that_is_no_wav_is_never_written_over(tmp_path):
+    photo = tmp_path / "photo.webp"
+    photo.write_bytes(b"RIFF" + bytes(4) + b"WEBPVP8 " + bytes(24))
+    with pytest.raises(VoiceUnavailable, match="something other than a WAV"):
+        WavRecorder(photo)
+
+
 def test_a_wav_deleted_or_emptied_mid_game_is_begun_again(tmp_path):
     path = tmp_path / "said.wav"
     recorder = WavRecorder(path)

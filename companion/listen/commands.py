@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from companion.listen.errors import AudioFormatError
 from companion.listen.microphone import list_microphones
 from companion.listen.sources import decode_span, expand_paths, make_engine
 from companion.listen.vosk_engine import DEFAULT_MODEL, download, find_model, models_dirs, user_models_dir
+from companion.rules.names import as_written
 from companion.sources import Expect, names_and_files
 
 __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
@@ -45,6 +47,7 @@ def run_hear(args: argparse.Namespace) -> int:
     still heard (exit 1), while a missing engine or model stops everything (exit 2)."""
     failed = 0
     args.players, args.files = names_and_files(args.players, args.files)
+    args.players = [as_written(p) for p in args.players]
     if not args.files:
         print("companion: name the WAV files or folders to hear: companion hear FILE...", file=sys.stderr)
         return 2
@@ -83,7 +86,8 @@ def _hear(engine, path: Path, args: argparse.Namespace) -> None:
     # Each file is one utterance here, trimmed by the endpointer as in `play`.
     seconds = wav_length(path) / SAMPLE_RATE
     if seconds > HEAR_LONGEST_S:
-        long = f"{int(seconds // 60)} min {int(seconds % 60)} s"
+        whole = math.ceil(seconds)  # 120.6 s is not "2 min 0 s", which would be allowed
+        long = f"{whole // 60} min {whole % 60} s"
         raise AudioFormatError(
             f"{path}: {long} long, and hear reads a file as one call (up to {HEAR_LONGEST_S // 60} "
             f"minutes): play --input wav hears a long recording call by call")

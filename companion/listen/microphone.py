@@ -64,9 +64,11 @@ NAME_WAIT_S = 12.0
 
 # A slow machine (a Raspberry Pi at a table that talks without a break) can hear more slowly
 # than the table speaks, and fall further behind for as long as the talk goes on. Once the
-# sound being heard is this old, what waits is skipped to the last moment: a call heard that
-# late would answer a moment the table has left, and the players would only say it again.
+# sound being heard is this old, what waits is skipped up to the last KEPT_WHEN_BEHIND_S: a
+# call heard later still would answer a moment the table has left, and one said in those last
+# seconds is still heard whole.
 BEHIND_AT_MOST_S = 3.0
+KEPT_WHEN_BEHIND_S = 2.0
 
 
 class MicSource:
@@ -184,17 +186,21 @@ class MicSource:
                     return to_utterance(heard.result, "mic")
 
     def _skip_to_now(self, behind: float) -> None:
-        """Drop the sound waiting but its last half second, and what was half heard."""
-        while not self._queue.empty():
+        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S, and an utterance the gap
+        would cut in two (it began over BEHIND_AT_MOST_S ago: talk, not a call)."""
+        skipped = 0.0
+        while not self._queue.empty():  # only this thread takes from the queue
             arrived, _ = self._queue.queue[0]
-            if time.monotonic() - arrived <= 0.5:
+            if time.monotonic() - arrived <= KEPT_WHEN_BEHIND_S:
                 break
             self._queue.get_nowait()
-        self.listener.reset()
+            skipped += CHUNK / SAMPLE_RATE
+        if self.listener.endpointer.in_speech:
+            self.listener.reset()
         if self._resampler is not None:
             self._resampler.reset()
         self._warn(f"companion: hearing fell {behind:.0f} s behind the table (this machine is slow for "
-                   "it); what was said meanwhile was skipped")
+                   f"it); {skipped + CHUNK / SAMPLE_RATE:.1f} s of sound was skipped")
 
     def _name(self) -> str:
         return "(default)" if self.device is None else str(self.device)  # device 0 is a real one

@@ -16,6 +16,15 @@ def folded(text: str) -> str:
     return "".join(c for c in text if not unicodedata.combining(c))
 
 
+def as_written(name: str) -> str:
+    """A name typed all in lower case, with the capitals a name is written with ("ana" ->
+    "Ana", "jean-luc" -> "Jean-Luc", "o'brien" -> "O'Brien"): it starts the sentences it is
+    in. A name typed with any capital ("mcKay") is as its player wrote it."""
+    if not name.islower():
+        return name
+    return re.sub(r"(^|[-'’])(\w)", lambda m: m.group(1) + m.group(2).upper(), name)
+
+
 def name_key(name: str) -> str:
     """A player's name as names are compared: lower case, no accents, no hyphens, apostrophes
     or spaces ("José" -> "jose", "Jean-Luc" -> "jeanluc", "O'Neil" -> "oneil")."""

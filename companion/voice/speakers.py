@@ -218,8 +218,10 @@ class WavRecorder:
             raise VoiceUnavailable("the voice changed its audio format mid-game")
         silence = bytes(int(self._gap * params.framerate) * params.sampwidth * params.nchannels)
         try:
-            if self._params is None or not _ours(self.path, params):  # first, or deleted or emptied mid-game
-                _start_wav(self.path, params, self._keep and self._params is None, self._warn)
+            if self._params is None or not _ours(self.path, params):
+                # first, or deleted, emptied or saved by another program mid-game: what it
+                # holds of this game is kept
+                _start_wav(self.path, params, self._keep or self._params is not None, self._warn)
                 self._params = params
             _append_wav(self.path, frames + silence)
         except OSError as exc:  # a full disk, a removed folder: Speakers drops this file, with a warning
@@ -238,18 +240,21 @@ def _header(params, data_size: int) -> bytes:
 
 def _ours(path: Path, params) -> bool:
     """Is the file a WAV of `params`' format whose frames run from byte 44 to its end (one
-    this recorder writes, and can add to)?"""
+    this recorder writes, and can add to)? Not one with a chunk after its frames (an editor's
+    tags), which frames added at the end would turn into sound."""
     try:
         with open(path, "rb") as f:
             head = f.read(_WAV_HEADER.size)
+            size = f.seek(0, 2)
     except OSError:
         return False
     if len(head) < _WAV_HEADER.size:
         return False
-    riff, _, form, fmt, fmt_size, tag, channels, rate, _, align, bits, data, _ = _WAV_HEADER.unpack(head)
+    riff, _, form, fmt, fmt_size, tag, channels, rate, _, align, bits, data, data_size = _WAV_HEADER.unpack(head)
+    frame = params.nchannels * params.sampwidth
     return (riff, form, fmt, fmt_size, tag, data) == (b"RIFF", b"WAVE", b"fmt ", 16, 1, b"data") and (
-        channels, rate, bits, align) == (params.nchannels, params.framerate, 8 * params.sampwidth,
-                                         params.nchannels * params.sampwidth)
+        channels, rate, bits, align) == (params.nchannels, params.framerate, 8 * params.sampwidth, frame) and (
+        0 <= size - _WAV_HEADER.size - data_size < frame)  # (a frame torn by a crash mid-write is cut)
 
 
 def _start_wav(path: Path, params, keep: bool, warn: Callable[[str], None]) -> None:
@@ -413,10 +418,10 @@ def check_wav_out(wav_out: Path | None, kept: Sequence[Path]) -> None:
 def _empty_or_wav(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
-            head = f.read(4)
+            head = f.read(12)
     except OSError:
         return True  # missing, or unreadable: touch() says why it cannot be written, if it cannot
-    return head in (b"", b"RIFF")
+    return head == b"" or (head[:4] == b"RIFF" and head[8:12] == b"WAVE")  # not a WebP photo, an AVI
 
 
 def announcer(mute: bool = False, wav_out: Path | None = None,
