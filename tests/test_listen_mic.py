@@ -111,6 +111,10 @@ def test_hearing_that_falls_behind_the_table_skips_to_now():
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200  # not the old 5000
     assert len(warnings) == 1 and "fell 10 s behind the table" in warnings[0]
+    now = time.monotonic()  # behind again at once: skipped again, but said at most once a minute
+    put(source, blocks(0, 0.5, rng), now - 8)
+    put(source, blocks(0, 1.0, rng) + blocks(4000, 0.6, rng) + blocks(0, 1.0, rng), now)
+    assert 3900 < int(source.next_utterance().text.split()[1]) < 4200 and len(warnings) == 1
     # Only what is older than the last two seconds goes: a call said just now is heard whole.
     warnings.clear()
     source = mic(HeardEngine(), warn=warnings.append)
@@ -121,6 +125,18 @@ def test_hearing_that_falls_behind_the_table_skips_to_now():
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and 4900 < int(heard.text.split()[1]) < 5200
     assert len(warnings) == 1 and "fell 3 s behind" in warnings[0]
+    # Nothing from before the gap leads into a call said just after it (a die hitting the table).
+    source = mic(HeardEngine(), warn=warnings.append)
+    for block in blocks(0, 2.0, rng):
+        source.listener.feed(block)
+    click = blocks(0, 0.1, rng)[0]
+    click[-16:] = 9000
+    source.listener.feed(click)
+    now = time.monotonic()
+    put(source, blocks(0, 1.2, rng), now - 3.3)
+    put(source, blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), now - 1.99)
+    heard = source.next_utterance()
+    assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200  # not the click's 9000
 
 
 def test_a_name_said_before_the_game_may_hold_a_pause_and_the_game_may_not():

@@ -518,6 +518,12 @@ def test_names_typed_in_lower_case_start_their_sentences_with_a_capital(tmp_path
     assert result.returncode == 0, result.stderr
     assert "New game: Ana, Jean-Luc and mcKay." in result.stdout  # typed with a capital: as typed
     assert "Jean-Luc, your call." in result.stdout and load_game(journal).players == ("Ana", "Jean-Luc", "mcKay")
+    from companion.rules.names import as_written, name_key
+
+    written = {n: as_written(n) for n in ("o'brien", "ja'marr", "hawai'i", "ßara", "ÉLODIE", "éva")}
+    assert written == {"o'brien": "O'Brien", "ja'marr": "Ja'marr", "hawai'i": "Hawai'i", "ßara": "ßara",
+                       "ÉLODIE": "ÉLODIE", "éva": "Éva"}
+    assert all(name_key(n) == name_key(w) for n, w in written.items())  # heard as the name typed
     refused, _ = play(tmp_path / "x", "", players=("ana", "paco"))
     assert refused.returncode == 2 and "'paco' is a word of the calls" in refused.stderr  # as typed
 

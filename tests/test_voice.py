@@ -149,8 +149,11 @@ def test_wav_recorder_appends_each_sentence_and_a_resumed_game_goes_on_in_its_fi
     WavRecorder(path, keep=True).say("Resuming the game.")
     kept = path.read_bytes()
     assert kept[:len(after)][44:] == after[44:] and len(kept) > len(after)
-    with path.open("ab") as f:
-        f.write(b"\x01")  # a power cut mid-write: half a frame at the end
+    with path.open("ab") as f:  # a power cut after a sentence's frames, before the header was mended
+        f.write(np.full(8000, 300, "<i2").tobytes() + b"\x01")  # (and half a frame)
+    WavRecorder(path, keep=True).say("Ben, your call.")
+    with wave.open(str(path)) as w:
+        assert w.readframes(w.getnframes())[len(kept) - 44:].startswith(np.full(8000, 300, "<i2").tobytes())
     WavRecorder(path, keep=True).say("Ana opens.")
     with wave.open(str(path)) as w:
         assert w.getnframes() * 2 == path.stat().st_size - 44 and path.stat().st_size % 2 == 0

@@ -17,7 +17,6 @@ from companion.listen.errors import AudioFormatError
 from companion.listen.microphone import list_microphones
 from companion.listen.sources import decode_span, expand_paths, make_engine
 from companion.listen.vosk_engine import DEFAULT_MODEL, download, find_model, models_dirs, user_models_dir
-from companion.rules.names import as_written
 from companion.sources import Expect, names_and_files
 
 __all__ = ["add_hear_arguments", "run_hear", "add_models_arguments", "run_models",
@@ -47,7 +46,6 @@ def run_hear(args: argparse.Namespace) -> int:
     still heard (exit 1), while a missing engine or model stops everything (exit 2)."""
     failed = 0
     args.players, args.files = names_and_files(args.players, args.files)
-    args.players = [as_written(p) for p in args.players]
     if not args.files:
         print("companion: name the WAV files or folders to hear: companion hear FILE...", file=sys.stderr)
         return 2

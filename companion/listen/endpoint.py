@@ -188,6 +188,17 @@ class Endpointer:
         """An utterance is open and loudness, not the voice activity model, will end it."""
         return self._in_speech and not self._by_voice
 
+    def gap(self) -> None:
+        """Sound is missing from here (skipped when hearing fell behind): nothing before it
+        is the onset or pre-roll of what comes after it. The room's level is kept: learnt
+        afresh, it would be learnt from a call said just after."""
+        if self.voice_activity is not None:
+            self.voice_activity.reset()
+        self._recent = []
+        self._voiced_recent = []
+        self._onset_voice.clear()
+        self._cut_at = self._pos
+
     def cut(self) -> Segment:
         """End the open utterance here (the call in it is over, whatever the room does).
         The next one starts no earlier: its pre-roll would be this one's end."""

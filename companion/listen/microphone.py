@@ -69,6 +69,7 @@ NAME_WAIT_S = 12.0
 # seconds is still heard whole.
 BEHIND_AT_MOST_S = 3.0
 KEPT_WHEN_BEHIND_S = 2.0
+SKIPS_SAID_EVERY_S = 60.0  # at most one line on stderr a minute about it
 
 
 class MicSource:
@@ -93,6 +94,8 @@ class MicSource:
         self.name_wait = name_wait
         self.behind_at_most = behind_at_most
         self._warn = warn
+        self._skip_said = -SKIPS_SAID_EVERY_S  # when a skip was last said, and those since
+        self._skips, self._skipped = 0, 0.0
         self._learning = False  # the next utterance is a player saying their name
         self.listener = Listener(engine, settings)
         self._queue: queue.Queue = queue.Queue()
@@ -186,8 +189,9 @@ class MicSource:
                     return to_utterance(heard.result, "mic")
 
     def _skip_to_now(self, behind: float) -> None:
-        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S, and an utterance the gap
-        would cut in two (it began over BEHIND_AT_MOST_S ago: talk, not a call)."""
+        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S, with an utterance still
+        open (the gap would cut it in two), and let nothing from before the gap lead into
+        what follows it."""
         skipped = 0.0
         while not self._queue.empty():  # only this thread takes from the queue
             arrived, _ = self._queue.queue[0]
@@ -197,10 +201,18 @@ class MicSource:
             skipped += CHUNK / SAMPLE_RATE
         if self.listener.endpointer.in_speech:
             self.listener.reset()
+        else:
+            self.listener.endpointer.gap()
         if self._resampler is not None:
             self._resampler.reset()
-        self._warn(f"companion: hearing fell {behind:.0f} s behind the table (this machine is slow for "
-                   f"it); {skipped + CHUNK / SAMPLE_RATE:.1f} s of sound was skipped")
+        self._skips += 1
+        self._skipped += skipped + CHUNK / SAMPLE_RATE
+        now = time.monotonic()
+        if now - self._skip_said >= SKIPS_SAID_EVERY_S:  # a slow machine falls behind again and again
+            self._warn(f"companion: hearing fell {behind:.0f} s behind the table (this machine is slow for "
+                       f"it); {self._skipped:.1f} s of sound skipped" + (
+                           f" in {self._skips} skips" if self._skips > 1 else ""))
+            self._skip_said, self._skips, self._skipped = now, 0, 0.0
 
     def _name(self) -> str:
         return "(default)" if self.device is None else str(self.device)  # device 0 is a real one

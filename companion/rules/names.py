@@ -18,11 +18,18 @@ def folded(text: str) -> str:
 
 def as_written(name: str) -> str:
     """A name typed all in lower case, with the capitals a name is written with ("ana" ->
-    "Ana", "jean-luc" -> "Jean-Luc", "o'brien" -> "O'Brien"): it starts the sentences it is
-    in. A name typed with any capital ("mcKay") is as its player wrote it."""
+    "Ana", "jean-luc" -> "Jean-Luc", "o'brien" -> "O'Brien", but "ja'marr" -> "Ja'marr"):
+    it starts the sentences it is in. A name typed with any capital ("mcKay") is as its
+    player wrote it."""
     if not name.islower():
         return name
-    return re.sub(r"(^|[-'’])(\w)", lambda m: m.group(1) + m.group(2).upper(), name)
+
+    def capital(m: re.Match) -> str:
+        letter = m.group(2)
+        return m.group(1) + (letter.upper() if len(letter.upper()) == 1 else letter)  # not "ß" -> "SS"
+
+    # each part's first letter, a part begun by a hyphen or by one letter and an apostrophe
+    return re.sub(r"(^|-|(?<=^\w)['’])(\w)", capital, name)
 
 
 def name_key(name: str) -> str:

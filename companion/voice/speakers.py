@@ -240,21 +240,26 @@ def _header(params, data_size: int) -> bytes:
 
 def _ours(path: Path, params) -> bool:
     """Is the file a WAV of `params`' format whose frames run from byte 44 to its end (one
-    this recorder writes, and can add to)? Not one with a chunk after its frames (an editor's
-    tags), which frames added at the end would turn into sound."""
+    this recorder writes, and can add to)? Frames past the size its header gives are a
+    sentence a crash stopped before the header was mended (kept: `_append_wav` counts to the
+    end); a chunk there (an editor's tags) is not, and frames added after it would turn it
+    into sound."""
     try:
         with open(path, "rb") as f:
             head = f.read(_WAV_HEADER.size)
             size = f.seek(0, 2)
-    except OSError:
+            riff, _, form, fmt, fmt_size, tag, channels, rate, _, align, bits, data, data_size = (
+                _WAV_HEADER.unpack(head))
+            f.seek(_WAV_HEADER.size + data_size + data_size % 2)
+            after = f.read(8)
+    except (OSError, struct.error):
         return False
-    if len(head) < _WAV_HEADER.size:
-        return False
-    riff, _, form, fmt, fmt_size, tag, channels, rate, _, align, bits, data, data_size = _WAV_HEADER.unpack(head)
     frame = params.nchannels * params.sampwidth
+    chunk_after = len(after) == 8 and all(32 <= c < 127 for c in after[:4]) and (
+        struct.unpack("<I", after[4:])[0] <= size - _WAV_HEADER.size - data_size - 8 - data_size % 2)
     return (riff, form, fmt, fmt_size, tag, data) == (b"RIFF", b"WAVE", b"fmt ", 16, 1, b"data") and (
         channels, rate, bits, align) == (params.nchannels, params.framerate, 8 * params.sampwidth, frame) and (
-        0 <= size - _WAV_HEADER.size - data_size < frame)  # (a frame torn by a crash mid-write is cut)
+        size >= _WAV_HEADER.size + data_size) and not chunk_after
 
 
 def _start_wav(path: Path, params, keep: bool, warn: Callable[[str], None]) -> None:
