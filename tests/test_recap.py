@@ -135,7 +135,7 @@ def test_a_finished_game_has_its_winner_and_its_names_escaped_on_the_page(tmp_pa
     assert "Ana &lt;b&gt;" in text and "Ben &amp; Co" in text and "Ana <b>" not in text
     assert "Ben &amp; Co won after 2 rounds." in text
     assert "the bid was wrong: Ana &lt;b&gt; lost a die" in text
-    assert "the bid held: Cleo$\\frac$ lost a die" in text
+    assert "the bid was right: Cleo$\\frac$ lost a die" in text
 
 
 def test_recap_journal_writes_the_page_and_charts_beside_the_journal(tmp_path, capsys):
@@ -155,7 +155,7 @@ def test_recap_journal_writes_the_page_and_charts_beside_the_journal(tmp_path, c
     assert challenges_table.count("<tr>") == 1 + 3  # the header and one row a challenge
     assert "<td>calza</td><td>Cleo</td><td>3 threes by Ana</td><td>3</td>" in challenges_table
     assert "exactly the bid: Cleo won back a die" in challenges_table
-    assert "the bid held: Ben lost a die" in challenges_table
+    assert "the bid was right: Ben lost a die" in challenges_table
     assert "three fives" not in text and "3 fives" not in text  # the bid taken back
     assert "Paused in round 4." in text
 

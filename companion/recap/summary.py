@@ -191,7 +191,7 @@ def outcome_words(challenge: Challenge) -> str:
     if not challenge.settled:
         return "the cups were up when the game stopped: not counted"
     if challenge.kind == DUDO:
-        verdict = "the bid held" if challenge.correct else "the bid was wrong"
+        verdict = "the bid was right" if challenge.correct else "the bid was wrong"
     else:
         verdict = "exactly the bid" if challenge.correct else "not exactly the bid"
     if challenge.loser is not None:
