@@ -209,6 +209,11 @@ def test_a_wav_with_a_chunk_after_its_frames_or_resaved_mid_game_keeps_its_annou
         n = w.getnframes()
         both = w.readframes(n)
     assert both.startswith(frames) and b"LIST" not in both and n * 2 == path.stat().st_size - 44
+    with path.open("ab") as f:  # a damaged tag whose size runs past the end of the file
+        f.write(b"LIST" + struct.pack("<I", 10 ** 6) + b"INFO")
+    recorder.say("Cleo, your call.")
+    with wave.open(str(path)) as w:
+        assert b"LIST" not in w.readframes(w.getnframes())
 
 
 def test_a_riff_file_that_is_no_wav_is_never_written_over(tmp_path):

@@ -161,6 +161,8 @@ class Endpointer:
         self._first: list[float] = []
         self._floor_given = False  # the room's level is known beforehand (before_recording)
         self._cut_at = 0  # where the recogniser last ended an utterance (see cut)
+        self._gap_at = 0  # where sound was last skipped (see gap)
+        self._onset = 0  # where the open utterance would start, were nothing skipped before it
 
     def before_recording(self, samples: np.ndarray) -> None:
         """Before feeding a whole short recording: one that starts loud (cut right at its
@@ -194,10 +196,18 @@ class Endpointer:
         afresh, it would be learnt from a call said just after."""
         if self.voice_activity is not None:
             self.voice_activity.reset()
+        # the samples not yet in a frame, or in a chunk the model judged, are from before it:
+        # passed over, the positions kept in step with the samples fed
+        self._pos += len(self._pending)
+        self._pending = np.zeros(0, dtype=np.int16)
+        self._chunk_pos += len(self._vad_pending)
+        self._vad_pending = np.zeros(0, dtype=np.int16)
+        self._chunks.clear()
+        self._voice = 0.0
         self._recent = []
         self._voiced_recent = []
         self._onset_voice.clear()
-        self._cut_at = self._pos
+        self._gap_at = self._pos
 
     def cut(self) -> Segment:
         """End the open utterance here (the call in it is over, whatever the room does).
@@ -243,7 +253,8 @@ class Endpointer:
                     self._in_speech = True
                     self._by_voice = voiced
                     lead = 3 * CHUNK if voiced else 5 * FRAME  # back to the first loud part
-                    self._start = max(self._cut_at, frame_start - lead - int(s.preroll * 16000))
+                    self._onset = max(self._cut_at, frame_start - lead - int(s.preroll * 16000))
+                    self._start = max(self._onset, self._gap_at)
                     self._last_loud = self._pos
                     self._quiet = self._quiet_chunks = 0
                     self._room_queue.clear()  # the call's onset is not the room
@@ -286,7 +297,8 @@ class Endpointer:
                 self._in_speech = False
                 self._recent = []
                 self._voiced_recent = []
-                if (self._last_loud - self._start) / 16000 >= s.min_speech + s.preroll:
+                # (from the onset: a call said just after a gap has lost its pre-roll, not its length)
+                if (self._last_loud - self._onset) / 16000 >= s.min_speech + s.preroll:
                     out.append(Segment(self._start, self._last_loud, self._pos, self._peak()))
         return out
 
