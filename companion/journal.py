@@ -126,9 +126,9 @@ def _starts_a_game(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
             first = f.readline(1 << 20).removeprefix(b"\xef\xbb\xbf")
-        return first.endswith(b"\n") and isinstance(Event.from_dict(json.loads(first.decode("utf-8"))), GameStarted)
-    except Exception:  # unreadable, not JSON, not an event: not a game to pick
+    except OSError:
         return False
+    return first.endswith(b"\n") and isinstance(_event_in(first), GameStarted)
 
 
 def check_new(path: Path) -> None:
@@ -313,7 +313,7 @@ def _scan(raw: bytes, path: Path) -> _Scan:
     # The process died in the middle of writing the last line: it never happened. A last
     # line that is a whole event without its line end (an editor saved it so) is kept.
     last = lines.pop()
-    unended = last.strip() != b"" and _whole_event(last)
+    unended = last.strip() != b"" and _event_in(last) is not None
     if unended:
         lines.append(last)
     torn = last.strip() != b"" and not unended
@@ -346,12 +346,12 @@ def _scan(raw: bytes, path: Path) -> _Scan:
     return _Scan(events, numbers, len(lines), torn, bad, unended)
 
 
-def _whole_event(line: bytes) -> bool:
+def _event_in(line: bytes) -> Event | None:
+    """The event a line holds whole; None for one cut off, not JSON or no event."""
     try:
-        Event.from_dict(json.loads(line.decode("utf-8")))
+        return Event.from_dict(json.loads(line.decode("utf-8")))
     except Exception:  # anything a cut-off line can raise: it is no whole event
-        return False
-    return True
+        return None
 
 
 def _read_bytes(path: Path) -> bytes:

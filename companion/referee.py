@@ -137,8 +137,7 @@ class Referee:
         elif self.game.phase is Phase.REVEAL and not self._hands:  # the cups may be back down
             looks = replace(self.status(), camera_looks=self._camera_due_on_resuming(), lift_cups=True)
             return [announce.Resumed(looks, damaged=self._damaged)]
-        last_round, challenge = (None, None) if said else self._last_round()
-        return [*said, announce.Resumed(self.status(), last_round, self._damaged, challenge)]
+        return [*said, announce.Resumed(self.status(), None if said else self._last_round(), self._damaged)]
 
     def _camera_due_on_resuming(self) -> bool:
         """Stopped at a reveal before the camera looked (or while the players were told it
@@ -147,19 +146,18 @@ class Referee:
         return (self.game.phase is Phase.REVEAL and not self._hands and self.counter is not None
                 and not self._count_taken_back)
 
-    def _last_round(self) -> tuple[announce.EventsHappened | None, ChallengeCalled | None]:
-        """How the last challenge ended, and the challenge, when the game stands at a new
-        round's start: a game stopped as that was said (or days ago) is picked up knowing
-        who lost the die."""
+    def _last_round(self) -> tuple[ChallengeCalled, announce.EventsHappened] | None:
+        """The last challenge and how it ended, when the game stands at a new round's start:
+        a game stopped as that was said (or days ago) is picked up knowing who lost the die."""
         events = self.game.events
         if self.game.phase is not Phase.BIDDING or self.game.last_bid is not None:
-            return None, None
+            return None
         counted = [i for i, e in enumerate(events) if isinstance(e, DiceCounted)]
         if not counted:
-            return None, None
+            return None
         challenge = next(e for e in reversed(events[:counted[-1]]) if isinstance(e, ChallengeCalled))
         outcome = tuple(e for e in events[counted[-1]:] if not isinstance(e, RoundStarted))
-        return announce.EventsHappened(outcome, challenge.kind == CALZA), challenge
+        return challenge, announce.EventsHappened(outcome, challenge.kind == CALZA)
 
     def learn_names(self, source: CallSource) -> bool:
         """Before play, where the source can learn from it, each player still in says their
@@ -328,10 +326,10 @@ class Referee:
         reveal, else a calza or (where anyone may call it) a dudo someone may call. The
         player named, where the call is theirs to make."""
         game = self.game
-        named = [p for p in game.players if name_key(p) == name_key(said.strip(" ,.!?"))]
+        named = _player_said_alone(said, game.players)
         if game.phase is Phase.REVEAL and game.challenge is not None:
             prompt = self._count_prompt()
-            player = named[0] if named and named[0] in game.active_players else prompt.example_player
+            player = named if named in game.active_players else prompt.example_player
             dice = announce.EXAMPLE_HAND[:game.dice[player]]
             return f"{player} {' '.join(number_words(d) for d in dice)}"
         if game.phase is not Phase.BIDDING:
@@ -339,7 +337,7 @@ class Referee:
         for kind, allowed in ((CALZA, game.rules.calza), (DUDO, game.rules.dudo_caller is DudoCaller.ANYONE)):
             callers = challengers(game, kind) if allowed else []
             if callers:
-                return f"{named[0] if named and named[0] in callers else callers[0]} {kind}"
+                return f"{named if named in callers else callers[0]} {kind}"
         return None
 
     def _same_call(self, call: Call | None, other: Call | None) -> bool:
@@ -703,6 +701,11 @@ def _names_who_calls(heard: Heard, players: Sequence[str]) -> Heard:
     spoken name alone is no call the recogniser gives.)"""
     if not heard.typed or heard.unparsable is None:
         return heard
-    said = name_key(heard.text.strip().strip(".,!?"))
-    name = next((p for p in players if name_key(p) == said), None)
+    name = _player_said_alone(heard.text, players)
     return Heard.from_text(f"{name} calza", players, heard.origin) if name else heard
+
+
+def _player_said_alone(text: str, players: Sequence[str]) -> str | None:
+    """The player whose name a line is, alone ("Cleo", "cleo!"); None if it is no name."""
+    said = name_key(text.strip().strip(".,!?"))
+    return next((p for p in players if name_key(p) == said), None)

@@ -189,9 +189,7 @@ class MicSource:
                     return to_utterance(heard.result, "mic")
 
     def _skip_to_now(self, behind: float) -> None:
-        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S, with an utterance still
-        open (the gap would cut it in two), and let nothing from before the gap lead into
-        what follows it."""
+        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap)."""
         skipped = 0.0
         while not self._queue.empty():  # only this thread takes from the queue
             arrived, _ = self._queue.queue[0]
@@ -199,10 +197,7 @@ class MicSource:
                 break
             self._queue.get_nowait()
             skipped += CHUNK / SAMPLE_RATE
-        if self.listener.endpointer.in_speech:
-            self.listener.reset()
-        else:
-            self.listener.endpointer.gap()
+        self.listener.gap()
         if self._resampler is not None:
             self._resampler.reset()
         self._skips += 1

@@ -128,30 +128,28 @@ class BlockResampler:
         x = np.concatenate([self._kept, block.astype(np.float32)])
         end = self._start + len(x)
         ready = max(self._next, ((end - reach) * up) // down)  # outputs before this have all their input
-        # from a multiple of `down` far enough back that the outputs given see the real input
-        # before them, not the zeros `resample` pads with (but for the stream's first samples)
-        seg = max(self._start, ((self._next * down // up - reach) // down) * down)
-        out = resample(x[seg - self._start:], self.rate, SAMPLE_RATE)
-        first = seg * up // down
-        given = out[self._next - first:ready - first]
+        given = self._outputs(x, ready)
         keep = max(self._start, ((ready * down // up - reach) // down) * down)
         self._kept, self._start, self._next = x[keep - self._start:], keep, ready
-        return np.clip(np.round(given), -32768, 32767).astype(np.int16)
+        return given
 
     def flush(self) -> np.ndarray:
         """The outputs still held back at the end of the stream, the input after it taken as
         silence (as `resample` takes it): what joins the blocks to the whole stream resampled."""
+        n_out = -(-(self._start + len(self._kept)) * self._up // self._down)
+        given = self._outputs(self._kept, n_out) if n_out > self._next else np.zeros(0, np.int16)
+        self.reset()
+        return given
+
+    def _outputs(self, x: np.ndarray, upto: int) -> np.ndarray:
+        """Output samples `_next` up to `upto` of input `x` (from sample `_start` on), as int16.
+        Resampled from a multiple of `down` far enough back that they see the real input
+        before them, not the zeros `resample` pads with (but for the stream's first samples)."""
         up, down = self._up, self._down
-        x = self._kept
-        n_out = -(-(self._start + len(x)) * up // down)
-        if n_out <= self._next:
-            return np.zeros(0, np.int16)
         seg = max(self._start, ((self._next * down // up - self._reach) // down) * down)
         out = resample(x[seg - self._start:], self.rate, SAMPLE_RATE)
         first = seg * up // down
-        given = out[self._next - first:n_out - first]
-        self.reset()
-        return np.clip(np.round(given), -32768, 32767).astype(np.int16)
+        return np.clip(np.round(out[self._next - first:upto - first]), -32768, 32767).astype(np.int16)
 
 
 def _taps(up: int, down: int) -> tuple[int, int]:

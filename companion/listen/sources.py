@@ -3,6 +3,9 @@ in `microphone.py`, the microphone, through one decode path.
 
 All feed 16 kHz int16 audio in 0.1 s chunks to the same `Listener` (endpointer + engine),
 so recorded games replay exactly as they would have been heard live.
+
+Long: the one decode path (the Listener, and decoding a span) stays beside the recordings that
+share it with the microphone.
 """
 
 from __future__ import annotations
@@ -136,6 +139,14 @@ class Listener:
         if self._open:
             self.engine.finish()
         self._open = False
+
+    def gap(self) -> None:
+        """Sound is missing from here (skipped when hearing fell behind): an open utterance,
+        which the gap would cut in two, is dropped; else nothing before it leads on."""
+        if self.endpointer.in_speech:
+            self.reset()
+        else:
+            self.endpointer.gap()
 
     def feed(self, samples: np.ndarray) -> list[DecodedSpan]:
         samples = np.asarray(samples, dtype=np.int16)

@@ -565,21 +565,21 @@ class Repeated:
 @dataclass(frozen=True)
 class Resumed:
     status: Status
-    last_round: EventsHappened | None = None  # how the round before ended, when none is under way
+    # the challenge the round before ended on, and how it ended, when no round is under way
+    last_round: tuple[ChallengeCalled, EventsHappened] | None = None
     damaged: bool = False  # the journal's last lines were damaged and dropped: the game is from before them
-    last_challenge: ChallengeCalled | None = None  # the challenge that round ended on
 
     def words(self, rules: Rules) -> list[str]:
         before = ""
         if self.damaged:  # the screen says which lines; the table needs to know to check
             before = (" Part of the saved game was damaged and is lost: it goes on from an"
                       " earlier point, so check everyone's dice.")
-        c = self.last_challenge
-        if self.last_round is not None and c is not None:
+        if self.last_round is not None:
             # which bid was challenged, and by whom (days later, nobody recalls), then how
             # it ended: "Three counted: ..."
+            c, ended = self.last_round
             bid = bid_words(Bid(c.count, c.face), rules.ace_word)
-            said = " ".join(self.last_round.words(rules))
+            said = " ".join(ended.words(rules))
             before += f" Last round, {c.player} called {c.kind} on {c.bidder}'s {bid}. {said}"
         # a won game is resumed to take back its last count
         after = " Say 'take it back' to undo the last count." if self.status.winner else ""

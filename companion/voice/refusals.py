@@ -75,16 +75,16 @@ def illegal_bid(error: IllegalBid, ace_word: str) -> str:
     """The refused bid, why, and what may be bid instead: "Nine fours does not raise nine
     fives. The smallest raises: nine sixes, ten of any face, or five pacos."; "Two pacos is
     not allowed: a round cannot open with pacos. To open: ..." """
-    said = bid_words(error.bid, ace_word).capitalize()
-    options = smallest_raises_phrase(error.smallest_raises, ace_word)
-    left = "calls left are dudo and calza" if error.calza_open else "call left is dudo"
+    why = why_bid_refused(error, ace_word)
     if error.reason is BidRefusal.NOT_A_RAISE and error.last is not None:
         # the reason names both bids already: each said once
-        hint = f" The smallest raises: {options}." if options else f" The only {left}."
-        return f"{as_sentence(why_bid_refused(error, ace_word))}{hint}"
-    after = f"After {bid_words(error.last, ace_word)}" if error.last else "To open"
-    hint = f" {after}: {options}." if options else f" The only {left}."
-    return f"{said} is not allowed: {why_bid_refused(error, ace_word)}.{hint}"
+        refused, options_are = as_sentence(why), "The smallest raises"
+    else:
+        refused = f"{bid_words(error.bid, ace_word).capitalize()} is not allowed: {why}."
+        options_are = f"After {bid_words(error.last, ace_word)}" if error.last else "To open"
+    options = smallest_raises_phrase(error.smallest_raises, ace_word)
+    left = "calls left are dudo and calza" if error.calza_open else "call left is dudo"
+    return f"{refused} {options_are}: {options}." if options else f"{refused} The only {left}."
 
 
 def why_bid_refused(error: IllegalBid, ace_word: str) -> str:

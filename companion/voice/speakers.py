@@ -228,14 +228,8 @@ class WavRecorder:
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: {exc.strerror or exc}") from None
 
 
-_WAV_HEADER = struct.Struct("<4sI4s4sIHHIIHH4sI")  # RIFF, WAVE, a 16-byte PCM fmt, data: 44 bytes
-
-
-def _header(params, data_size: int) -> bytes:
-    frame = params.nchannels * params.sampwidth
-    return _WAV_HEADER.pack(b"RIFF", 36 + data_size, b"WAVE", b"fmt ", 16, 1, params.nchannels,
-                            params.framerate, params.framerate * frame, frame, 8 * params.sampwidth,
-                            b"data", data_size)
+# the header `wave` writes for PCM: RIFF, WAVE, a 16-byte fmt chunk and data, 44 bytes
+_WAV_HEADER = struct.Struct("<4sI4s4sIHHIIHH4sI")
 
 
 def _ours(path: Path, params) -> bool:
@@ -256,7 +250,8 @@ def _ours(path: Path, params) -> bool:
         return False
     frame = params.nchannels * params.sampwidth
     # a chunk id is four letters, digits or spaces (its size may be wrong: a damaged file)
-    chunk_after = len(after) == 8 and all(after[:4].isascii() and (chr(c).isalnum() or c == 32) for c in after[:4])
+    ident = after[:4]
+    chunk_after = len(after) == 8 and ident.isascii() and all(chr(c).isalnum() or c == 32 for c in ident)
     return (riff, form, fmt, fmt_size, tag, data) == (b"RIFF", b"WAVE", b"fmt ", 16, 1, b"data") and (
         channels, rate, bits, align) == (params.nchannels, params.framerate, 8 * params.sampwidth, frame) and (
         size >= _WAV_HEADER.size + data_size) and not chunk_after
@@ -280,8 +275,7 @@ def _start_wav(path: Path, params, keep: bool, warn: Callable[[str], None]) -> N
             same = False
         if not same:
             warn(f"warning: {path} holds audio that is not this voice's; the announcements start it afresh")
-    with open(path, "wb") as f:
-        f.write(_header(params, len(frames)) + frames)
+    _write_wav(path, params, frames)
 
 
 def _append_wav(path: Path, frames: bytes) -> None:
