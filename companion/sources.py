@@ -209,7 +209,8 @@ def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
 
     `--players Ana Ben game.wav` reads every word up to the next option as a name. A name
     is letters only, so a trailing word ending in .wav, or holding a path separator, is a
-    recording, and so is "-" (paths from standard input); so is a folder of WAV files (a folder "Ana" of recordings would be odd).
+    recording, and so is "-" (paths from standard input); so is a folder of WAV files (a
+    folder "Ana" of recordings would be odd).
     """
     names = list(names or ())
     taken: list[str | Path] = []
@@ -220,12 +221,21 @@ def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]
 
 def _is_recording(word: str) -> bool:
     path = Path(word)
-    return (word == "-" or word.lower().endswith(".wav") or "/" in word or "\\" in word
-            or (path.is_dir() and any(p.suffix.lower() == ".wav" for p in path.iterdir())))
+    if word == "-" or word.lower().endswith(".wav") or "/" in word or "\\" in word:
+        return True
+    try:
+        return path.is_dir() and bool(files_in(path, (".wav",)))
+    except OSError:  # a folder that cannot be listed is not known to hold recordings
+        return False
 
 
-def natural_key(path: Path) -> list:
-    """A file name's sort key with its numbers as numbers: call2.wav before call10.wav, as
-    a recorder or a camera that does not pad its numbers means them."""
+def files_in(folder: Path, suffixes: Sequence[str]) -> list[Path]:
+    """A folder's files with one of these suffixes (any case), in name order with numbers by
+    value: call2.wav before call10.wav, as a recorder or a camera that does not pad its
+    numbers means them. An OSError if the folder cannot be listed."""
+    return sorted((p for p in folder.iterdir() if p.suffix.lower() in suffixes and p.is_file()), key=_natural_key)
+
+
+def _natural_key(path: Path) -> list:
     return [(0, int(part), "") if part.isdigit() else (1, 0, part.lower())
             for part in re.split(r"(\d+)", path.name) if part]

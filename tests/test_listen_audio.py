@@ -394,6 +394,7 @@ def test_a_folder_of_recordings_plays_in_the_order_its_numbers_say(tmp_path):
 
     for name in ("call10.wav", "call2.wav", "call1.wav", "Call3.WAV", "notes.txt"):
         (tmp_path / name).write_bytes(b"")
+    (tmp_path / "call4.wav").mkdir()  # a folder named like a recording is not one
     assert [p.name for p in expand_paths([tmp_path])] == ["call1.wav", "call2.wav", "Call3.WAV", "call10.wav"]
 
 

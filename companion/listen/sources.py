@@ -27,7 +27,7 @@ from companion.listen.errors import AudioFormatError, ModelError
 from companion.listen.voice_activity import CHUNK as VOICE_CHUNK
 from companion.listen.voice_activity import peak as voice_peak
 from companion.listen.voice_activity import voice_activity_problem
-from companion.sources import Expect, Utterance, natural_key
+from companion.sources import Expect, Utterance, files_in
 
 CHUNK = 1600  # 0.1 s
 # Quiet that a name said before the game may hold without ending: as much as parts two
@@ -388,7 +388,7 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     for p in map(Path, paths):
         try:
             if p.is_dir():
-                found = sorted((x for x in p.iterdir() if x.suffix.lower() == ".wav"), key=natural_key)
+                found = files_in(p, (".wav",))
                 if not found:
                     problems.append(f"{p}: no .wav files in this folder")
                 files += found

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from companion.calls import number_words
-from companion.sources import natural_key
+from companion.sources import files_in
 from companion.vision.errors import CameraUnavailable, DiceRolledSince, ImageUnreadable, NoFrame, PhotosUsedUp
 
 
@@ -189,8 +189,7 @@ def image_files(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
             files.append(p)  # read_frame says what is wrong with it, if anything
             continue
         try:
-            found = sorted((x for x in p.iterdir() if x.suffix.lower() in IMAGE_SUFFIXES and x.is_file()),
-                           key=natural_key)
+            found = files_in(p, IMAGE_SUFFIXES)
         except OSError as exc:
             raise ImageUnreadable(f"{p}: cannot be listed ({exc.strerror or exc})") from None
         if not found:
