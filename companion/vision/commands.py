@@ -177,9 +177,9 @@ def _see_camera(args, reader) -> int:
 
     try:
         cam = CameraFrames(args.camera)
-    except VisionError as exc:
+    except VisionError as exc:  # nothing read: refused like a missing image file (and as play refuses it)
         _err(str(exc))
-        return 1
+        return 2
     headless = _headless(args, "see")
     n = 0
     try:
