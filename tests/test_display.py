@@ -103,6 +103,27 @@ def test_the_server_serves_the_page_the_state_and_a_stream():
         server.close()
 
 
+def test_viewers_that_hang_up_at_once_leave_no_traceback(caplog):
+    # A phone that drops its connection before the stream starts: the referee's terminal,
+    # where the announcements are printed, must not fill with aiohttp's tracebacks.
+    import struct
+
+    server = DisplayServer("127.0.0.1", 0)
+    server.start()
+    try:
+        server.publish({"round": 1})
+        with caplog.at_level("ERROR"):
+            for _ in range(40):
+                with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+                    s.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset
+            time.sleep(0.5)
+            assert json.loads(fetch(f"http://127.0.0.1:{server.port}/state")) == {"round": 1}
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    finally:
+        server.close()
+
+
 def test_a_port_in_use_is_one_clear_error():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -170,11 +170,11 @@ class DisplayServer:
 
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
-        await response.prepare(request)
         queue: asyncio.Queue = asyncio.Queue(maxsize=1)  # each state is whole: only the latest counts
         self._clients.add(queue)
         self._streams.add(asyncio.current_task())
         try:
+            await response.prepare(request)  # a viewer gone already fails here, not only in a write
             state = self._state
             while state is not None:
                 await response.write(f"data: {json.dumps(state)}\n\n".encode())
