@@ -64,8 +64,31 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+def _steady_streams() -> None:
+    """Standard streams as a script, a launcher or a terminal may hand them over, made safe.
+
+    A closed one is opened on /dev/null: else the first file the game opens takes its number,
+    and a journal opened as descriptor 2 would collect every library's warnings. Text the
+    output's encoding lacks (a "Ł" on a Latin-1 terminal) is written escaped, not a crash;
+    input that is not in the locale's encoding reads as U+FFFD, which TextSource refuses."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:  # closed before Python started
+            setattr(sys, name, open(fd, mode, closefd=False))
+    for stream, errors in ((sys.stdin, "replace"), (sys.stdout, "backslashreplace"), (sys.stderr, "backslashreplace")):
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # a test's stand-in, or a stream read already
+            stream.reconfigure(errors=errors)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _steady_streams()
     try:
         args = build_parser(_command_in(argv)).parse_args(argv)  # a room's options import it
         if args.command == "play":

@@ -185,6 +185,9 @@ class TextSource:
                 if line is None:
                     return None
             line = line.strip()
+            if _not_text(line):  # bytes in another encoding, or binary: its words cannot be trusted
+                print(f"companion: a line that is not text was passed over: {line[:60]!r}", file=sys.stderr)
+                continue
             if line.lower().rstrip("!.") in QUIT_WORDS:
                 return None  # the input ends here: the game pauses, saved
             if line and not line.startswith("#"):  # comments let scripted games explain themselves
@@ -201,6 +204,13 @@ class TextSource:
 
     def unmute(self) -> None:
         pass
+
+
+def _not_text(line: str) -> bool:
+    """A line holding undecodable bytes (read as U+FFFD) or control characters: "9]\\x83,5"
+    must not be taken for "nine fives"."""
+    return any(c == "\ufffd" or (ord(c) < 32 and c != "\t") or 0xD800 <= ord(c) < 0xE000 or ord(c) == 127
+               for c in line)
 
 
 def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]

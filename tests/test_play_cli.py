@@ -706,3 +706,46 @@ def test_a_power_cut_after_the_undo_of_a_count_from_dice_keeps_the_dice_that_sta
     journal.write_text("".join(lines[:undo + 1]))  # cut after the undo line
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
     assert "Got Ana's and Ben's dice. Still need Cleo." in result.stdout, result.stdout
+
+
+def _play_in_shell(tmp_path, redirect: str, stdin: bytes = b"", env_extra=None, players="Ana Ben Cleo"):
+    """`play` started by a shell with its standard streams as `redirect` leaves them."""
+    journal = tmp_path / "j.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env_extra or {}))
+    command = (f"exec {redirect} {sys.executable} -m companion play --players {players} --input text --mute "
+               f"--journal {journal}")
+    result = subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, env=env, cwd=ROOT,
+                            timeout=60)
+    return result, journal
+
+
+def test_a_line_in_another_encoding_is_passed_over_and_the_game_goes_on(tmp_path):
+    # A Latin-1 terminal typing "José": not a crash that loses the lines piped before it, and
+    # bytes that are no text are never taken for a call ("9]\x83,5" is no "nine fives").
+    script = b"three fours\nJos\xe9 calza\n9]\x83\xac\x835,\nfour\x00fives\nfive fours\n"
+    result, journal = _play_in_shell(tmp_path, "", script, {"PYTHONIOENCODING": "utf-8"})
+    err = result.stderr.decode()
+    assert result.returncode == 0 and "Traceback" not in err, err
+    assert err.count("a line that is not text was passed over") == 3
+    bids = [e for e in map(json.loads, journal.read_text().splitlines()) if e["type"] == "bid"]
+    assert [(e["player"], e["count"], e["face"]) for e in bids] == [("Ana", 3, 4), ("Ben", 5, 4)]
+
+
+def test_a_name_the_outputs_encoding_lacks_is_written_escaped(tmp_path):
+    result, journal = _play_in_shell(tmp_path, "", b"three fours\n", {"PYTHONIOENCODING": "latin-1"},
+                                     players="Łukasz Ben")
+    assert result.returncode == 0 and b"Traceback" not in result.stderr, result.stderr
+    assert b"\\u0141ukasz: three fours" in result.stdout
+    assert load_game(journal).last_bid == Bid(3, 4)
+
+
+@pytest.mark.parametrize("redirect", ["0<&-", "1>&-", "2>&-"])
+def test_a_closed_standard_stream_is_no_crash_and_never_the_journal(tmp_path, redirect):
+    # Closed, its number would go to the first file opened: the journal, which would then
+    # collect what is printed there.
+    result, journal = _play_in_shell(tmp_path, redirect, b"three fours\n")
+    assert result.returncode == 0 and b"Traceback" not in result.stderr + result.stdout, result.stderr
+    events = [json.loads(line) for line in journal.read_text().splitlines()]  # every line an event
+    assert events[0]["type"] == "game_started"
+    if redirect != "0<&-":  # the input closed: nothing typed, nothing bid
+        assert load_game(journal).last_bid == Bid(3, 4)
