@@ -14,6 +14,7 @@ so that a change to it is made in one place.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import json
@@ -86,13 +87,18 @@ def mark_played(path: Path, directory: Path | None = None) -> None:
     """Remember the game at `path` as the one played last, where it is in the sessions
     folder. Only a hint for finding it: a folder that cannot be written loses nothing."""
     directory = directory or default_sessions_dir()
+    spare = directory / f".{LAST_PLAYED}.new"
     try:
-        if path.resolve().parent == directory.resolve():
-            spare = directory / f".{LAST_PLAYED}.new"
-            spare.write_text(path.name + "\n", encoding="utf-8")
-            os.replace(spare, directory / LAST_PLAYED)
+        if path.resolve().parent != directory.resolve():
+            return
+        spare.write_text(path.name + "\n", encoding="utf-8")
+        os.replace(spare, directory / LAST_PLAYED)
     except OSError:
-        pass
+        # A stale hint would resume another game: without it the newest file is taken (a full
+        # disk still lets a file be removed).
+        for stale in (spare, directory / LAST_PLAYED):
+            with contextlib.suppress(OSError):
+                stale.unlink(missing_ok=True)
 
 
 def find_session(name: str | None, directory: Path | None = None) -> Path:

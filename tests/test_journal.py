@@ -566,6 +566,13 @@ def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     (sessions / f".{LAST_PLAYED}.new").mkdir()  # the hint cannot be written: the game goes on
     mark_played(old, sessions)
     assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
+    # ... nor can it be changed (a full disk) from another game it names: that hint goes, or
+    # a bare --resume would take up that other game
+    played.write_bytes(old.read_bytes())
+    os.utime(played, (1000, 1000))
+    (sessions / LAST_PLAYED).write_text(played.name + "\n")
+    mark_played(old, sessions)
+    assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
 
 
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):
