@@ -228,7 +228,8 @@ def run_play(settings: PlaySettings) -> int:
         Game(settings.players, rules, settings.first)  # refused in the names as typed
         game = Game([as_written(p) for p in settings.players], rules, settings.first)
         path = settings.journal or journals.new_session_path()
-        journals.check_new(path)
+        if settings.journal:  # a name chosen here is free (or, taken meanwhile, passed over)
+            journals.check_new(path)
     display = None
     try:
         # Devices before the journal: a missing microphone, camera or profile must not
@@ -244,7 +245,9 @@ def run_play(settings: PlaySettings) -> int:
                 print(f"companion: {note}", file=sys.stderr)
         if journal is None:
             try:
-                journal = journals.Journal.start(path, game)
+                journal = (journals.Journal.start(path, game) if settings.journal
+                           else journals.Journal.start_in_sessions(path, game))
+                path = journal.path
             except CompanionError as error:  # a full disk: the table hears it, not only the screen
                 _say_stopped(lambda said: speaker.say(" ".join(sentences(said, game.rules))), error, started=False)
                 raise

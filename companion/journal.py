@@ -56,6 +56,10 @@ class JournalError(CompanionError):
         self.resumable = resumable  # False: nothing at the path (or beside it) holds this game
 
 
+class JournalTaken(JournalError):
+    """The file a new game was to start in holds a game already, or another referee has it."""
+
+
 class DamagedJournal(JournalError):
     """A journal with a damaged line after its game start: resume can cut it back to the lines before it."""
 
@@ -137,6 +141,10 @@ def _starts_a_game(path: Path) -> bool:
     return first.endswith(b"\n") and isinstance(_event_in(first), GameStarted)
 
 
+def _holds_a_game(path: Path) -> JournalTaken:
+    return JournalTaken(f"{path} already holds a game; resume it with --resume, or choose another --journal")
+
+
 def check_new(path: Path) -> None:
     """A new game never overwrites or extends a journal that already holds one."""
     if path.is_dir():
@@ -148,7 +156,7 @@ def check_new(path: Path) -> None:
         except JournalError:  # a game start cut off, or another file: nothing to resume
             raise JournalError(f"{path} is not empty and holds no game to resume; a new game never "
                                "overwrites a file: choose another --journal") from None
-        raise JournalError(f"{path} already holds a game; resume it with --resume, or choose another --journal")
+        raise _holds_a_game(path)
 
 
 class Journal:
@@ -223,7 +231,7 @@ class Journal:
             raise JournalError(f"{replaced}, and is kept in {kept}", resume_from=kept)
 
     def _in_use(self) -> JournalError:
-        return JournalError(f"{self.path} is in use: another companion is playing this game; stop that one first")
+        return JournalTaken(f"{self.path} is in use: another companion is playing this game; stop that one first")
 
     def reopen(self) -> None:
         """Write to (and lock) the file now at the path, after a repair replaced the old one."""
@@ -280,6 +288,9 @@ class Journal:
         check_new(path)
         existed = path.exists()
         journal = cls(path)
+        if os.fstat(journal._file.fileno()).st_size > 0:  # written by another referee since the check
+            journal.close()
+            raise _holds_a_game(path)
         try:
             journal.append(game.events)
         except JournalError:
@@ -289,6 +300,17 @@ class Journal:
             raise
         _sync_folder(journal.path)
         return journal
+
+    @classmethod
+    def start_in_sessions(cls, path: Path, game: Game) -> "Journal":
+        """`start` at a name `new_session_path` chose: when another referee took it meanwhile
+        (two tables started in the same second), the next free name."""
+        for _ in range(100):
+            try:
+                return cls.start(path, game)
+            except JournalTaken:
+                path = new_session_path(path.parent)
+        return cls.start(path, game)
 
 
 class Damage(Enum):

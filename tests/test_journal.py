@@ -660,3 +660,31 @@ def test_a_write_that_fails_part_way_is_taken_off_again(tmp_path, monkeypatch):
     journal.append(ben)
     journal.close()
     assert [e.count for e in read_events(path)[0] if e.type == "bid"] == [3, 4]
+
+
+def test_two_tables_starting_in_the_same_second_take_two_names(tmp_path, monkeypatch):
+    import companion.journal as journals
+    from companion.journal import new_session_path
+
+    sessions = tmp_path / "sessions"
+    first_game, second_game = Game(["Ana", "Ben"], get_preset("asmodee")), Game(["Dora", "Eli"], get_preset("asmodee"))
+    name = new_session_path(sessions)
+    first = Journal.start(name, first_game)  # the other table, still playing: its file locked
+    second = Journal.start_in_sessions(name, second_game)
+    assert second.path != name and load_game(second.path).players == ("Dora", "Eli")
+    first.close()
+    second.close()
+    # ... and one that began its game between this one's check and its opening of the file
+    check_new = journals.check_new
+    name = new_session_path(sessions)
+
+    def another_table_meanwhile(path):
+        check_new(path)
+        monkeypatch.setattr(journals, "check_new", check_new)  # once
+        Journal.start(path, Game(["Fay", "Gus"], get_preset("asmodee"))).close()
+
+    monkeypatch.setattr(journals, "check_new", another_table_meanwhile)
+    third = Journal.start_in_sessions(name, second_game)
+    third.close()
+    assert third.path != name
+    assert load_game(name).players == ("Fay", "Gus") and load_game(third.path).players == ("Dora", "Eli")
