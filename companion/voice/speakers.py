@@ -198,6 +198,9 @@ class WavRecorder:
         if self.path.is_dir():  # touch() would pass it, and the first announcement fail
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: it is a folder; "
                                    "give a file name, like announcements.wav")
+        if self.path.exists() and not self.path.is_file():  # /dev/null, a pipe: nothing to add to
+            raise VoiceUnavailable(f"cannot write announcements to {self.path}: it is not a file but a device "
+                                   "or a pipe; give a file name, like announcements.wav")
         if not _empty_or_wav(self.path):  # an earlier game's announcements are fine to replace
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: it holds something other than "
                                    "a WAV file (a journal?), which would be lost; give a new file name")
@@ -281,12 +284,19 @@ def _start_wav(path: Path, params, keep: bool, warn: Callable[[str], None]) -> N
 def _append_wav(path: Path, frames: bytes) -> None:
     """Frames added at the end of the file's data (a file `_ours` says is one), then its
     sizes mended."""
-    with open(path, "r+b") as f:
+    with open(path, "r+b", buffering=0) as f:  # unbuffered: a failed write is known before truncate
         frame = _WAV_HEADER.unpack(f.read(_WAV_HEADER.size))[9]  # its block align
         end = f.seek(0, 2)
         end -= (end - _WAV_HEADER.size) % frame  # a frame cut off by a crash mid-write is dropped
         f.seek(end)
-        f.write(frames)
+        try:
+            view = memoryview(frames)
+            while view:
+                view = view[f.write(view):]
+        except OSError:  # a full disk: the sentence begun is cut off, not left to starve the journal
+            with contextlib.suppress(OSError):
+                f.truncate(end)
+            raise
         f.truncate()
         data_size = end + len(frames) - _WAV_HEADER.size
         f.seek(4)
