@@ -69,6 +69,16 @@ def test_a_hand_holds_as_many_dice_as_a_player_has():
                if text.startswith("{name}"))
 
 
+def test_a_hand_too_big_to_say_is_left_to_a_count():
+    # a resumed journal's odd game may give a player a million dice: their hand's chain would
+    # fill the memory, and no one says such a hand
+    small = call_graph(Expect.COUNT, 30, named=True, hand_sizes=frozenset({3}))
+    huge = call_graph(Expect.COUNT, 30, named=True, hand_sizes=frozenset({3, 10**6}))
+    assert len(huge.arcs) == len(small.arcs)
+    alone = CompiledGraph(call_graph(Expect.COUNT, 30, named=True, hand_sizes=frozenset({10**6})))
+    assert alone.decode(spelt("-", "seven", "-")).best == "seven"  # counts are still heard
+
+
 def test_a_named_calza_keeps_where_the_name_was(graphs):
     decoded = graphs[Expect.CALLS].decode(spelt("-", "-", NAME, NAME, "-", "calza", "-"))
     assert decoded.best == "{name} calza"

@@ -31,6 +31,7 @@ from companion.listen.tokens import LARGEST_SPELT, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
 from companion.listen.vocabulary import MAX_COUNT
 from companion.listen.vocabulary import VocabularyError, normalise_name
+from companion.rules.presets import MOST_DICE
 from companion.sources import Expect
 
 ALTERNATIVE_REACH = 3.0  # log-likelihood below the best call that still counts as a guess
@@ -87,8 +88,11 @@ def call_graph(expect: Expect, max_count: int, named: bool,
     if counting:
         for n in range(0, max_count + 1):
             graph.add_phrase(number_tokens(n), " ".join(number_tokens(n)))
-        if named:
-            graph.add_hand(hand_sizes or HAND_SIZES)
+        # a hand bigger than a new game allows (a journal's odd game) is said as a count: its
+        # chain would grow with every die, and a million dice would fill the memory
+        sayable = [n for n in hand_sizes or HAND_SIZES if n <= MOST_DICE]
+        if named and sayable:
+            graph.add_hand(sayable)
     for command in COMMANDS:
         graph.add_phrase(command.split(), command)
     graph.add_fillers()
