@@ -30,6 +30,7 @@ except ImportError:  # Windows: no lock
     fcntl = None  # type: ignore[assignment]
 
 from companion.errors import CompanionError
+from companion.files import NOT_A_FILE, read_bytes
 from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (
@@ -115,6 +116,10 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
                 return candidate
         if Path(name).is_dir():
             raise JournalError(f"{name} is a folder: name a game's journal (.jsonl) in it")
+        if Path(name).exists():
+            raise JournalError(f"cannot read the journal {name}: {NOT_A_FILE}")
+        if "/" in name or os.sep in name:  # a path, not a session's name
+            raise JournalError(f"no such file: {name}")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
     try:
         last = directory / (directory / LAST_PLAYED).read_text(encoding="utf-8").strip()
@@ -384,7 +389,7 @@ def _event_in(line: bytes) -> Event | None:
 
 def _read_bytes(path: Path) -> bytes:
     try:
-        return Path(path).read_bytes()
+        return read_bytes(path)
     except OSError as exc:
         raise JournalError(f"cannot read the journal {path}: {exc.strerror or exc}") from None
 

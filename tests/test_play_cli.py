@@ -142,6 +142,9 @@ def test_bad_house_rules_get_a_clear_message(tmp_path):
     toml.write_text('wild_sixes = true\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert "unknown rules field 'wild_sixes'" in result.stderr
+    toml.write_text('preset = "nosuch"\n')  # named with its file: it is no --rules mistake
+    result, _ = play(tmp_path, "", "--house-rules", toml)
+    assert result.returncode == 2 and f"house rules {toml}: unknown rules preset 'nosuch'" in result.stderr
     toml.write_text('rules = "pressman"\n')
     result, _ = play(tmp_path, "", "--house-rules", toml)
     assert result.returncode == 2 and "'rules' must be a table of fields" in result.stderr
@@ -749,3 +752,18 @@ def test_a_closed_standard_stream_is_no_crash_and_never_the_journal(tmp_path, re
     assert events[0]["type"] == "game_started"
     if redirect != "0<&-":  # the input closed: nothing typed, nothing bid
         assert load_game(journal).last_bid == Bid(3, 4)
+
+
+def test_a_named_pipe_given_as_a_file_is_refused_not_waited_on(tmp_path):
+    # Reading a pipe waits for a writer: the game would hang with no word said.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for args, message in ((["--players", "Ana", "Ben", "--house-rules", pipe], f"cannot read house rules {pipe}"),
+                          (["--resume", pipe], f"cannot read the journal {pipe}"),
+                          (["--resume", "--journal", pipe], f"cannot read the journal {pipe}"),
+                          (["--players", "Ana", "Ben", "--camera-images", pipe], f"{pipe}: cannot be read"),
+                          (["--players", "Ana", "Ben", "--input", "wav", pipe], f"{pipe}: cannot be read")):
+        result = run_companion("play", *args, "--mute", *(["--input", "text"] if "wav" not in args else []),
+                               input_text="", timeout=60)
+        assert result.returncode == 2 and message in result.stderr and "a pipe or a device" in result.stderr, (
+            args, result.stderr)

@@ -51,6 +51,30 @@ def test_an_image_too_big_for_any_camera_is_refused_before_it_is_decoded(tmp_pat
         read_image(tmp_path / "huge.tif")
 
 
+def test_a_gif_or_pnm_saying_it_is_huge_is_refused_not_a_traceback(tmp_path):
+    import cv2
+
+    # a GIF whose screen says 65535 x 65535 (OpenCV raised cv2.error on it), under any name
+    ok, gif = cv2.imencode(".gif", np.zeros((8, 8, 3), np.uint8)) if cv2.haveImageWriter(".gif") else (False, None)
+    data = bytearray(gif.tobytes()) if ok else bytearray(b"GIF89a" + bytes(7) + b";")
+    data[6:10] = (65535).to_bytes(2, "little") * 2
+    (tmp_path / "photo.png").write_bytes(bytes(data))
+    (tmp_path / "bomb.ppm").write_bytes(b"P6\n# a comment\n40000 40000\n255\n")
+    for name, size in (("photo.png", "65535x65535"), ("bomb.ppm", "40000x40000")):
+        with pytest.raises(ImageUnreadable, match=f"{name}: {size} pixels is more than any camera's photo"):
+            read_image(tmp_path / name)
+    ok, data = cv2.imencode(".ppm", np.zeros((33, 47, 3), np.uint8))
+    assert header_size(data.tobytes()) == (47, 33)
+
+
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "photo.jpg")  # reading it would wait for a writer for ever
+    with pytest.raises(ImageUnreadable, match="photo.jpg: cannot be read \\(a pipe or a device, not a file\\)"):
+        read_image(tmp_path / "photo.jpg")
+
+
 def test_missing_image_and_folder(tmp_path):
     with pytest.raises(ImageUnreadable, match="no such file"):
         read_image(tmp_path / "nope.jpg")
@@ -96,6 +120,15 @@ def test_good_minimal_profile_loads(tmp_path):
 def test_corrupt_profiles(tmp_path, over, msg):
     d = _write_profile(tmp_path / "bad", **over)
     with pytest.raises(ProfileError, match=msg):
+        load_profile(d)
+
+
+def test_a_profile_saved_with_a_byte_order_mark_loads_and_one_of_absurd_size_is_refused(tmp_path):
+    d = _write_profile(tmp_path / "bom")
+    (d / "profile.json").write_bytes(b"\xef\xbb\xbf" + (d / "profile.json").read_bytes())  # a Windows editor's
+    assert load_profile(d).name == "t"
+    d = _write_profile(tmp_path / "huge", resolution=[10 ** 400, 1])  # its die-size checks overflowed floats
+    with pytest.raises(ProfileError, match="is more than any camera's"):
         load_profile(d)
 
 
@@ -180,7 +213,8 @@ def test_see_camera_missing_is_clean(capsys):
 
     p = argparse.ArgumentParser()
     add_see_arguments(p)
-    assert run_see(p.parse_args(["--camera", "97", "--headless", "--frames", "1"])) == 1
+    # nothing read: refused as a missing image is, and as play refuses a missing camera
+    assert run_see(p.parse_args(["--camera", "97", "--headless", "--frames", "1"])) == 2
     err = capsys.readouterr().err
     assert "camera 97" in err and "Traceback" not in err
 

@@ -18,6 +18,7 @@ from typing import Iterator
 
 import numpy as np
 
+from companion.files import open_file
 from companion.listen.errors import AudioFormatError
 from companion.listen.resampling import SAMPLE_RATE, BlockResampler
 
@@ -137,10 +138,10 @@ def _convert_other(path: Path) -> str:
 
 
 def _open(path: Path):
-    if path.is_dir():
-        raise AudioFormatError(f"{path}: is a folder, not a WAV file")
     try:
-        return open(path, "rb")
+        return open_file(path)
+    except IsADirectoryError:
+        raise AudioFormatError(f"{path}: is a folder, not a WAV file") from None
     except FileNotFoundError:
         raise AudioFormatError(f"{path}: no such file") from None
     except OSError as err:

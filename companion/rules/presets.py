@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from companion.files import read_bytes
 from companion.rules.errors import RulesFileError, UnknownPreset
 
 
@@ -245,7 +246,7 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))  # a Windows editor's BOM too
+        data = tomllib.loads(read_bytes(path).decode("utf-8-sig"))  # a Windows editor's BOM too
     except OSError as exc:
         raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -278,7 +279,10 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
         raise RulesFileError(f"house rules {path}: 'name' is not a rule; to start from a preset, "
                              f"write preset = \"{DEFAULT_PRESET}\"")
     if "preset" in table:
-        named = get_preset(str(table.pop("preset")))
+        try:
+            named = get_preset(str(table.pop("preset")))
+        except UnknownPreset as error:
+            raise RulesFileError(f"house rules {path}: {error}") from None
         if preset_given and named.name != base.name:
             raise RulesFileError(f"house rules {path} start from the {named.name} preset, but the "
                                  f"{base.name} rules were chosen with --rules: keep one of the two")

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import pathlib
+import re
 from typing import Protocol, Sequence
 
 import cv2
 import numpy as np
 
 from companion.calls import number_words
+from companion.files import read_bytes
 from companion.sources import files_in
 from companion.vision.errors import CameraUnavailable, DiceRolledSince, ImageUnreadable, NoFrame, PhotosUsedUp
 
@@ -36,10 +38,14 @@ _JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD
 
 
 def header_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) as a PNG's, JPEG's, WebP's, TIFF's or BMP's header gives them, before
-    anything is decoded; None for other formats or a header that cannot be read."""
+    """(width, height) as a PNG's, JPEG's, WebP's, TIFF's, BMP's, GIF's or PNM's header gives
+    them, before anything is decoded; None for other formats or a header that cannot be read."""
     if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
         return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+    if re.match(rb"P[1-6]\s", data[:3]):
+        return _pnm_size(data)
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return _webp_size(data)
     if data[:4] in (b"II*\x00", b"MM\x00*"):
@@ -55,6 +61,13 @@ def header_size(data: bytes) -> tuple[int, int] | None:
             return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
         i += 2 + length
     return None
+
+
+def _pnm_size(data: bytes) -> tuple[int, int] | None:
+    """A PBM, PGM or PPM's sides: the two numbers after its magic, comments (#...) skipped."""
+    text = re.sub(rb"#[^\n]*", b" ", data[2:1024])
+    sides = re.match(rb"\s*(\d+)\s+(\d+)", text)
+    return (int(sides[1]), int(sides[2])) if sides else None
 
 
 def _webp_size(data: bytes) -> tuple[int, int] | None:
@@ -99,12 +112,12 @@ def _tiff_size(data: bytes) -> tuple[int, int] | None:
 def read_image(path: str | pathlib.Path) -> np.ndarray:
     """Decode one image file to BGR, or raise ImageUnreadable with a sentence a person understands."""
     p = pathlib.Path(path)
-    if not p.exists():
-        raise ImageUnreadable(f"{p}: no such file")
-    if p.is_dir():
-        raise ImageUnreadable(f"{p}: is a folder, not an image")
     try:
-        data = p.read_bytes()
+        data = read_bytes(p)
+    except FileNotFoundError:
+        raise ImageUnreadable(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise ImageUnreadable(f"{p}: is a folder, not an image") from None
     except OSError as exc:
         raise ImageUnreadable(f"{p}: cannot be read ({exc.strerror or exc})") from None
     if not data:
@@ -114,10 +127,18 @@ def read_image(path: str | pathlib.Path) -> np.ndarray:
         # decoded, it would take gigabytes (a small file can say so: a PNG of one colour)
         raise ImageUnreadable(f"{p}: {size[0]}x{size[1]} pixels is more than any camera's photo; "
                               f"scale it down (to 4000 px across, say)")
-    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    img = decode_image(data)
     if img is None or img.size == 0:
         raise ImageUnreadable(f"{p}: not an image OpenCV can decode")
     return img
+
+
+def decode_image(data: bytes, flags: int = cv2.IMREAD_COLOR) -> np.ndarray | None:
+    """cv2.imdecode, None where it raises (a header giving more pixels than it will make)."""
+    try:
+        return cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+    except cv2.error:
+        return None
 
 
 def check_picture_name(path: str | pathlib.Path) -> None:
