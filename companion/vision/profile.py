@@ -18,8 +18,9 @@ from functools import cached_property
 import cv2
 import numpy as np
 
+from companion.files import read_bytes
 from companion.vision.errors import ProfileError
-from companion.vision.frames import write_image
+from companion.vision.frames import MAX_PIXELS, decode_image, write_image
 from companion.vision.model import PATCH, dihedral, features
 
 VERSION = 2
@@ -99,7 +100,7 @@ def _img(directory: pathlib.Path, name, what: str, flags=cv2.IMREAD_COLOR) -> np
     if not p.is_file():
         raise ProfileError(f"{directory}: the {what} image {name} is missing")
     try:  # read by Python, decoded by OpenCV: its own path handling crashes on a name not in UTF-8
-        img = cv2.imdecode(np.frombuffer(p.read_bytes(), np.uint8), flags)
+        img = decode_image(read_bytes(p), flags)
     except OSError as exc:
         raise ProfileError(f"{directory}: the {what} image {name} cannot be read ({exc.strerror or exc})") from None
     if img is None or img.size == 0:
@@ -120,7 +121,7 @@ def load_profile(directory: str | pathlib.Path) -> Profile:
     if not pj.is_file():
         raise ProfileError(f"{d} has no profile.json; run: companion calibrate")
     try:
-        data = json.loads(pj.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(pj).decode("utf-8-sig"))  # a Windows editor's BOM too
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProfileError(f"{pj} is corrupt ({exc}); run calibration again") from None
     if not isinstance(data, dict):
@@ -134,6 +135,8 @@ def load_profile(directory: str | pathlib.Path) -> Profile:
     res = data.get("resolution")
     if (not isinstance(res, list) or len(res) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in res)):
         raise ProfileError(f"{pj}: resolution must be [height, width] in pixels")
+    if res[0] * res[1] > MAX_PIXELS:
+        raise ProfileError(f"{pj}: resolution {res[1]}x{res[0]} is more than any camera's; run calibration again")
     ds = data.get("die_size")
     if ds is not None and (isinstance(ds, bool) or not isinstance(ds, (int, float)) or not (4 <= ds <= max(res))):
         raise ProfileError(f"{pj}: die_size {ds!r} is not a plausible size in pixels")
