@@ -193,11 +193,6 @@ def test_see_takes_a_camera_or_images_not_both(capsys, scene_file):
     assert "give either --camera 0 or image files" in capsys.readouterr().err
 
 
-def test_see_refuses_a_camera_it_cannot_open_as_play_does(capsys):
-    assert _see("--camera", 97, "--json") == 2  # as a missing image, and play's missing camera
-    assert "camera 97 cannot be opened" in capsys.readouterr().err
-
-
 def test_calibrate_missing_images_folder(tmp_path, capsys):
     p = argparse.ArgumentParser()
     add_calibrate_arguments(p)
