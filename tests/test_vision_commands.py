@@ -171,8 +171,10 @@ def test_see_never_draws_over_a_photo_it_reads(tmp_path, capsys, scene_file):
     other = tmp_path / "other.png"
     other.write_bytes(scene_file[0].read_bytes())
     before = photo.read_bytes()
+    linked = tmp_path / "linked.png"
+    linked.hardlink_to(photo)  # one file, two names
     # the one output is the name given; with two images, the second's is NAME-2
-    for argv in ((photo, "--annotate", photo), (photo, other, "--annotate", photo),
+    for argv in ((photo, "--annotate", photo), (photo, other, "--annotate", photo), (photo, "--annotate", linked),
                  (other, photo, "--annotate", tmp_path / "other.png"),
                  (photo, tmp_path / "x-2.png", "--annotate", tmp_path / "x.png")):
         assert _see(*argv) == 2, argv

@@ -92,10 +92,9 @@ def run_see(args: argparse.Namespace) -> int:
         except OSError as exc:
             _err(f"see: --annotate {exc}")
             return 2
-        inputs = {pathlib.Path(p).resolve() for p in images}
         for i in range(len(images)):
             out = _annotate_path(args.annotate, i, len(images))
-            if out.resolve() in inputs:
+            if any(_same_file(out, p) for p in images):
                 _err(f"see: --annotate {out} would draw over a photo being read; give another name")
                 return 2
     try:
@@ -205,6 +204,14 @@ def _see_camera(args, reader) -> int:
         if not headless:
             cv2.destroyAllWindows()
     return 0
+
+
+def _same_file(a: pathlib.Path, b) -> bool:
+    """One file under two names: a link (symbolic or hard) or the same path written otherwise."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them is not there (yet)
+        return pathlib.Path(a).resolve() == pathlib.Path(b).resolve()
 
 
 def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
