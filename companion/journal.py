@@ -175,6 +175,11 @@ class Journal:
         self._written = self._read_back()
 
     def _open_locked(self):
+        for parent in self.path.parents:  # where mkdir would only say "File exists"
+            if parent.is_symlink() and not parent.exists():
+                raise JournalError(f"cannot write the journal {self.path}: {parent} is a link to nothing")
+            if parent.exists() and not parent.is_dir():
+                raise JournalError(f"cannot write the journal {self.path}: {parent} is a file, not a folder")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             file = open(self.path, "a", encoding="utf-8")

@@ -688,3 +688,13 @@ def test_two_tables_starting_in_the_same_second_take_two_names(tmp_path, monkeyp
     third.close()
     assert third.path != name
     assert load_game(name).players == ("Fay", "Gus") and load_game(third.path).players == ("Dora", "Eli")
+
+
+def test_a_sessions_folder_that_is_a_file_or_a_broken_link_is_named(tmp_path):
+    game = Game(["Ana", "Ben"], get_preset("asmodee"))
+    (tmp_path / "sessions").write_text("not a folder")
+    with pytest.raises(JournalError, match="sessions is a file, not a folder"):
+        Journal.start(tmp_path / "sessions" / "game.jsonl", game)
+    (tmp_path / "moved").symlink_to(tmp_path / "gone")
+    with pytest.raises(JournalError, match="moved is a link to nothing"):
+        Journal.start(tmp_path / "moved" / "game.jsonl", game)
