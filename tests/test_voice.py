@@ -480,3 +480,16 @@ def test_a_sentence_the_disk_has_no_room_for_is_cut_off_not_left_half_written(tm
 def test_announcements_into_a_device_are_refused_at_once(device):
     with pytest.raises(VoiceUnavailable, match="not a file but a device or a pipe"):
         WavRecorder(device)
+
+
+def test_speakers_leave_no_folder_to_the_garbage_collector(tmp_path):
+    # Under `python -X dev` (or -W error), a TemporaryDirectory cleaned up at exit is an
+    # "Exception ignored ... ResourceWarning" on the table's terminal.
+    import subprocess
+
+    script = ("import sys; from pathlib import Path; from companion.voice.speakers import WavRecorder, PlayerVoice; "
+              "WavRecorder(Path(sys.argv[1])).say('Dudo!'); PlayerVoice('en-us').record('two fives', Path(sys.argv[2]))")
+    result = subprocess.run([sys.executable, "-X", "dev", "-c", script, str(tmp_path / "said.wav"),
+                             str(tmp_path / "call.wav")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "ResourceWarning" not in result.stderr, result.stderr
+    assert (tmp_path / "said.wav").stat().st_size > 1000 and (tmp_path / "call.wav").stat().st_size > 1000

@@ -9,6 +9,7 @@ Long: every speaker and the synthesis they share stay with the one import of pyt
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
@@ -136,7 +137,7 @@ class VoiceSpeaker:
         if missing:
             raise VoiceUnavailable(missing)
         self._player = list(player) if player is not None else audio_player()
-        self._tmp = tempfile.TemporaryDirectory(prefix="companion-say-")
+        self._tmp = _scratch("say-")
         self._count = 0
 
     def say(self, text: str) -> None:
@@ -144,7 +145,7 @@ class VoiceSpeaker:
             self._say_through_driver(text)
             return
         self._count += 1
-        stem = Path(self._tmp.name) / f"sentence-{self._count}"
+        stem = self._tmp / f"sentence-{self._count}"
         params, frames = _synthesise(self._engine, text, stem)
         wav = stem.with_suffix(".wav")
         _write_wav(wav, params, frames)
@@ -192,9 +193,7 @@ class WavRecorder:
         self._gap = gap_seconds
         self._count = 0
         self._keep = keep
-        # espeak's driver may finish writing after runAndWait returns: keep one folder for
-        # the recorder's life so a late write never lands in a deleted one.
-        self._tmp = tempfile.TemporaryDirectory(prefix="companion-voice-")
+        self._tmp = _scratch("wav-")
         if self.path.is_dir():  # touch() would pass it, and the first announcement fail
             raise VoiceUnavailable(f"cannot write announcements to {self.path}: it is a folder; "
                                    "give a file name, like announcements.wav")
@@ -215,7 +214,7 @@ class WavRecorder:
 
     def say(self, text: str) -> None:
         self._count += 1
-        params, frames = _synthesise(self._engine, text, Path(self._tmp.name) / f"part-{self._count}")
+        params, frames = _synthesise(self._engine, text, self._tmp / f"part-{self._count}")
         if self._params is not None and (params.nchannels, params.sampwidth, params.framerate) != (
                 self._params.nchannels, self._params.sampwidth, self._params.framerate):
             raise VoiceUnavailable("the voice changed its audio format mid-game")
@@ -305,6 +304,21 @@ def _append_wav(path: Path, frames: bytes) -> None:
         f.write(struct.pack("<I", data_size))
 
 
+_scratch_root: Path | None = None
+
+
+def _scratch(prefix: str) -> Path:
+    """A speaker's own folder for its sentences' files, in one the process removes as it exits.
+    espeak's driver may finish writing after runAndWait returns, so the folder outlives the
+    speaker: a late write never lands in a deleted one (and a TemporaryDirectory left to the
+    garbage collector warns at exit)."""
+    global _scratch_root
+    if _scratch_root is None or not _scratch_root.is_dir():
+        _scratch_root = Path(tempfile.mkdtemp(prefix="companion-voice-"))
+        atexit.register(shutil.rmtree, _scratch_root, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_scratch_root))
+
+
 def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
     """`text` said by the pyttsx3 engine (in `voice`, then back to the engine's own) as WAV
     parameters and frames, through files named after `stem`."""
@@ -365,13 +379,13 @@ class PlayerVoice:
     def __init__(self, voice: str, rate: int | None = None) -> None:
         self.voice = voice
         self._engine = _start_pyttsx3(rate)
-        self._tmp = tempfile.TemporaryDirectory(prefix="companion-player-")
+        self._tmp = _scratch("player-")
         self._count = 0
 
     def record(self, text: str, path: Path) -> Path:
         """Say `text` into the WAV file `path`."""
         self._count += 1
-        params, frames = _synthesise(self._engine, text, Path(self._tmp.name) / f"line-{self._count}",
+        params, frames = _synthesise(self._engine, text, self._tmp / f"line-{self._count}",
                                      self.voice)
         _write_wav(path, params, frames)
         return Path(path)
