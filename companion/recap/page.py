@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -33,8 +34,22 @@ def _pyplot():
 def _save(plt, fig, path: Path, keep_below: float = 0.0) -> None:
     """Lay the figure out (leaving `keep_below` inches at the bottom for a legend) and write it."""
     fig.tight_layout(rect=(0, keep_below / fig.get_figheight(), 1, 1))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        _write_whole(path, lambda part: fig.savefig(part, dpi=100, format="png"))
+    finally:
+        plt.close(fig)
+
+
+def _write_whole(path: Path, write) -> None:
+    """`write` a file beside `path`, then put it in its place: a full disk leaves the recap
+    made before as it was, not a picture cut off."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        write(part)
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
 
 
 def _bids_chart(plt, recap: Recap, path: Path) -> None:
@@ -163,7 +178,8 @@ def write_recap(recap: Recap, out_dir: Path, title: str) -> Path:
             _success_chart(plt, recap, out_dir / "success.png")
         images += ["dice.png", "success.png"]
         page = out_dir / "index.html"
-        page.write_text(render_html(recap, title, images), encoding="utf-8")
+        html = render_html(recap, title, images)
+        _write_whole(page, lambda part: part.write_text(html, encoding="utf-8"))
     except OSError as exc:
         raise RecapError(f"cannot write the recap to {out_dir}: {exc.strerror or exc}") from None
     return page
