@@ -213,7 +213,7 @@ def test_see_camera_missing_is_clean(capsys):
 
     p = argparse.ArgumentParser()
     add_see_arguments(p)
-    # nothing read: refused as a missing image is, and as play refuses a missing camera
+    # nothing can be read: refused as a bad profile is, and as play refuses a missing camera
     assert run_see(p.parse_args(["--camera", "97", "--headless", "--frames", "1"])) == 2
     err = capsys.readouterr().err
     assert "camera 97" in err and "Traceback" not in err

@@ -176,7 +176,7 @@ def _see_camera(args, reader) -> int:
 
     try:
         cam = CameraFrames(args.camera)
-    except VisionError as exc:  # nothing read: refused like a missing image file (and as play refuses it)
+    except VisionError as exc:  # nothing can be read: refused as a bad profile is (and as play refuses it)
         _err(str(exc))
         return 2
     headless = _headless(args, "see")
