@@ -70,7 +70,9 @@ def _steady_streams() -> None:
     A closed one is opened on /dev/null: else the first file the game opens takes its number,
     and a journal opened as descriptor 2 would collect every library's warnings. Text the
     output's encoding lacks (a "Ł" on a Latin-1 terminal) is written escaped, not a crash;
-    input that is not in the locale's encoding reads as U+FFFD, which TextSource refuses."""
+    input bytes that are not in the locale's encoding are kept as Python keeps them in file
+    names (a path read from standard input still names its file), and TextSource refuses
+    such a line as a call."""
     for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
         try:
             os.fstat(fd)
@@ -81,7 +83,8 @@ def _steady_streams() -> None:
                 os.close(null)
         if getattr(sys, name) is None:  # closed before Python started
             setattr(sys, name, open(fd, mode, closefd=False))
-    for stream, errors in ((sys.stdin, "replace"), (sys.stdout, "backslashreplace"), (sys.stderr, "backslashreplace")):
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace"),
+                           (sys.stderr, "backslashreplace")):
         with contextlib.suppress(AttributeError, ValueError, OSError):  # a test's stand-in, or a stream read already
             stream.reconfigure(errors=errors)
 

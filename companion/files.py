@@ -1,8 +1,10 @@
 """Opening a file a user named (a photo, a recording, a journal, house rules, a profile).
 
-Opening a named pipe for reading waits until something writes to it, so a FIFO given as a
-photo or a journal would hang the program with no word said. Such files are opened without
-waiting, and only a regular file is read.
+Opening a named pipe for reading waits until something opens it to write, so a FIFO no
+program writes to, given as a photo or a journal, would hang the program with no word said.
+Files are opened without that wait: such a FIFO reads as empty, a pipe a program writes to
+(`--house-rules <(...)`, `cat photo.png | companion see /dev/stdin`) reads as before, and a
+device (a terminal, /dev/zero) or a socket is refused.
 """
 
 from __future__ import annotations
@@ -13,20 +15,22 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-NOT_A_FILE = "a pipe or a device, not a file"
+NOT_A_FILE = "a device or a socket, not a file"
+_NO_WAIT = getattr(os, "O_NONBLOCK", 0)  # not on Windows, where opening a pipe does not wait
 
 
 def open_file(path: str | Path) -> BinaryIO:
     """The file opened for reading in binary, or OSError: FileNotFoundError, IsADirectoryError,
-    or one whose strerror is NOT_A_FILE for a pipe, a socket or a device."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    or one whose strerror is NOT_A_FILE for a device or a socket."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | _NO_WAIT)
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if not stat.S_ISREG(mode):
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
             raise OSError(errno.EINVAL, NOT_A_FILE, str(path))
-        os.set_blocking(fd, True)
+        if _NO_WAIT:
+            os.set_blocking(fd, True)  # reads wait for a writer's data, as any file's do
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

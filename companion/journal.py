@@ -20,6 +20,7 @@ import errno
 import json
 import os
 import stat
+import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
@@ -30,7 +31,7 @@ except ImportError:  # Windows: no lock
     fcntl = None  # type: ignore[assignment]
 
 from companion.errors import CompanionError
-from companion.files import NOT_A_FILE, read_bytes
+from companion.files import open_file, read_bytes
 from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (
@@ -92,18 +93,26 @@ def mark_played(path: Path, directory: Path | None = None) -> None:
     """Remember the game at `path` as the one played last, where it is in the sessions
     folder. Only a hint for finding it: a folder that cannot be written loses nothing."""
     directory = directory or default_sessions_dir()
-    spare = directory / f".{LAST_PLAYED}.new"
+    written = False
+    spare = None
     try:
         if path.resolve().parent != directory.resolve():
             return
-        spare.write_text(path.name + "\n", encoding="utf-8")
+        # a spare of its own: another referee's hint is never half ours
+        fd, spare = tempfile.mkstemp(dir=directory, prefix=f".{LAST_PLAYED}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(path.name + "\n")
+        written = True
         os.replace(spare, directory / LAST_PLAYED)
     except OSError:
-        # A stale hint would resume another game: without it the newest file is taken (a full
-        # disk still lets a file be removed).
-        for stale in (spare, directory / LAST_PLAYED):
+        if spare is not None:
             with contextlib.suppress(OSError):
-                stale.unlink(missing_ok=True)
+                os.unlink(spare)
+        if not written:
+            # A stale hint would resume another game: without it the newest file is taken (a
+            # full disk still lets a file be removed).
+            with contextlib.suppress(OSError):
+                (directory / LAST_PLAYED).unlink(missing_ok=True)
 
 
 def find_session(name: str | None, directory: Path | None = None) -> Path:
@@ -117,12 +126,12 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         if Path(name).is_dir():
             raise JournalError(f"{name} is a folder: name a game's journal (.jsonl) in it")
         if Path(name).exists():
-            raise JournalError(f"cannot read the journal {name}: {NOT_A_FILE}")
+            raise JournalError(f"cannot read the journal {name}: {NOT_A_FILE_OF_ANY_KIND}")
         if "/" in name or os.sep in name:  # a path, not a session's name
             raise JournalError(f"no such file: {name}")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
     try:
-        last = directory / (directory / LAST_PLAYED).read_text(encoding="utf-8").strip()
+        last = directory / read_bytes(directory / LAST_PLAYED).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError, ValueError):
         last = None
     if last is not None and last.parent == directory and last.suffix == ".jsonl" and _starts_a_game(last):
@@ -139,11 +148,14 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
 def _starts_a_game(path: Path) -> bool:
     """Does the file begin with a whole game start line?"""
     try:
-        with open(path, "rb") as f:
+        with open_file(path) as f:  # a pipe named like a journal: not waited on
             first = f.readline(1 << 20).removeprefix(b"\xef\xbb\xbf")
     except OSError:
         return False
     return first.endswith(b"\n") and isinstance(_event_in(first), GameStarted)
+
+
+NOT_A_FILE_OF_ANY_KIND = "it is a pipe, a device or a socket, not a file"
 
 
 def _holds_a_game(path: Path) -> JournalTaken:
@@ -154,6 +166,8 @@ def check_new(path: Path) -> None:
     """A new game never overwrites or extends a journal that already holds one."""
     if path.is_dir():
         raise JournalError(f"{path} is a folder: name a journal file (.jsonl) in it")
+    if path.exists() and not path.is_file():  # a pipe would wait for a reader for ever
+        raise JournalError(f"cannot write the journal {path}: {NOT_A_FILE_OF_ANY_KIND}")
     if path.exists() and path.stat().st_size > 0:
         raw = _read_bytes(path)  # one that cannot be read says so
         try:
@@ -394,6 +408,8 @@ def _event_in(line: bytes) -> Event | None:
 
 def _read_bytes(path: Path) -> bytes:
     try:
+        if Path(path).exists() and not Path(path).is_file():  # a journal is written too: a pipe would wait
+            raise JournalError(f"cannot read the journal {path}: {NOT_A_FILE_OF_ANY_KIND}")
         return read_bytes(path)
     except OSError as exc:
         raise JournalError(f"cannot read the journal {path}: {exc.strerror or exc}") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -207,10 +208,10 @@ class TextSource:
 
 
 def _not_text(line: str) -> bool:
-    """A line holding undecodable bytes (read as U+FFFD) or control characters: "9]\\x83,5"
+    """A line holding bytes its encoding has no letter for (kept as surrogates, or read as
+    U+FFFD) or control characters (in Latin-1 every byte is a letter or one): "9]\\x83,5"
     must not be taken for "nine fives"."""
-    return any(c == "\ufffd" or (ord(c) < 32 and c != "\t") or 0xD800 <= ord(c) < 0xE000 or ord(c) == 127
-               for c in line)
+    return any(c == "\ufffd" or (unicodedata.category(c) in ("Cc", "Cs") and c != "\t") for c in line)
 
 
 def names_and_files(names: Sequence[str] | None, files: Sequence[str | Path]

@@ -562,17 +562,49 @@ def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     assert find_session(None, sessions) == old
     mark_played(outside, sessions)  # played outside the folder: no hint kept
     assert (sessions / LAST_PLAYED).read_text() == "../outside.jsonl\n"
-    (sessions / LAST_PLAYED).unlink()
-    (sessions / f".{LAST_PLAYED}.new").mkdir()  # the hint cannot be written: the game goes on
-    mark_played(old, sessions)
-    assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
-    # ... nor can it be changed (a full disk) from another game it names: that hint goes, or
-    # a bare --resume would take up that other game
+    # The hint cannot be written (a full disk, played by a limit on file sizes): the game goes
+    # on, and the hint naming another game goes, or a bare --resume would take that game up.
+    import resource
+    import signal
+
     played.write_bytes(old.read_bytes())
     os.utime(played, (1000, 1000))
     (sessions / LAST_PLAYED).write_text(played.name + "\n")
-    mark_played(old, sessions)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2, hard))
+    try:
+        mark_played(old, sessions)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old_handler)
     assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
+    assert [p.name for p in sessions.iterdir() if p.name.startswith(".")] == []  # no spare left behind
+
+
+def test_two_referees_marking_the_game_they_play_at_once_keep_a_hint(tmp_path, monkeypatch):
+    # Each writes a spare and moves it in: one's move must not find its spare taken by the
+    # other's and drop the hint the other has just written.
+    import companion.journal as journals
+    from companion.journal import LAST_PLAYED, find_session, mark_played
+
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    _, journal, mine = started(sessions)
+    journal.close()
+    theirs = sessions / "game-2.jsonl"
+    theirs.write_bytes(mine.read_bytes())
+    replace = os.replace
+    others = [theirs]
+
+    def the_other_referee_first(src, dst):
+        if others:
+            mark_played(others.pop(), sessions)
+        replace(src, dst)
+
+    monkeypatch.setattr(journals.os, "replace", the_other_referee_first)
+    mark_played(mine, sessions)
+    assert (sessions / LAST_PLAYED).read_text() == mine.name + "\n" and find_session(None, sessions) == mine
 
 
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):

@@ -69,6 +69,27 @@ def test_play_hears_recordings_named_on_stdin_and_goes_on_past_a_bad_path(calls,
         ("Ana", 2, 5), ("Ben", 3, 5)]
 
 
+def test_a_recording_whose_name_is_not_in_the_terminals_encoding_is_still_found(calls, tmp_path):
+    # A Latin-1 file name read from a UTF-8 standard input: kept as Python keeps such names,
+    # so the path still names the file (typed lines holding such bytes are never calls).
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    latin = tmp_path / os.fsdecode(b"caf\xe9.wav")
+    latin.write_bytes(calls["two fives"].read_bytes())
+    journal = tmp_path / "game.jsonl"
+    result = subprocess.run([sys.executable, "-m", "companion", "play", "--players", *PLAYERS, "--mute",
+                             "--engine", "bundled", "--journal", str(journal), "--input", "wav", "-"],
+                            input=os.fsencode(str(latin)) + b"\n", capture_output=True, timeout=180, cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8"))
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [(e["player"], e["count"], e["face"]) for e in events if e["type"] == "bid"] == [("Ana", 2, 5)]
+
+
 def test_play_help_tells_how_to_drive_it():
     result = run_companion("play", "--help")
     assert "--input wav -" in result.stdout and PROMPT in result.stdout

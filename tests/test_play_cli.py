@@ -726,12 +726,14 @@ def test_a_line_in_another_encoding_is_passed_over_and_the_game_goes_on(tmp_path
     # A Latin-1 terminal typing "José": not a crash that loses the lines piped before it, and
     # bytes that are no text are never taken for a call ("9]\x83,5" is no "nine fives").
     script = b"three fours\nJos\xe9 calza\n9]\x83\xac\x835,\nfour\x00fives\nfive fours\n"
-    result, journal = _play_in_shell(tmp_path, "", script, {"PYTHONIOENCODING": "utf-8"})
-    err = result.stderr.decode()
-    assert result.returncode == 0 and "Traceback" not in err, err
-    assert err.count("a line that is not text was passed over") == 3
-    bids = [e for e in map(json.loads, journal.read_text().splitlines()) if e["type"] == "bid"]
-    assert [(e["player"], e["count"], e["face"]) for e in bids] == [("Ana", 3, 4), ("Ben", 5, 4)]
+    for encoding in ("utf-8", "latin-1"):  # in Latin-1 every byte is a letter or a control character
+        result, journal = _play_in_shell(tmp_path, "", script, {"PYTHONIOENCODING": encoding})
+        err = result.stderr.decode(encoding)
+        assert result.returncode == 0 and "Traceback" not in err, err
+        assert err.count("a line that is not text was passed over") == (3 if encoding == "utf-8" else 2), err
+        bids = [e for e in map(json.loads, journal.read_text().splitlines()) if e["type"] == "bid"]
+        assert [(e["player"], e["count"], e["face"]) for e in bids] == [("Ana", 3, 4), ("Ben", 5, 4)]
+        journal.unlink()
 
 
 def test_a_name_the_outputs_encoding_lacks_is_written_escaped(tmp_path):
@@ -754,16 +756,32 @@ def test_a_closed_standard_stream_is_no_crash_and_never_the_journal(tmp_path, re
         assert load_game(journal).last_bid == Bid(3, 4)
 
 
-def test_a_named_pipe_given_as_a_file_is_refused_not_waited_on(tmp_path):
-    # Reading a pipe waits for a writer: the game would hang with no word said.
+def test_a_named_pipe_nothing_writes_to_is_refused_not_waited_on(tmp_path):
+    # Opening a FIFO waits for a writer: the game would hang with no word said. Read, it is
+    # empty; written, it would wait for a reader.
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
-    for args, message in ((["--players", "Ana", "Ben", "--house-rules", pipe], f"cannot read house rules {pipe}"),
-                          (["--resume", pipe], f"cannot read the journal {pipe}"),
-                          (["--resume", "--journal", pipe], f"cannot read the journal {pipe}"),
-                          (["--players", "Ana", "Ben", "--camera-images", pipe], f"{pipe}: cannot be read"),
-                          (["--players", "Ana", "Ben", "--input", "wav", pipe], f"{pipe}: cannot be read")):
+    for args, message in ((["--players", "Ana", "Ben", "--house-rules", pipe], "nothing was read from it"),
+                          (["--resume", pipe], f"cannot read the journal {pipe}: it is a pipe"),
+                          (["--resume", "--journal", pipe], f"cannot read the journal {pipe}: it is a pipe"),
+                          (["--players", "Ana", "Ben", "--journal", pipe], f"cannot write the journal {pipe}: it is a pipe"),
+                          (["--players", "Ana", "Ben", "--camera-images", pipe], f"{pipe}: the file is empty"),
+                          (["--players", "Ana", "Ben", "--input", "wav", pipe], f"{pipe}: a pipe, a device or a socket")):
         result = run_companion("play", *args, "--mute", *(["--input", "text"] if "wav" not in args else []),
                                input_text="", timeout=60)
-        assert result.returncode == 2 and message in result.stderr and "a pipe or a device" in result.stderr, (
-            args, result.stderr)
+        assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
+
+
+def test_house_rules_from_a_pipe_a_program_writes_are_read(tmp_path):
+    # `--house-rules <(generate-rules)`: a pipe with its writer there reads as a file does
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"starting_dice = 3\n")
+    os.close(write_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "--input", "text",
+                                 "--mute", "--journal", str(tmp_path / "j.jsonl"), "--house-rules", f"/dev/fd/{read_end}"],
+                                input="", capture_output=True, text=True, timeout=60, cwd=ROOT, pass_fds=(read_end,),
+                                env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    finally:
+        os.close(read_end)
+    assert result.returncode == 0 and "Three dice each" in result.stdout, result.stderr

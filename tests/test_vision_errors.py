@@ -60,19 +60,22 @@ def test_a_gif_or_pnm_saying_it_is_huge_is_refused_not_a_traceback(tmp_path):
     data[6:10] = (65535).to_bytes(2, "little") * 2
     (tmp_path / "photo.png").write_bytes(bytes(data))
     (tmp_path / "bomb.ppm").write_bytes(b"P6\n# a comment\n40000 40000\n255\n")
-    for name, size in (("photo.png", "65535x65535"), ("bomb.ppm", "40000x40000")):
+    (tmp_path / "old-mac.ppm").write_bytes(b"P6\r# a comment ended the old Mac way\r30000 30000\r255\r")
+    for name, size in (("photo.png", "65535x65535"), ("bomb.ppm", "40000x40000"), ("old-mac.ppm", "30000x30000")):
         with pytest.raises(ImageUnreadable, match=f"{name}: {size} pixels is more than any camera's photo"):
             read_image(tmp_path / name)
     ok, data = cv2.imencode(".ppm", np.zeros((33, 47, 3), np.uint8))
     assert header_size(data.tobytes()) == (47, 33)
 
 
-def test_a_named_pipe_is_refused_not_waited_on(tmp_path):
+def test_a_named_pipe_nothing_writes_to_is_not_waited_on_and_a_device_is_refused(tmp_path):
     import os
 
-    os.mkfifo(tmp_path / "photo.jpg")  # reading it would wait for a writer for ever
-    with pytest.raises(ImageUnreadable, match="photo.jpg: cannot be read \\(a pipe or a device, not a file\\)"):
+    os.mkfifo(tmp_path / "photo.jpg")  # opening it to read would wait for a writer for ever
+    with pytest.raises(ImageUnreadable, match="photo.jpg: the file is empty"):
         read_image(tmp_path / "photo.jpg")
+    with pytest.raises(ImageUnreadable, match="/dev/zero: cannot be read \\(a device or a socket, not a file\\)"):
+        read_image("/dev/zero")  # it would be read for ever
 
 
 def test_missing_image_and_folder(tmp_path):

@@ -19,7 +19,6 @@ from typing import Callable, Iterable, Iterator, Sequence, TextIO
 
 import numpy as np
 
-from companion.files import NOT_A_FILE
 from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, recorded_nothing, wav_length
 from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, spanning, utterances
@@ -395,8 +394,8 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
                 files += found
             elif p.is_file():
                 files.append(p)
-            elif p.exists():
-                problems.append(f"{p}: cannot be read ({NOT_A_FILE})")
+            elif p.exists():  # its header is read twice: a pipe's is gone after the first
+                problems.append(f"{p}: a pipe, a device or a socket, not a WAV file")
             else:
                 problems.append(f"{p}: no such file or folder")
         except OSError as exc:  # a name too long, a folder that cannot be listed

@@ -246,7 +246,10 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        data = tomllib.loads(read_bytes(path).decode("utf-8-sig"))  # a Windows editor's BOM too
+        text = read_bytes(path).decode("utf-8-sig")  # a Windows editor's BOM too
+        if not text and not Path(path).is_file():
+            raise RulesFileError(f"house rules {path}: nothing was read from it (a pipe nothing writes to?)")
+        data = tomllib.loads(text)
     except OSError as exc:
         raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

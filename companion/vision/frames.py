@@ -65,7 +65,7 @@ def header_size(data: bytes) -> tuple[int, int] | None:
 
 def _pnm_size(data: bytes) -> tuple[int, int] | None:
     """A PBM, PGM or PPM's sides: the two numbers after its magic, comments (#...) skipped."""
-    text = re.sub(rb"#[^\n]*", b" ", data[2:1024])
+    text = re.sub(rb"#[^\r\n]*", b" ", data[2:1024])
     sides = re.match(rb"\s*(\d+)\s+(\d+)", text)
     return (int(sides[1]), int(sides[2])) if sides else None
 
