@@ -59,6 +59,15 @@ def face_words(face: int, count: int = 2, ace_word: str = "pacos") -> str:
     return FACE_PLURAL[face] if count != 1 else FACE_SINGULAR[face]
 
 
+def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
+    """What players must count at a reveal: "fives, pacos included"."""
+    if face == ACE:
+        return ace_word
+    if aces_wild:
+        return f"{face_words(face)}, {ace_word} included"
+    return f"{face_words(face)} only, {ace_word} are not wild"
+
+
 def bid_words(bid: Bid, ace_word: str = "pacos") -> str:
     """A bid as players say it, which `parse_call` reads back: "nine fives", "one paco"."""
     return f"{number_words(bid.count)} {face_words(bid.face, bid.count, ace_word)}"

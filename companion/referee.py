@@ -489,7 +489,7 @@ class Referee:
         events = self.game.apply(action)
         self._record(events)
         calza = challenge is not None and challenge.kind == CALZA
-        return [announce.EventsHappened(tuple(events), calza, announce.face_changers(self.game))]
+        return [announce.EventsHappened(tuple(events), calza, self.game.face_changers())]
 
     def _record(self, events: Sequence[Event]) -> None:
         # the latest round the table has rolled for, taken back since or not: its dice are

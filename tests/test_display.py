@@ -48,16 +48,31 @@ def test_the_view_follows_the_game():
     view = table_view(game, HeardLine("three pacos", 0.82, "mic"), "Ben: three pacos.")
     assert view["bid"] == {"count": 3, "face": 1, "by": "Ben", "words": "three pacos"}
     assert view["turn"] == "Cleo" and [p["turn"] for p in view["players"]] == [False, False, True]
-    assert view["heard"] == {"text": "three pacos", "confidence": 0.82, "typed": False}
+    assert view["heard"] == {"text": "three pacos", "confidence": 0.82, "typed": False, "changed": False}
+    assert view["palifico_round"] is None and view["stopped"] is False
     game.dudo("Cleo")
     view = table_view(game)
     assert view["phase"] == "reveal" and view["turn"] is None
-    assert view["challenge"] == {"kind": "dudo", "by": "Cleo", "on": "Ben"}
+    assert view["challenge"] == {"kind": "dudo", "by": "Cleo", "on": "Ben", "count": "pacos"}  # what to count
     game.reveal(2)  # the pacos bid was wrong: Ben loses a die
-    view = table_view(game)
+    view = table_view(game, stopped=True)
     assert [p["dice"] for p in view["players"]] == [5, 4, 5] and view["dice_in_play"] == 14
-    assert view["bid"] is None and view["round"] == 2
+    assert view["bid"] is None and view["round"] == 2 and view["stopped"] is True
     json.dumps(view)  # the page gets it as JSON
+
+
+def test_a_palifico_round_shows_what_it_changes_for_the_whole_round():
+    game = Game(["Ana", "Ben", "Cleo"], get_preset("asmodee"))
+    game.dice["Ben"] = 2
+    game.bid("Ana", Bid(3, 5))
+    game.dudo("Ben")
+    game.reveal(3)  # the bid was right: Ben, on one die, is palifico
+    game.bid("Ben", Bid(1, 4))
+    view = table_view(game)
+    assert view["palifico"] == "Ben" and view["palifico_round"] == {
+        "aces_wild": False, "face_changers": list(game.face_changers()), "everyone": 3}
+    game.dudo("Cleo")
+    assert table_view(game)["challenge"]["count"] == "fours only, pacos are not wild"
 
 
 def test_the_view_hides_dice_where_the_rules_do():
@@ -334,11 +349,15 @@ def test_a_reveal_fits_a_720_line_tv_without_scrolling(browser, tmp_path):
         assert len(browser.find_elements(By.CSS_SELECTOR, "#players .player")) == 6
         assert browser.find_element(By.ID, "reveal-note").text.startswith("The camera")  # this reveal's
         assert "revealing" in browser.find_element(By.TAG_NAME, "main").get_attribute("class")
-        game.say("3")  # counted: the next round's bid is shown big again, the picture below
+        game.say("3")  # counted: the picture stays in sight until the next round's first bid
+        WebDriverWait(browser, 10).until(
+            lambda d: d.find_element(By.ID, "reveal-note").text.startswith("Last reveal"), "the next round")
+        assert "revealing" in browser.find_element(By.TAG_NAME, "main").get_attribute("class")
+        assert browser.execute_script("return document.documentElement.scrollHeight") <= 720
+        game.say("two sixes")  # then the bid is shown big again, the picture below
         WebDriverWait(browser, 10).until(
             lambda d: "revealing" not in d.find_element(By.TAG_NAME, "main").get_attribute("class"),
             "the layout of a round")
-        assert browser.find_element(By.ID, "reveal-note").text.startswith("Last reveal")
     finally:
         game.close()
 
@@ -496,3 +515,63 @@ def test_a_won_games_page_says_game_over_when_the_companion_stops(browser, tmp_p
         game.close()
     # a TV left showing the winner: not a red "reconnecting" under it
     WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "connection").text == "game over")
+    assert not browser.find_element(By.ID, "banner").is_displayed()  # nor a "paused" banner
+    assert not browser.find_element(By.ID, "bid").is_displayed()  # the last bid is no result
+
+
+def test_a_paused_game_says_so_and_a_lost_referee_too(browser, tmp_path):
+    # A TV left on after the companion stops must not show "Ben, your call" as if it were live.
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    game = TypedGame(tmp_path / "game.jsonl")
+    try:
+        browser.get(game.url)
+        game.say("two fives")
+        WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "turn").text == "Ben, your call")
+        assert not browser.find_element(By.ID, "banner").is_displayed()
+    finally:
+        game.close()  # the input ends: the game pauses
+    WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "banner").is_displayed(), "the banner")
+    assert "the game is paused" in browser.find_element(By.ID, "banner").text
+    assert "stopped" in browser.find_element(By.TAG_NAME, "main").get_attribute("class")
+    # A page whose referee vanished without a word (killed) says it may be out of date.
+    game = TypedGame(tmp_path / "other.jsonl")
+    try:
+        browser.get(game.url)
+        WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "connection").text == "live")
+        game.process.kill()
+        WebDriverWait(browser, 15).until(lambda d: d.find_element(By.ID, "banner").is_displayed(), "the banner")
+        assert "cannot be reached" in browser.find_element(By.ID, "banner").text
+    finally:
+        game.process.wait(timeout=30)
+
+
+def test_eight_players_with_long_names_fit_a_720_line_tv(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    players = ["Françoise", "Marie-Antoinette", "Jean-Christophe", "Anne-Charlotte", "Guðrún", "Maximiliana",
+               "Bartholomew", "Wolfeschlegelsteinhausen"]
+    game = TypedGame(tmp_path / "game.jsonl", "--players", *players, "--dice", "2")
+    try:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False})
+        browser.get(game.url)
+        for line in ("three fives", "dudo", "nine"):  # Marie-Antoinette, on one die, is palifico
+            game.say(line)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#players .badge"))
+        assert browser.execute_script("return [document.documentElement.scrollWidth, "
+                                      "document.documentElement.scrollHeight]") == [1280, 720]
+        rows = browser.find_elements(By.CSS_SELECTOR, "#players .player")
+        assert len(rows) == 8
+        for row in rows:  # one line each, the dice and the badge in full
+            assert row.size["height"] < 80, row.get_attribute("data-name")
+            box = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.right, r.bottom];",
+                                         row.find_element(By.CLASS_NAME, "dice"))
+            assert box[0] <= 1280 and box[1] <= 720
+        badge = browser.find_element(By.CSS_SELECTOR, "#players .badge")
+        assert badge.is_displayed() and badge.size["width"] > 20
+        assert "Palifico" in browser.find_element(By.ID, "palifico-rule").text
+    finally:
+        game.close()

@@ -6,6 +6,7 @@ A display that fails says so once and stops; the game never does."""
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from pathlib import Path
 from typing import Callable, Sequence
@@ -50,8 +51,12 @@ class TableDisplay:
         # last one's: each run's pictures are named apart
         self._run = secrets.token_hex(4)
         self._broken = False
+        self.stopped = False
 
     def close(self) -> None:
+        """The companion stops: the page is told, so it no longer shows a live game."""
+        self.stopped = True
+        self.refresh()
         self.server.close()
 
     def refresh(self) -> None:
@@ -59,7 +64,8 @@ class TableDisplay:
         if self._broken:
             return
         try:
-            self.server.publish(table_view(self.game, self.heard, self.said, self.reveal, self.learning_names))
+            self.server.publish(table_view(self.game, self.heard, self.said, self.reveal, self.learning_names,
+                                           self.stopped))
         except Exception as error:  # noqa: BLE001 - the page is never worth the game
             self._give_up(error)
 
@@ -122,6 +128,8 @@ class _Watched:
 class _WatchedJournal(_Watched):
     def append(self, events: Sequence[Event]) -> None:
         self._inner.append(events)  # first on disk, then on the page
+        if events and self._display.heard is not None:  # what was heard last was taken
+            self._display.heard = dataclasses.replace(self._display.heard, changed_the_game=True)
         if any(isinstance(e, Undone) and e.action.get("kind") in (COUNT, DUDO, CALZA) for e in events):
             self._display.reveal = None  # the reveal it showed was taken back, or its count was
         if events:

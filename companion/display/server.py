@@ -175,15 +175,18 @@ class DisplayServer:
         self._streams.add(asyncio.current_task())
         try:
             await response.prepare(request)  # a viewer gone already fails here, not only in a write
-            state = self._state
+            state = written = self._state
             while state is not None:
                 await response.write(f"data: {json.dumps(state)}\n\n".encode())
+                written = state
                 while True:
                     try:
                         state = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
                         break
                     except asyncio.TimeoutError:
                         await response.write(b": still here\n\n")
+            if self._state is not written:  # the game's last state (it stopped), not yet sent
+                await response.write(f"data: {json.dumps(self._state)}\n\n".encode())
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from companion.calls import bid_words
+from companion.calls import bid_words, face_to_count
 from companion.rules import Game
 from companion.rules.game import Phase
 
@@ -18,6 +18,7 @@ class HeardLine:
     text: str
     confidence: float | None  # None: typed
     origin: str = "text"
+    changed_the_game: bool = False  # the referee took it: a bid, a challenge, a count...
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,12 @@ class RevealShown:
 
 
 def table_view(game: Game, heard: HeardLine | None = None, said: str | None = None,
-               reveal: RevealShown | None = None, learning_names: bool = False) -> dict[str, Any]:
+               reveal: RevealShown | None = None, learning_names: bool = False,
+               stopped: bool = False) -> dict[str, Any]:
     """The whole page's state. Dice counts are left out (None) where the rules hide lost
     dice, as "status" leaves them out (a die lost is said as it goes, and a player who keeps
-    track can add them up, but nothing shows the sum)."""
+    track can add them up, but nothing shows the sum). `stopped`: the companion has stopped
+    (the game paused, or over), so the page stops showing a live game."""
     shown = game.rules.announce_dice_in_play
     turn = None if learning_names else game.current_player  # nobody's call while names are said
     bid = game.last_bid
@@ -54,9 +57,17 @@ def table_view(game: Game, heard: HeardLine | None = None, said: str | None = No
             "count": bid.count, "face": bid.face, "by": game.last_bidder,
             "words": bid_words(bid, game.rules.ace_word)},
         "challenge": None if challenge is None else {
-            "kind": challenge.kind, "by": challenge.player, "on": challenge.bidder},
+            "kind": challenge.kind, "by": challenge.player, "on": challenge.bidder,
+            "count": face_to_count(challenge.face, challenge.aces_wild, game.rules.ace_word)},
+        # what a palifico round changes, for the whole round, not only as it starts
+        "palifico_round": None if not game.is_palifico_round or game.phase is Phase.OVER else {
+            "aces_wild": game.aces_wild,
+            "face_changers": list(game.face_changers()),
+            "everyone": len(game.active_players)},
         "heard": None if heard is None else {
-            "text": heard.text, "confidence": heard.confidence, "typed": heard.confidence is None},
+            "text": heard.text, "confidence": heard.confidence, "typed": heard.confidence is None,
+            "changed": heard.changed_the_game},
+        "stopped": stopped,
         "said": said,
         # where the rules hide the dice in play, the last reveal's picture and count go once the
         # next round's bidding is under way (they would tell the total, less the die lost, all

@@ -213,6 +213,12 @@ class Game:
             return player == self.palifico_player
         return False
 
+    def face_changers(self) -> tuple[str, ...]:
+        """In a palifico round, the players still in who may change the face (else none)."""
+        if not self.is_palifico_round:
+            return ()
+        return tuple(p for p in self.active_players if self.may_change_face(p))
+
     def may_open_with_aces(self, player: str) -> bool:
         """May `player` open this round with aces (pacos, jokers)?"""
         rules = self.rules

@@ -12,25 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence, Union
 
-from companion.calls import HELP_WORDS, STOP_WORDS, Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words, describe_call, face_words, number_words
+from companion.calls import (HELP_WORDS, STOP_WORDS, Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words,
+                             describe_call, face_to_count, face_words, number_words)
 from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, RulesError
 from companion.rules.bids import Bid
 from companion.rules.events import ChallengeCalled, Event
 from companion.rules.presets import Rules
-from companion.voice.phrases import count_of, describe_events, face_to_count, join_and, palifico_rules, rules_words
+from companion.voice.phrases import count_of, describe_events, join_and, palifico_rules, rules_words
 from companion.voice.refusals import refusal
 
 SAY_AGAIN = "Sorry, say again?"
 
 
 # --- the game moving on ---------------------------------------------------------------------
-
-def face_changers(game: Game) -> tuple[str, ...]:
-    """In a palifico round, the players still in who may change the face."""
-    if not game.is_palifico_round:
-        return ()
-    return tuple(p for p in game.active_players if game.may_change_face(p))
-
 
 @dataclass(frozen=True)
 class EventsHappened:
@@ -507,7 +501,7 @@ class Status:
             palifico_player=game.palifico_player if game.is_palifico_round else None,
             dice=tuple((p, game.dice[p]) for p in game.active_players),
             dice_in_play=game.dice_in_play,
-            face_changers=face_changers(game),
+            face_changers=game.face_changers(),
         )
 
     def words(self, rules: Rules) -> list[str]:

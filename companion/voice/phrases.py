@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from companion.calls import bid_words, face_words, number_words
+from companion.calls import bid_words, face_to_count, face_words, number_words
 from companion.rules.bids import Bid
 from companion.rules.events import (
     BidMade,
@@ -84,15 +84,6 @@ def smallest_raises_phrase(raises: Sequence[Bid], ace_word: str) -> str:
             parts.append(bid_words(bid, ace_word))
     parts += [bid_words(b, ace_word) for b in aces]
     return join_or(parts)
-
-
-def face_to_count(face: int, aces_wild: bool, ace_word: str) -> str:
-    """What players must count at a reveal: "fives, pacos included"."""
-    if face == 1:
-        return ace_word
-    if aces_wild:
-        return f"{face_words(face)}, {ace_word} included"
-    return f"{face_words(face)} only, {ace_word} are not wild"
 
 
 # Who may still change the face in a palifico round, as said after "the face stays";
