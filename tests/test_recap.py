@@ -352,3 +352,32 @@ def test_a_recap_the_disk_has_no_room_for_leaves_the_one_before_whole(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, old_handler)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_game_won_in_one_round_and_a_long_one_read_well(tmp_path):
+    import struct
+
+    # one die each: Ana's bluff costs her her only die, and Ben wins at once
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "1", "--input", "text", "--mute",
+                           "--journal", tmp_path / "one.jsonl", input_text="one four\ndudo\n0\n")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "one-recap"
+    assert recap_journal(tmp_path / "one.jsonl", out) == 0
+    text = (out / "index.html").read_text()
+    assert "Ben won after 1 round." in text and "Dice at the end: Ana 0, Ben 1." in text
+    assert '<meta name="viewport"' in text  # a phone lays it out at its own width
+    # Forty rounds of eight players: the dice chart grows with the rounds, up to a width a page
+    # can show, its round labels thinned to stay apart.
+    rng = random.Random(8)
+    players = [f"Player{chr(65 + i)}" for i in range(8)]
+    game = Game(players, get_preset("asmodee"))
+    path = tmp_path / "long.jsonl"
+    journal = Journal.start(path, game)
+    while game.phase is not Phase.OVER and game.round_number <= 40:
+        journal.append(game.bid(game.current_player, Bid(1, rng.randint(2, 6))))
+        journal.append(game.dudo(game.current_player))
+        journal.append(game.reveal(rng.randint(0, 3)))
+    journal.close()
+    assert recap_journal(path, tmp_path / "long-recap") == 0
+    width, height = struct.unpack(">II", (tmp_path / "long-recap" / "dice.png").read_bytes()[16:24])
+    assert 1000 < width <= 1600 and height < 400

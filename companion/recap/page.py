@@ -12,7 +12,11 @@ from companion.errors import CompanionError
 from companion.recap.summary import Recap, bid_words, face_name, outcome_words
 
 INSTALL_PLOTTING = "pip install matplotlib"
-FACE_COLOURS = {1: "#7f3c8d", 2: "#11a579", 3: "#3969ac", 4: "#f2b701", 5: "#e73f74", 6: "#80ba5a"}
+# Okabe and Ito's colours, told apart with the commoner colour blindnesses too; each dot also
+# carries its face, in ink that reads on its colour.
+FACE_COLOURS = {1: "#000000", 2: "#e69f00", 3: "#56b4e9", 4: "#009e73", 5: "#cc79a7", 6: "#0072b2"}
+FACE_INK = {1: "white", 2: "black", 3: "black", 4: "white", 5: "black", 6: "white"}
+FACE_MARKS = {face: str(face) for face in FACE_COLOURS}
 
 
 class RecapError(CompanionError):
@@ -31,9 +35,9 @@ def _pyplot():
     return plt
 
 
-def _save(plt, fig, path: Path, keep_below: float = 0.0) -> None:
-    """Lay the figure out (leaving `keep_below` inches at the bottom for a legend) and write it."""
-    fig.tight_layout(rect=(0, keep_below / fig.get_figheight(), 1, 1))
+def _save(plt, fig, path: Path, keep_above: float = 0.0) -> None:
+    """Lay the figure out (leaving `keep_above` inches at the top for a legend) and write it."""
+    fig.tight_layout(rect=(0, 0, 1, 1 - keep_above / fig.get_figheight()))
     try:
         _write_whole(path, lambda part: fig.savefig(part, dpi=100, format="png"))
     finally:
@@ -53,47 +57,56 @@ def _write_whole(path: Path, write) -> None:
 
 
 def _bids_chart(plt, recap: Recap, path: Path) -> None:
-    """One panel per round: each bid's count in the order made, its dot coloured by face."""
+    """One panel per round: each bid's count in the order made, its dot coloured by face and
+    marked with it (colour alone fails a colour-blind reader), the legend at the top."""
     rounds = [r for r in recap.rounds if r.bids]
     columns = min(4, len(rounds))
     rows = math.ceil(len(rounds) / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.8 * rows + 0.4), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(max(7.2, 3.6 * columns), 2.8 * rows + 0.4), squeeze=False)
     for ax in axes.flat[len(rounds):]:
         ax.set_visible(False)
     for ax, r in zip(axes.flat, rounds):
         numbers, counts = range(1, len(r.bids) + 1), [b.count for b in r.bids]
         ax.plot(numbers, counts, color="#bbbbbb", zorder=1)
-        ax.scatter(numbers, counts, c=[FACE_COLOURS[b.face] for b in r.bids], zorder=2)
+        ax.scatter(numbers, counts, c=[FACE_COLOURS[b.face] for b in r.bids], s=110, zorder=2)
+        for n, b in zip(numbers, r.bids):
+            ax.annotate(FACE_MARKS[b.face], (n, b.count), ha="center", va="center", fontsize=7,
+                        fontweight="bold", color=FACE_INK[b.face], zorder=3)
         title = f"Round {r.number}" + (" (palifico)" if r.palifico else "")
         if r.challenge is not None and r.challenge.settled:
             title += f": {r.challenge.kind} by {r.challenge.caller}, {'right' if r.challenge.caller_right else 'wrong'}"
+        elif r.challenge is not None:
+            title += f": {r.challenge.kind} by {r.challenge.caller}, not counted"
         ax.set_title(title, fontsize=9)
         ax.set_xticks(list(numbers))
         ax.set_ylim(0, max(counts) + 1)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel("bid", fontsize=8)
         ax.set_ylabel("count", fontsize=8)
-    handles = [plt.Line2D([], [], marker="o", linestyle="", color=FACE_COLOURS[f], label=face_name(f, recap.ace_word))
-               for f in FACE_COLOURS]
-    fig.legend(handles=handles, loc="lower center", ncol=6, fontsize=8, frameon=False)
-    _save(plt, fig, path, keep_below=0.4)
+    handles = [plt.Line2D([], [], marker="o", linestyle="", color=FACE_COLOURS[f],
+                          label=f"{FACE_MARKS[f]}: {face_name(f, recap.ace_word)}") for f in FACE_COLOURS]
+    fig.legend(handles=handles, loc="upper center", ncol=6, fontsize=8, frameon=False)
+    _save(plt, fig, path, keep_above=0.4)
 
 
 def _dice_chart(plt, recap: Recap, path: Path) -> None:
     """Each player's dice after each round; a round still being played is "now"."""
-    fig, ax = plt.subplots(figsize=(7, 3.5))
     steps = range(len(recap.rounds) + 1)
+    fig, ax = plt.subplots(figsize=(min(16.0, max(7.0, 0.28 * len(steps) + 2)), 3.5))
     # Players often hold the same dice: thinner lines and other markers drawn on top keep each seen.
     for n, player in enumerate(recap.players):
         ax.plot(steps, recap.dice_series(player), marker="os^Dv<>p*h"[n % 10], linewidth=max(1, 6 - 1.5 * n),
                 markersize=max(4, 10 - 2 * n), alpha=0.8, label=player)
-    labels = [str(r.number) if r.challenge is not None and r.challenge.settled else "now" for r in recap.rounds]
-    ax.set_xticks(list(steps), ["start"] + labels)
+    labels = ["start"] + [str(r.number) if r.challenge is not None and r.challenge.settled else "now"
+                          for r in recap.rounds]
+    every = math.ceil(len(labels) / 40)  # a long game's labels would run together: every few, and the last
+    shown = [i for i in steps if i % every == 0 or i == len(labels) - 1]
+    ax.set_xticks(shown, [labels[i] for i in shown])
     ax.set_xlabel("after round")
     ax.set_ylabel("dice")
     ax.set_ylim(0, max(max(recap.dice_series(p)) for p in recap.players) + 0.5)
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)  # beside, never over the lines
     _save(plt, fig, path)
 
 
@@ -101,16 +114,21 @@ def _success_chart(plt, recap: Recap, path: Path) -> None:
     """Per player: bids dudo'd and caught as bluffs, dudos and calzas called and right."""
     pairs = [("bids dudo'd", "bids_challenged", "bluffs_caught"), ("dudos", "dudos", "dudos_right"),
              ("calzas", "calzas", "calzas_right")]
-    fig, axes = plt.subplots(1, len(pairs), figsize=(10, 3.2), squeeze=False)
+    # bars across, one row a player: names side by side under the bars ran into each other
+    fig, axes = plt.subplots(1, len(pairs), figsize=(10, 1.2 + 0.4 * len(recap.players)), squeeze=False,
+                             sharey=True)
     places = range(len(recap.players))
     for ax, (title, total, part) in zip(axes.flat, pairs):
-        ax.bar(places, [getattr(s, total) for s in recap.stats], color="#cccccc", label="all")
-        ax.bar(places, [getattr(s, part) for s in recap.stats], color="#3969ac",
-               label="bluffs caught" if part == "bluffs_caught" else "right")
-        ax.set_xticks(list(places), list(recap.players), fontsize=8)
+        totals = [getattr(s, total) for s in recap.stats]
+        ax.barh(places, totals, color="#cccccc", label="all")
+        ax.barh(places, [getattr(s, part) for s in recap.stats], color="#3969ac",
+                label="bluffs caught" if part == "bluffs_caught" else "right")
+        ax.set_yticks(list(places), list(recap.players), fontsize=8)
+        ax.invert_yaxis()  # the first player at the top, as in the tables
+        ax.set_xlim(0, max(1, *totals) * 1.05)  # none at all: an axis from 0 to 1, not -0.04 to 0.04
         ax.set_title(title, fontsize=9)
-        ax.yaxis.get_major_locator().set_params(integer=True)
-        ax.legend(fontsize=7)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes.flat[0].legend(fontsize=7, loc="lower right")
     _save(plt, fig, path)
 
 
@@ -124,9 +142,11 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def render_html(recap: Recap, title: str, images: Sequence[str]) -> str:
     """The page: a summary, the charts (file names beside it) and the tables; names escaped."""
     ace = recap.ace_word
-    state = (f"{recap.winner} won after {len(recap.rounds)} rounds." if recap.winner is not None
+    played = len(recap.rounds)
+    state = (f"{recap.winner} won after {played} round{'' if played == 1 else 's'}." if recap.winner is not None
              else f"Paused in round {recap.rounds[-1].number}.")
     dice_now = ", ".join(f"{p} {recap.final_dice[p]}" for p in recap.players)
+    dice_when = "Dice at the end" if recap.winner is not None else "Dice now"
     rounds = [(r.number, r.opener, r.palifico or "", ", ".join(f"{b.player} {bid_words(b, ace)}" for b in r.bids))
               for r in recap.rounds]
     challenges = [(number, c.kind, c.caller, f"{bid_words(c.bid, ace)} by {c.bidder}",
@@ -138,7 +158,8 @@ def render_html(recap: Recap, title: str, images: Sequence[str]) -> str:
                        for name in images)
     return f"""<!DOCTYPE html>
 <html lang="en">
-<head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; max-width: 70em; }} img {{ max-width: 100%; }}
 table {{ border-collapse: collapse; margin-bottom: 1.5em; }}
@@ -147,7 +168,7 @@ th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }}
 <body>
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(", ".join(recap.players))}; {html.escape(recap.rules_name)} rules. {html.escape(state)}
-Dice now: {html.escape(dice_now)}.</p>
+{dice_when}: {html.escape(dice_now)}.</p>
 {charts}
 <h2>Challenges</h2>
 {_table(("round", "call", "caller", "bid", "counted", "outcome"), challenges) if challenges else "<p>No challenges yet.</p>"}
