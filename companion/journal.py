@@ -32,8 +32,9 @@ except ImportError:  # Windows: no lock
 
 from companion.errors import CompanionError
 from companion.files import open_file, read_bytes
-from companion.rules import Bid, BidAction, ChallengeAction, CountAction, Game, Phase, Rules, RulesError, undone_event
-from companion.rules.presets import RULES_ADDED_LATER
+from companion.rules import (Bid, BidAction, BidRefusal, ChallengeAction, CountAction, Game, IllegalBid, Phase, Rules,
+                             RulesError, undone_event)
+from companion.rules.presets import RULES_ADDED_LATER, RULES_REMOVED_LATER
 from companion.rules.events import (
     ACTION_TYPES,
     BidMade,
@@ -460,29 +461,42 @@ _BAD_DATA = (RulesError, TypeError, ValueError, AttributeError, KeyError)
 
 
 class _DoesNotReplay(Exception):
-    def __init__(self, why: str) -> None:
+    def __init__(self, why: str, over_hidden_cap: bool = False) -> None:
         super().__init__(why)
         self.why = why
+        self.over_hidden_cap = over_hidden_cap  # a bid above what the players could hold
 
 
-def _replay_until_bad(events: Sequence[Event], path: Path | str) -> tuple[Game, list[Event], BadLine | None]:
+def _started_game(start: GameStarted, caps_hidden_bids: bool = True) -> Game:
+    """The game a journal's start sets up (a field a later version dropped left out)."""
+    rules = {k: v for k, v in start.rules.items() if k not in RULES_REMOVED_LATER}
+    game = Game(start.players, Rules.from_dict(rules), start.first)
+    game.caps_hidden_bids = caps_hidden_bids
+    return game
+
+
+def _replay_until_bad(events: Sequence[Event], path: Path | str,
+                      caps_hidden_bids: bool = True) -> tuple[Game, list[Event], BadLine | None]:
     """Rebuild the game from the events before the first one that does not replay, and say
     which that is. Only a game start that cannot be trusted is an error: nothing follows
     from it."""
     start = events[0]
     assert isinstance(start, GameStarted)
     try:
-        rules = Rules.from_dict(start.rules)
-        game = Game(start.players, rules, start.first)
+        game = _started_game(start, caps_hidden_bids)
     except _BAD_DATA as exc:
-        raise JournalError(f"{path} starts a game that cannot be set up: {exc}") from None
+        # (a version that set up games this one refuses, or damage: the file is not touched)
+        raise JournalError(f"{path} starts a game that cannot be set up: {exc}; was it written by another "
+                           "version of the companion? The file was left as it is") from None
     kept: list[Event] = list(game.events)
     written = [e.to_dict() for e in events[: len(kept)]]
     # A journal from before a rules field was added lacks it; the field's default is what
     # that game was played by, so the start is compared with it filled in (any other
-    # missing field is still a journal that does not match its own start).
+    # missing field is still a journal that does not match its own start), and without
+    # the fields a later version dropped.
     added = {f: v for f, v in Rules().to_dict().items() if f in RULES_ADDED_LATER}
-    written[0] = dict(written[0], rules={**added, **written[0].get("rules", {})})
+    rules = {k: v for k, v in written[0].get("rules", {}).items() if k not in RULES_REMOVED_LATER}
+    written[0] = dict(written[0], rules={**added, **rules})
     # The opening round written with the start may have been cut off: it is re-derived.
     if written != [e.to_dict() for e in kept[: len(written)]]:
         raise JournalError(f"{path} does not match its own start: was it written by another version?")
@@ -491,9 +505,11 @@ def _replay_until_bad(events: Sequence[Event], path: Path | str) -> tuple[Game, 
         try:
             standing = _replay_one(game, events, i)
         except _DoesNotReplay as refused:
+            if refused.over_hidden_cap and caps_hidden_bids:  # played before the cap: as it was played
+                return _replay_until_bad(events, path, caps_hidden_bids=False)
             # The refused event may have stopped half-way through the rules engine: the
             # game is rebuilt from the lines before it, which all replayed.
-            game, kept, _ = _replay_until_bad(events[:i], path)
+            game, kept, _ = _replay_until_bad(events[:i], path, caps_hidden_bids)
             return game, kept, BadLine(i + 1, Damage.DOES_NOT_REPLAY, refused.why)
         kept.extend(standing)
         i += len(standing)
@@ -529,7 +545,8 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
     try:
         produced = game.apply(_action(event))
     except _BAD_DATA as exc:
-        raise _DoesNotReplay(f"is not allowed by the rules: {exc}") from None
+        over = isinstance(exc, IllegalBid) and exc.reason is BidRefusal.MORE_THAN_THE_PLAYERS_HOLD
+        raise _DoesNotReplay(f"is not allowed by the rules: {exc}", over) from None
     written = events[i: i + len(produced)]
     if [e.to_dict() for e in produced[: len(written)]] != [e.to_dict() for e in written]:
         raise _DoesNotReplay("is followed by events that do not match the rules engine's replay")
@@ -646,10 +663,13 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
         journal.close()
         raise
     taken_back, under_counts, under_last_undone = _counts_standing(kept)
-    # the referee writes the dice under a number it takes back after the undo; an undo line
-    # a tool wrote has none after it, and the dice under that count stand all the same
-    hands = hands_so_far(kept) or under_last_undone
-    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept), repair)
+    # The referee writes the dice still standing after its undo of a count, in the same write.
+    # An undo line with none after it brings them back only where that write was cut off (a
+    # torn line follows): an older version's undo of a count dropped every hand said, and
+    # dice the players had dropped could settle the challenge.
+    hands = hands_so_far(kept) or (under_last_undone if scan.torn else {})
+    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept, game.caps_hidden_bids),
+                      repair)
     if defer_repair:
         return resumed
     try:
@@ -659,13 +679,13 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
         raise
 
 
-def _last_round_counted(events: Sequence[Event]) -> int:
+def _last_round_counted(events: Sequence[Event], caps_hidden_bids: bool = True) -> int:
     """The last round whose dice were counted, taken back since or not (0: none), found by
     replaying the game as it went: a round taken back into is told by the game, not by the
     lines before the count (a later round's start may lie there, taken back)."""
     start = events[0]
     assert isinstance(start, GameStarted)
-    game = Game(start.players, Rules.from_dict(start.rules), start.first)
+    game = _started_game(start, caps_hidden_bids)
     last, i = 0, len(game.events)
     while i < len(events):
         round_number = game.round_number

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from companion.journal import Damage, Journal, JournalError, load_game, read_events, resume
-from companion.rules import Bid, Game, Rules, get_preset, undone_event
+from companion.rules import Bid, Game, Rules, RulesError, get_preset, undone_event
 from companion.rules.presets import RULES_ADDED_LATER
 from companion.rules.events import (EVENT_TYPES, Event, GameOver, HandShown, HandTakenBack, PlayerEliminated,
                                     Undone)
@@ -324,7 +324,9 @@ def test_a_line_that_does_not_replay_is_told_by_its_line_past_blank_ones(tmp_pat
     assert resumed.dropped.first.number == 12
 
 
-def test_an_undo_line_a_tool_wrote_brings_back_the_dice_said_before_the_number_it_takes_back(tmp_path):
+def test_an_undo_of_a_count_with_no_dice_after_it_brings_none_back(tmp_path):
+    # As an older version wrote it (its undo of a count dropped every hand said): dice brought
+    # back that the players had dropped could settle the challenge with nobody asked.
     game, journal, path = started(tmp_path)
     for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.dudo, "Ben")):
         act(game, journal, fn, *args)
@@ -335,7 +337,7 @@ def test_an_undo_line_a_tool_wrote_brings_back_the_dice_said_before_the_number_i
         f.write('{"type":"undo","action":{}}\n')  # naming no action, and no hand lines after it
     resumed = resume(path)
     resumed.journal.close()
-    assert resumed.game.phase.name == "REVEAL" and resumed.hands == {"Ana": (4, 4, 1, 2, 3)}
+    assert resumed.game.phase.name == "REVEAL" and resumed.hands == {}
 
 
 def test_a_journal_of_a_game_bigger_than_a_new_one_may_be_still_resumes(tmp_path):
@@ -730,3 +732,41 @@ def test_a_sessions_folder_that_is_a_file_or_a_broken_link_is_named(tmp_path):
     (tmp_path / "moved").symlink_to(tmp_path / "gone")
     with pytest.raises(JournalError, match="moved is a link to nothing"):
         Journal.start(tmp_path / "moved" / "game.jsonl", game)
+
+
+def test_an_older_versions_bid_above_what_the_players_could_hold_replays_as_played(tmp_path):
+    # Before a hidden total capped bids at what the players still in could hold, pressman
+    # games took any count: such a journal is no damage, and resumes (and recaps) as played.
+    game = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))
+    game.caps_hidden_bids = False  # as the older version played it
+    path = tmp_path / "old.jsonl"
+    journal = Journal.start(path, game)
+    for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.bid, "Ben", Bid(20, 5)), (game.dudo, "Cleo"),
+                      (game.reveal, 3), (game.bid, "Ben", Bid(2, 6))):
+        act(game, journal, fn, *args)
+    journal.close()
+    before = path.read_bytes()
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.dropped is None and path.read_bytes() == before
+    assert resumed.game.dice == game.dice and resumed.game.last_bid == Bid(2, 6) and resumed.game.turn == "Cleo"
+    assert load_game(path).round_number == 2
+    fresh = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))  # a new game still refuses it
+    fresh.bid("Ana", Bid(3, 4))
+    with pytest.raises(RulesError):
+        fresh.bid("Ben", Bid(20, 5))
+
+
+def test_rules_fields_a_later_version_dropped_do_not_refuse_a_journal(tmp_path):
+    # Some versions wrote the words for calza and palifico among the rules (words only).
+    game, journal, path = started(tmp_path)
+    act(game, journal, game.bid, "Ana", Bid(3, 4))
+    journal.close()
+    lines = path.read_text().splitlines(keepends=True)
+    start = json.loads(lines[0])
+    start["rules"].update(calza_word="calza", palifico_word="palifico")
+    path.write_text(json.dumps(start) + "\n" + "".join(lines[1:]))
+    before = path.read_bytes()
+    resumed = resume(path)
+    resumed.journal.close()
+    assert resumed.dropped is None and resumed.game.last_bid == Bid(3, 4) and path.read_bytes() == before

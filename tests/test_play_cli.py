@@ -706,9 +706,14 @@ def test_a_power_cut_after_the_undo_of_a_count_from_dice_keeps_the_dice_that_sta
     _, journal = play(tmp_path, "two threes\ndudo\nAna 1 2 3 4 5\nBen 3 3 4 4 5\nCleo 4 4 1 2 2\ntake it back\n")
     lines = journal.read_text().splitlines(keepends=True)
     undo = max(i for i, line in enumerate(lines) if '"type":"undo"' in line)
-    journal.write_text("".join(lines[:undo + 1]))  # cut after the undo line
+    journal.write_text("".join(lines[:undo + 1]) + lines[undo + 1][:12])  # cut inside the line after the undo
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
     assert "Got Ana's and Ben's dice. Still need Cleo." in result.stdout, result.stdout
+    # The same undo with nothing after it, as an older version wrote it (its undo of a count
+    # dropped every hand said): no dice come back that the players had dropped.
+    journal.write_text("".join(lines[:undo + 1]))
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert "Got" not in result.stdout and "How many threes" in result.stdout, result.stdout
 
 
 def _play_in_shell(tmp_path, redirect: str, stdin: bytes = b"", env_extra=None, players="Ana Ben Cleo"):

@@ -11,6 +11,8 @@ whole, so a reader finds all of a rule's cases (and the presets' differences) si
 
 from __future__ import annotations
 
+import sys
+
 import enum
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
@@ -113,6 +115,10 @@ class Game:
         if first is None:
             first = self.players[0]
         self.first = self.player_named(first)
+        # Where the total is hidden, a bid above what the players still in could hold is
+        # refused; a game journalled before that refusal was made (an older version's) may
+        # hold such a bid, and replays with it off.
+        self.caps_hidden_bids = True
         self._actions: list[Action] = []
         self._history: list[tuple[Action | None, list[Event]]] = []
         self._restart()
@@ -156,6 +162,8 @@ class Game:
         nothing)."""
         if self.rules.announce_dice_in_play:
             return self.dice_in_play
+        if not self.caps_hidden_bids:
+            return sys.maxsize
         return len(self.active_players) * self.rules.max_dice
 
     @property

@@ -146,6 +146,9 @@ class Rules:
 # their defaults (companion.journal fills them in on replay, and only them).
 RULES_ADDED_LATER = frozenset({"palifico_opens_aces", "one_die_opens_aces",
                                "palifico_player_was_palifico", "palifico_once"})
+# Fields some versions wrote and later ones dropped (words only, never a rule): a journal
+# holding them is read without them.
+RULES_REMOVED_LATER = frozenset({"calza_word", "palifico_word"})
 
 
 def _plain(value: Any) -> Any:
