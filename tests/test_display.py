@@ -575,3 +575,28 @@ def test_eight_players_with_long_names_fit_a_720_line_tv(browser, tmp_path):
         assert "Palifico" in browser.find_element(By.ID, "palifico-rule").text
     finally:
         game.close()
+
+
+def test_a_palifico_reveal_keeps_the_referees_words_on_a_720_line_tv(browser, tmp_path):
+    # The bid box holds the most there (the challenge, what to count, the bid): the words to
+    # say next must still be on the screen, which cannot be scrolled from across the room.
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    game = TypedGame(tmp_path / "game.jsonl", "--rules", "pressman", "--dice", "2")
+    try:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False})
+        browser.get(game.url)
+        for line in ("three fives", "dudo", "six", "one four", "two fours", "dudo", "zero", "one three",
+                     "two threes", "dudo"):
+            game.say(line)
+        WebDriverWait(browser, 10).until(lambda d: "threes only" in d.find_element(By.ID, "count-what").text)
+        assert browser.execute_script("return document.documentElement.scrollHeight") <= 720
+        said = browser.find_element(By.ID, "said")
+        assert "Say the count" in said.text
+        bottom = browser.execute_script("return arguments[0].getBoundingClientRect().bottom", said)
+        assert bottom <= 720
+        assert not browser.find_element(By.ID, "palifico-rule").is_displayed()  # what to count says it now
+    finally:
+        game.close()

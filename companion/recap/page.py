@@ -68,9 +68,9 @@ def _bids_chart(plt, recap: Recap, path: Path) -> None:
     for ax, r in zip(axes.flat, rounds):
         numbers, counts = range(1, len(r.bids) + 1), [b.count for b in r.bids]
         ax.plot(numbers, counts, color="#bbbbbb", zorder=1)
-        ax.scatter(numbers, counts, c=[FACE_COLOURS[b.face] for b in r.bids], s=110, zorder=2)
+        ax.scatter(numbers, counts, c=[FACE_COLOURS[b.face] for b in r.bids], s=170, zorder=2)
         for n, b in zip(numbers, r.bids):
-            ax.annotate(FACE_MARKS[b.face], (n, b.count), ha="center", va="center", fontsize=7,
+            ax.annotate(FACE_MARKS[b.face], (n, b.count), ha="center", va="center", fontsize=9,
                         fontweight="bold", color=FACE_INK[b.face], zorder=3)
         title = f"Round {r.number}" + (" (palifico)" if r.palifico else "")
         if r.challenge is not None and r.challenge.settled:
@@ -121,22 +121,22 @@ def _success_chart(plt, recap: Recap, path: Path) -> None:
     for ax, (title, total, part) in zip(axes.flat, pairs):
         totals = [getattr(s, total) for s in recap.stats]
         ax.barh(places, totals, color="#cccccc", label="all")
-        ax.barh(places, [getattr(s, part) for s in recap.stats], color="#3969ac",
-                label="bluffs caught" if part == "bluffs_caught" else "right")
+        ax.barh(places, [getattr(s, part) for s in recap.stats], color="#3969ac", label="bluff caught, or right")
         ax.set_yticks(list(places), list(recap.players), fontsize=8)
         ax.invert_yaxis()  # the first player at the top, as in the tables
         ax.set_xlim(0, max(1, *totals) * 1.05)  # none at all: an axis from 0 to 1, not -0.04 to 0.04
         ax.set_title(title, fontsize=9)
         ax.xaxis.get_major_locator().set_params(integer=True)
-    axes.flat[0].legend(fontsize=7, loc="lower right")
-    _save(plt, fig, path)
+    # one legend for the three panels, above them: never over a bar
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center", ncol=2, fontsize=8, frameon=False)
+    _save(plt, fig, path, keep_above=0.35)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>\n"
                    for row in rows)
-    return f"<table>\n<tr>{head}</tr>\n{body}</table>"
+    return f'<div class="wide">\n<table>\n<tr>{head}</tr>\n{body}</table>\n</div>'  # a phone scrolls it, not the page
 
 
 def render_html(recap: Recap, title: str, images: Sequence[str]) -> str:
@@ -162,7 +162,7 @@ def render_html(recap: Recap, title: str, images: Sequence[str]) -> str:
 <title>{html.escape(title)}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; max-width: 70em; }} img {{ max-width: 100%; }}
-table {{ border-collapse: collapse; margin-bottom: 1.5em; }}
+table {{ border-collapse: collapse; margin-bottom: 1.5em; }} .wide {{ overflow-x: auto; }}
 th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }}
 </style></head>
 <body>
