@@ -15,6 +15,7 @@ so that a change to it is made in one place.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import errno
 import json
@@ -467,27 +468,32 @@ class _DoesNotReplay(Exception):
         self.over_hidden_cap = over_hidden_cap  # a bid above what the players could hold
 
 
-def _started_game(start: GameStarted, caps_hidden_bids: bool = True) -> Game:
+def _actions_in(events: Sequence[Event]) -> int:
+    return sum(e.type in ACTION_TYPES for e in events)
+
+
+def _started_game(start: GameStarted, uncapped_actions: int = 0) -> Game:
     """The game a journal's start sets up (a field a later version dropped left out)."""
     rules = {k: v for k, v in start.rules.items() if k not in RULES_REMOVED_LATER}
     game = Game(start.players, Rules.from_dict(rules), start.first)
-    game.caps_hidden_bids = caps_hidden_bids
+    game.uncapped_actions = uncapped_actions
     return game
 
 
 def _replay_until_bad(events: Sequence[Event], path: Path | str,
-                      caps_hidden_bids: bool = True) -> tuple[Game, list[Event], BadLine | None]:
+                      uncapped_actions: int = 0) -> tuple[Game, list[Event], BadLine | None]:
     """Rebuild the game from the events before the first one that does not replay, and say
     which that is. Only a game start that cannot be trusted is an error: nothing follows
-    from it."""
+    from it. `uncapped_actions`: how many of the journal's first actions an older version
+    played without the cap on bids where the total is hidden."""
     start = events[0]
     assert isinstance(start, GameStarted)
     try:
-        game = _started_game(start, caps_hidden_bids)
+        game = _started_game(start, uncapped_actions)
     except _BAD_DATA as exc:
         # (a version that set up games this one refuses, or damage: the file is not touched)
-        raise JournalError(f"{path} starts a game that cannot be set up: {exc}; was it written by another "
-                           "version of the companion? The file was left as it is") from None
+        raise JournalError(f"{path} starts a game this version cannot set up ({exc}). It may be another "
+                           "version's journal; it was not changed.") from None
     kept: list[Event] = list(game.events)
     written = [e.to_dict() for e in events[: len(kept)]]
     # A journal from before a rules field was added lacks it; the field's default is what
@@ -505,11 +511,17 @@ def _replay_until_bad(events: Sequence[Event], path: Path | str,
         try:
             standing = _replay_one(game, events, i)
         except _DoesNotReplay as refused:
-            if refused.over_hidden_cap and caps_hidden_bids:  # played before the cap: as it was played
-                return _replay_until_bad(events, path, caps_hidden_bids=False)
+            if refused.over_hidden_cap and not uncapped_actions:
+                # an older version's game, before the cap: its actions replay as they were
+                # played (and what this version plays on is capped); but where the line is
+                # bad for another reason too, it is that damage
+                older = _replay_until_bad(events, path, _actions_in(events))
+                if older[2] is None or older[2].number > i + 1:
+                    older[0].uncapped_actions = len(older[0].actions)  # those standing; the next are capped
+                    return older
             # The refused event may have stopped half-way through the rules engine: the
             # game is rebuilt from the lines before it, which all replayed.
-            game, kept, _ = _replay_until_bad(events[:i], path, caps_hidden_bids)
+            game, kept, _ = _replay_until_bad(events[:i], path, uncapped_actions)
             return game, kept, BadLine(i + 1, Damage.DOES_NOT_REPLAY, refused.why)
         kept.extend(standing)
         i += len(standing)
@@ -523,10 +535,18 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
     if isinstance(event, Undone):
         if not game.actions:
             raise _DoesNotReplay("undoes nothing: the game has no call to take back")
-        if event.action and event.to_dict() != undone_event(game.actions[-1]).to_dict():
+        named = dataclasses.replace(event, hands=None).to_dict()
+        if event.action and named != undone_event(game.actions[-1]).to_dict():
             # (an undo with no action named, as tools may write it, takes back the last)
             raise _DoesNotReplay("takes back another call than the last")
-        game.undo()
+        undone = game.undo()
+        if event.hands:  # the dice left standing: of that count's reveal, and the game's players
+            try:
+                if not isinstance(undone, CountAction):
+                    raise RulesError("it takes back no count")
+                game.check_hands(event.hands)
+            except _BAD_DATA as exc:
+                raise _DoesNotReplay(f"leaves dice standing that cannot be: {exc}") from None
         return [event]
     if isinstance(event, HandShown):
         try:
@@ -554,11 +574,13 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
 
 
 def hands_so_far(events: Sequence[Event]) -> dict[str, tuple[int, ...]]:
-    """The dice said at the reveal in progress: the hands journalled since the last action."""
+    """The dice said at the reveal in progress: the hands journalled since the last action,
+    after the dice an undo of a count left standing."""
     start = len(events)
     while start and isinstance(events[start - 1], (HandShown, HandTakenBack)):
         start -= 1
-    hands: dict[str, tuple[int, ...]] = {}
+    before = events[start - 1] if start else None
+    hands: dict[str, tuple[int, ...]] = dict(before.hands) if isinstance(before, Undone) and before.hands else {}
     for event in events[start:]:
         # In the order said, as the referee keeps them (and a count made from them is
         # written); a hand said again replaces the first, and one taken back is gone.
@@ -662,13 +684,12 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
     except BaseException:
         journal.close()
         raise
-    taken_back, under_counts, under_last_undone = _counts_standing(kept)
-    # The referee writes the dice still standing after its undo of a count, in the same write.
-    # An undo line with none after it brings them back only where that write was cut off (a
-    # torn line follows): an older version's undo of a count dropped every hand said, and
-    # dice the players had dropped could settle the challenge.
-    hands = hands_so_far(kept) or (under_last_undone if scan.torn else {})
-    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept, game.caps_hidden_bids),
+    taken_back, under_counts = _counts_standing(kept)
+    # The dice an undo of a count leaves standing are in its own line (journals before that
+    # wrote them as hand lines after it); an undo without them brings none back, as an older
+    # version's undo of a count dropped every hand said.
+    hands = hands_so_far(kept)
+    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept, _actions_in(kept) if game.uncapped_actions else 0),
                       repair)
     if defer_repair:
         return resumed
@@ -679,13 +700,13 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
         raise
 
 
-def _last_round_counted(events: Sequence[Event], caps_hidden_bids: bool = True) -> int:
+def _last_round_counted(events: Sequence[Event], uncapped_actions: int = 0) -> int:
     """The last round whose dice were counted, taken back since or not (0: none), found by
     replaying the game as it went: a round taken back into is told by the game, not by the
     lines before the count (a later round's start may lie there, taken back)."""
     start = events[0]
     assert isinstance(start, GameStarted)
-    game = _started_game(start, caps_hidden_bids)
+    game = _started_game(start, uncapped_actions)
     last, i = 0, len(game.events)
     while i < len(events):
         round_number = game.round_number
@@ -696,34 +717,23 @@ def _last_round_counted(events: Sequence[Event], caps_hidden_bids: bool = True) 
     return last
 
 
-def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...],
-                                                       dict[str, tuple[int, ...]]]:
+def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tuple[int, ...]], ...]]:
     """Whether a count was taken back since the last challenge (the players overruled the
-    camera, or corrected themselves); for each number counted that still stands, the dice
-    said before it; and where the journal ends with the undo of such a number, the dice said
-    before that. The actions are followed as the game stacks them: an undo takes back the
-    last, named or not."""
-    # type, the dice that stand again if it is taken back, and whether it is a number counted
-    actions: list[tuple[str, dict[str, tuple[int, ...]] | None, bool]] = []
+    camera, or corrected themselves), and for each number counted that still stands, the
+    dice said before it. The actions are followed as the game stacks them: an undo takes
+    back the last, named or not."""
+    # type, and for a number counted the dice said before it
+    actions: list[tuple[str, dict[str, tuple[int, ...]] | None]] = []
     taken_back = False
-    undone_under: dict[str, tuple[int, ...]] = {}
     for i, event in enumerate(events):
-        undone_under = {}
         if isinstance(event, ChallengeCalled):
             taken_back = False
         if event.type in ACTION_TYPES:
             number = isinstance(event, DiceCounted) and event.hands is None and event.source == "players"
-            under = hands_so_far(events[:i]) if number else None
-            if isinstance(event, DiceCounted) and event.hands and len(event.hands) > 1:
-                # a count the players' dice made: its undo keeps all but the last dice said
-                # (written with it; a power cut inside that write keeps them still)
-                under = {player: tuple(dice) for player, dice in list(event.hands.items())[:-1]}
-            actions.append((event.type, under, number))
+            actions.append((event.type, hands_so_far(events[:i]) if number else None))
         elif isinstance(event, Undone) and actions:
-            kind, under, _ = actions.pop()
-            taken_back = taken_back or kind == DiceCounted.type
-            undone_under = under or {}
-    return taken_back, tuple(under for _, under, number in actions if number and under is not None), undone_under
+            taken_back = taken_back or actions.pop()[0] == DiceCounted.type
+    return taken_back, tuple(under for _, under in actions if under is not None)
 
 
 def last_line(path: Path) -> str:

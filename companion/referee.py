@@ -12,6 +12,8 @@ Long: everything the referee says back to the table, and why, is read in this on
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -662,13 +664,13 @@ class Referee:
         kept: dict[str, tuple[int, ...]] = {}
         if isinstance(action, CountAction) and action.hands and len(action.hands) > 1:
             # A count the players' dice made: the last dice said, which settled it, are
-            # taken back, and the others stand (journalled again with the undo, in one
-            # write, for a resume to know), rather than every player saying theirs again,
-            # each a new chance to mishear.
+            # taken back, and the others stand (journalled in the undo's own line, for a
+            # resume to know), rather than every player saying theirs again, each a new
+            # chance to mishear.
             kept = dict(list(action.hands.items())[:-1])
         elif isinstance(action, CountAction) and action.source == "players" and self._under_counts:
             kept = self._under_counts.pop()  # a number said after some dice: those dice stand again
-        self._record([undone_event(action), *(HandShown(player, dice) for player, dice in kept.items())])
+        self._record([dataclasses.replace(undone_event(action), hands=kept or None)])
         self._hands = kept
         return [announce.TookBack(action, self.status())]
 

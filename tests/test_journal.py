@@ -403,7 +403,7 @@ def test_damage_on_the_last_line_says_so_in_one_line(tmp_path):
     (b'{"type":"game_started","players":["Ana"', "line 1 is not readable JSON"),
     (b"\xff\xfe", "line 1 is not text"),
     (b'{"type":"bid","player":"Ana","count":3,"face":4,"next_player":"Ben"}', "does not start with a game"),
-    (b'{"type":"game_started","players":["Ana","Ben","Cleo"],"first":"Zed","rules":{}}', "cannot be set up"),
+    (b'{"type":"game_started","players":["Ana","Ben","Cleo"],"first":"Zed","rules":{}}', "cannot set up"),
 ])
 def test_a_bad_game_start_is_one_clear_error_and_changes_nothing(tmp_path, first_line, message):
     path = two_round_journal(tmp_path)
@@ -738,7 +738,7 @@ def test_an_older_versions_bid_above_what_the_players_could_hold_replays_as_play
     # Before a hidden total capped bids at what the players still in could hold, pressman
     # games took any count: such a journal is no damage, and resumes (and recaps) as played.
     game = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))
-    game.caps_hidden_bids = False  # as the older version played it
+    game.uncapped_actions = 99  # as the older version played it
     path = tmp_path / "old.jsonl"
     journal = Journal.start(path, game)
     for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.bid, "Ben", Bid(20, 5)), (game.dudo, "Cleo"),
@@ -751,6 +751,12 @@ def test_an_older_versions_bid_above_what_the_players_could_hold_replays_as_play
     assert resumed.dropped is None and path.read_bytes() == before
     assert resumed.game.dice == game.dice and resumed.game.last_bid == Bid(2, 6) and resumed.game.turn == "Cleo"
     assert load_game(path).round_number == 2
+    with pytest.raises(RulesError):  # what is played on after the pause is capped
+        resumed.game.bid("Cleo", Bid(90, 6))
+    resumed.game.undo()  # and the older version's bids, taken back and made again, still stand
+    resumed.game.undo()
+    resumed.game.undo()
+    assert resumed.game.last_bid == Bid(20, 5)
     fresh = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))  # a new game still refuses it
     fresh.bid("Ana", Bid(3, 4))
     with pytest.raises(RulesError):
@@ -770,3 +776,30 @@ def test_rules_fields_a_later_version_dropped_do_not_refuse_a_journal(tmp_path):
     resumed = resume(path)
     resumed.journal.close()
     assert resumed.dropped is None and resumed.game.last_bid == Bid(3, 4) and path.read_bytes() == before
+
+
+def test_the_dice_an_undo_leaves_standing_are_read_from_its_line_or_the_hand_lines_after_it(tmp_path):
+    game, journal, path = started(tmp_path)
+    for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.dudo, "Ben")):
+        act(game, journal, fn, *args)
+    hands = {"Ana": (4, 4, 1, 2, 3), "Ben": (5, 5, 5, 2, 2), "Cleo": (4, 6, 6, 6, 6)}
+    act(game, journal, game.reveal, 4, hands)
+    journal.close()
+    base = path.read_text()
+    standing = {"Ana": [4, 4, 1, 2, 3], "Ben": [5, 5, 5, 2, 2]}
+    for tail, expected in (
+            (json.dumps({"type": "undo", "action": {}, "hands": standing}) + "\n", standing),
+            # as versions before wrote them: hand lines after the undo
+            ('{"type":"undo","action":{}}\n' + "".join(
+                json.dumps({"type": "hand", "player": p, "dice": d}) + "\n" for p, d in standing.items()), standing)):
+        path.write_text(base + tail)
+        resumed = resume(path)
+        resumed.journal.close()
+        assert resumed.dropped is None and {p: list(d) for p, d in resumed.hands.items()} == expected
+    # dice a player cannot hold, or an undo of no count, are damage
+    for bad in ({"type": "undo", "action": {}, "hands": {"Ana": [4, 4, 1]}},
+                {"type": "undo", "action": {}, "hands": {"Zed": [4, 4, 1, 2, 3]}}):
+        path.write_text(base + json.dumps(bad) + "\n")
+        resumed = resume(path)
+        resumed.journal.close()
+        assert resumed.dropped is not None and "cannot be" in resumed.dropped.first.why, bad

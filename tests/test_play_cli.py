@@ -700,18 +700,23 @@ def test_a_package_gone_while_the_options_are_read_is_one_line():
     assert result.stderr.startswith("companion: the Python package numpy cannot be loaded (")
 
 
-def test_a_power_cut_after_the_undo_of_a_count_from_dice_keeps_the_dice_that_stand(tmp_path):
-    """The undo and the dice that stand are one write; a power cut can still split it on an
-    SD card. The count's own line holds those dice."""
+def test_a_power_cut_never_parts_the_undo_of_a_count_from_the_dice_that_stand(tmp_path):
+    """They are one line: cut inside it, the undo never happened (the count stands, to be
+    taken back again); whole, the dice stand with it. A bare undo, as an older version wrote
+    it (its undo of a count dropped every hand said), brings none back."""
     _, journal = play(tmp_path, "two threes\ndudo\nAna 1 2 3 4 5\nBen 3 3 4 4 5\nCleo 4 4 1 2 2\ntake it back\n")
     lines = journal.read_text().splitlines(keepends=True)
-    undo = max(i for i, line in enumerate(lines) if '"type":"undo"' in line)
-    journal.write_text("".join(lines[:undo + 1]) + lines[undo + 1][:12])  # cut inside the line after the undo
+    undo = lines[-1]
+    assert '"type":"undo"' in undo and '"hands"' in undo
+    journal.write_text("".join(lines[:-1]) + undo[:len(undo) // 2])
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
+    assert "cut off mid-write" in result.stderr and "Round two" in result.stdout, result.stdout
+    journal.write_text("".join(lines))
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
     assert "Got Ana's and Ben's dice. Still need Cleo." in result.stdout, result.stdout
-    # The same undo with nothing after it, as an older version wrote it (its undo of a count
-    # dropped every hand said): no dice come back that the players had dropped.
-    journal.write_text("".join(lines[:undo + 1]))
+    start = json.loads(undo)
+    del start["hands"]
+    journal.write_text("".join(lines[:-1]) + json.dumps(start) + "\n")
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
     assert "Got" not in result.stdout and "How many threes" in result.stdout, result.stdout
 

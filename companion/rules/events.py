@@ -193,10 +193,15 @@ class GameOver(Event):
 
 @dataclass(frozen=True)
 class Undone(Event):
-    """Takes back the last player's action and everything that followed from it."""
+    """Takes back the last player's action and everything that followed from it. `hands`:
+    the dice said at the reveal that stand again when a count made from them is taken back
+    (the referee's record, in the same line, so a power cut cannot part them from the undo;
+    journals written before it carry them as hand lines after the undo)."""
 
     type: ClassVar[str] = "undo"
     action: Mapping[str, Any] = field(default_factory=dict)
+    hands: Mapping[str, tuple[int, ...]] | None = None
+    added_later: ClassVar[frozenset[str]] = frozenset({"hands"})
 
 
 @dataclass(frozen=True)

@@ -116,9 +116,9 @@ class Game:
             first = self.players[0]
         self.first = self.player_named(first)
         # Where the total is hidden, a bid above what the players still in could hold is
-        # refused; a game journalled before that refusal was made (an older version's) may
-        # hold such a bid, and replays with it off.
-        self.caps_hidden_bids = True
+        # refused; a game an older version journalled may hold such a bid among its first
+        # actions, which replay (and are taken back and made again) as they were played.
+        self.uncapped_actions = 0
         self._actions: list[Action] = []
         self._history: list[tuple[Action | None, list[Event]]] = []
         self._restart()
@@ -162,7 +162,7 @@ class Game:
         nothing)."""
         if self.rules.announce_dice_in_play:
             return self.dice_in_play
-        if not self.caps_hidden_bids:
+        if len(self._actions) < self.uncapped_actions:  # an action of the older version's game
             return sys.maxsize
         return len(self.active_players) * self.rules.max_dice
 
