@@ -468,28 +468,24 @@ class _DoesNotReplay(Exception):
         self.over_hidden_cap = over_hidden_cap  # a bid above what the players could hold
 
 
-def _actions_in(events: Sequence[Event]) -> int:
-    return sum(e.type in ACTION_TYPES for e in events)
-
-
-def _started_game(start: GameStarted, uncapped_actions: int = 0) -> Game:
+def _started_game(start: GameStarted, older_bids: bool = False) -> Game:
     """The game a journal's start sets up (a field a later version dropped left out)."""
     rules = {k: v for k, v in start.rules.items() if k not in RULES_REMOVED_LATER}
     game = Game(start.players, Rules.from_dict(rules), start.first)
-    game.uncapped_actions = uncapped_actions
+    game.admit_older_bids = older_bids
     return game
 
 
 def _replay_until_bad(events: Sequence[Event], path: Path | str,
-                      uncapped_actions: int = 0) -> tuple[Game, list[Event], BadLine | None]:
+                      older_bids: bool = False) -> tuple[Game, list[Event], BadLine | None]:
     """Rebuild the game from the events before the first one that does not replay, and say
     which that is. Only a game start that cannot be trusted is an error: nothing follows
-    from it. `uncapped_actions`: how many of the journal's first actions an older version
-    played without the cap on bids where the total is hidden."""
+    from it. `older_bids`: an older version's journal, whose bids above the cap where the
+    total is hidden (made before there was one) replay as played."""
     start = events[0]
     assert isinstance(start, GameStarted)
     try:
-        game = _started_game(start, uncapped_actions)
+        game = _started_game(start, older_bids)
     except _BAD_DATA as exc:
         # (a version that set up games this one refuses, or damage: the file is not touched)
         raise JournalError(f"{path} starts a game this version cannot set up ({exc}). It may be another "
@@ -507,25 +503,50 @@ def _replay_until_bad(events: Sequence[Event], path: Path | str,
     if written != [e.to_dict() for e in kept[: len(written)]]:
         raise JournalError(f"{path} does not match its own start: was it written by another version?")
     i = len(kept)
+    places: list[int] = []  # where each action standing was journalled
     while i < len(events):
         try:
+            _check_dice_left_standing(game, events, i, places)
             standing = _replay_one(game, events, i)
         except _DoesNotReplay as refused:
-            if refused.over_hidden_cap and not uncapped_actions:
-                # an older version's game, before the cap: its actions replay as they were
+            if refused.over_hidden_cap and not older_bids:
+                # an older version's game, before the cap: its bids replay as they were
                 # played (and what this version plays on is capped); but where the line is
                 # bad for another reason too, it is that damage
-                older = _replay_until_bad(events, path, _actions_in(events))
+                older = _replay_until_bad(events, path, older_bids=True)
+                older[0].admit_older_bids = False
                 if older[2] is None or older[2].number > i + 1:
-                    older[0].uncapped_actions = len(older[0].actions)  # those standing; the next are capped
                     return older
+                refused = _DoesNotReplay(older[2].why)
             # The refused event may have stopped half-way through the rules engine: the
             # game is rebuilt from the lines before it, which all replayed.
-            game, kept, _ = _replay_until_bad(events[:i], path, uncapped_actions)
+            game, kept, _ = _replay_until_bad(events[:i], path, older_bids)
+            game.admit_older_bids = False
             return game, kept, BadLine(i + 1, Damage.DOES_NOT_REPLAY, refused.why)
+        if events[i].type in ACTION_TYPES:
+            places.append(i)
+        elif isinstance(events[i], Undone):
+            places.pop()
         kept.extend(standing)
         i += len(standing)
     return game, kept, None
+
+
+def _check_dice_left_standing(game: Game, events: Sequence[Event], i: int, places: list[int]) -> None:
+    """An undo's dice left standing (its `hands`) must be those the referee keeps when it
+    takes back that count: all but the last said, of a count the dice made; the dice said
+    before it, of a number counted; none otherwise."""
+    event = events[i]
+    if not isinstance(event, Undone) or not event.hands or not game.actions:
+        return
+    action = game.actions[-1]
+    expected: dict[str, tuple[int, ...]] = {}
+    if isinstance(action, CountAction) and action.hands and len(action.hands) > 1:
+        expected = {p: tuple(d) for p, d in list(action.hands.items())[:-1]}
+    elif isinstance(action, CountAction) and action.hands is None and action.source == "players" and places:
+        expected = hands_so_far(events[:places[-1]])
+    if {p: tuple(d) for p, d in event.hands.items()} != expected:
+        raise _DoesNotReplay("leaves dice standing that were not said before the count it takes back")
 
 
 def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
@@ -539,14 +560,7 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
         if event.action and named != undone_event(game.actions[-1]).to_dict():
             # (an undo with no action named, as tools may write it, takes back the last)
             raise _DoesNotReplay("takes back another call than the last")
-        undone = game.undo()
-        if event.hands:  # the dice left standing: of that count's reveal, and the game's players
-            try:
-                if not isinstance(undone, CountAction):
-                    raise RulesError("it takes back no count")
-                game.check_hands(event.hands)
-            except _BAD_DATA as exc:
-                raise _DoesNotReplay(f"leaves dice standing that cannot be: {exc}") from None
+        game.undo()  # (the dice it leaves standing are checked before: _check_dice_left_standing)
         return [event]
     if isinstance(event, HandShown):
         try:
@@ -689,7 +703,7 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
     # wrote them as hand lines after it); an undo without them brings none back, as an older
     # version's undo of a count dropped every hand said.
     hands = hands_so_far(kept)
-    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept, _actions_in(kept) if game.uncapped_actions else 0),
+    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept, bool(game.older_bids)),
                       repair)
     if defer_repair:
         return resumed
@@ -700,13 +714,13 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
         raise
 
 
-def _last_round_counted(events: Sequence[Event], uncapped_actions: int = 0) -> int:
+def _last_round_counted(events: Sequence[Event], older_bids: bool = False) -> int:
     """The last round whose dice were counted, taken back since or not (0: none), found by
     replaying the game as it went: a round taken back into is told by the game, not by the
     lines before the count (a later round's start may lie there, taken back)."""
     start = events[0]
     assert isinstance(start, GameStarted)
-    game = _started_game(start, uncapped_actions)
+    game = _started_game(start, older_bids)
     last, i = 0, len(game.events)
     while i < len(events):
         round_number = game.round_number
@@ -732,7 +746,8 @@ def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tup
             number = isinstance(event, DiceCounted) and event.hands is None and event.source == "players"
             actions.append((event.type, hands_so_far(events[:i]) if number else None))
         elif isinstance(event, Undone) and actions:
-            taken_back = taken_back or actions.pop()[0] == DiceCounted.type
+            kind, _ = actions.pop()  # popped whatever taken_back already is
+            taken_back = taken_back or kind == DiceCounted.type
     return taken_back, tuple(under for _, under in actions if under is not None)
 
 

@@ -670,7 +670,7 @@ class Referee:
             kept = dict(list(action.hands.items())[:-1])
         elif isinstance(action, CountAction) and action.source == "players" and self._under_counts:
             kept = self._under_counts.pop()  # a number said after some dice: those dice stand again
-        self._record([dataclasses.replace(undone_event(action), hands=kept or None)])
+        self._record([dataclasses.replace(undone_event(action), hands=dict(kept) or None)])  # a copy: _hands changes
         self._hands = kept
         return [announce.TookBack(action, self.status())]
 

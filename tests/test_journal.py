@@ -738,7 +738,7 @@ def test_an_older_versions_bid_above_what_the_players_could_hold_replays_as_play
     # Before a hidden total capped bids at what the players still in could hold, pressman
     # games took any count: such a journal is no damage, and resumes (and recaps) as played.
     game = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))
-    game.uncapped_actions = 99  # as the older version played it
+    game.admit_older_bids = True  # as the older version played it
     path = tmp_path / "old.jsonl"
     journal = Journal.start(path, game)
     for fn, *args in ((game.bid, "Ana", Bid(3, 4)), (game.bid, "Ben", Bid(20, 5)), (game.dudo, "Cleo"),
@@ -757,6 +757,19 @@ def test_an_older_versions_bid_above_what_the_players_could_hold_replays_as_play
     resumed.game.undo()
     resumed.game.undo()
     assert resumed.game.last_bid == Bid(20, 5)
+    resumed.game.undo()  # taken back: only that very bid may be made again over the cap
+    with pytest.raises(RulesError):
+        resumed.game.bid("Ben", Bid(16, 6))
+    resumed.game.bid("Ben", Bid(20, 5))
+    # taken back before any action stands, the journal still resumes
+    journal = Journal.start(tmp_path / "undone.jsonl", old := Game(["Ana", "Ben", "Cleo"], get_preset("pressman")))
+    old.admit_older_bids = True
+    act(old, journal, old.bid, "Ana", Bid(20, 5))
+    act(old, journal, lambda: [undone_event(old.undo())])
+    journal.close()
+    again = resume(tmp_path / "undone.jsonl")
+    again.journal.close()
+    assert again.game.last_bid is None and again.dropped is None
     fresh = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))  # a new game still refuses it
     fresh.bid("Ana", Bid(3, 4))
     with pytest.raises(RulesError):
@@ -796,10 +809,11 @@ def test_the_dice_an_undo_leaves_standing_are_read_from_its_line_or_the_hand_lin
         resumed = resume(path)
         resumed.journal.close()
         assert resumed.dropped is None and {p: list(d) for p, d in resumed.hands.items()} == expected
-    # dice a player cannot hold, or an undo of no count, are damage
-    for bad in ({"type": "undo", "action": {}, "hands": {"Ana": [4, 4, 1]}},
-                {"type": "undo", "action": {}, "hands": {"Zed": [4, 4, 1, 2, 3]}}):
-        path.write_text(base + json.dumps(bad) + "\n")
+    # anything but the dice said before the last, written back as they were, is damage: other
+    # dice, every player's (which would settle the count again), a name written otherwise
+    for bad in ({"Ana": [4, 4, 1]}, {"Zed": [4, 4, 1, 2, 3]}, {"Ana": [6, 6, 6, 6, 6], "Ben": [5, 5, 5, 2, 2]},
+                dict(standing, Cleo=[4, 6, 6, 6, 6]), {"ana": [4, 4, 1, 2, 3], "Ben": [5, 5, 5, 2, 2]}):
+        path.write_text(base + json.dumps({"type": "undo", "action": {}, "hands": bad}) + "\n")
         resumed = resume(path)
         resumed.journal.close()
-        assert resumed.dropped is not None and "cannot be" in resumed.dropped.first.why, bad
+        assert resumed.dropped is not None and "not said before the count" in resumed.dropped.first.why, bad

@@ -795,3 +795,15 @@ def test_house_rules_from_a_pipe_a_program_writes_are_read(tmp_path):
     finally:
         os.close(read_end)
     assert result.returncode == 0 and "Three dice each" in result.stdout, result.stderr
+
+
+def test_take_backs_after_a_resume_say_what_they_say_in_one_sitting(tmp_path):
+    # A count taken back, then more take-backs: the dice that stand again must come from the
+    # right count (a resume once brought back Ben's dice of round two into round one).
+    first = "two threes\ndudo\nAna 1 2 3 4 5\nfour\ntwo fives\ndudo\nBen 5 5 5 1\nnine\ntake it back\neight\ntake it back\n"
+    then = "take it back\ntake it back\ntake it back\ntake it back\n"
+    whole, _ = play(tmp_path / "whole", first + then)
+    split, journal = play(tmp_path / "split", first)
+    resumed = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text=then)
+    assert resumed.stdout.splitlines()[-4:] == whole.stdout.splitlines()[-4:], resumed.stdout
+    assert resumed.stdout.splitlines()[-1].endswith("Got Ana's dice. Still need Ben and Cleo.")

@@ -11,8 +11,6 @@ whole, so a reader finds all of a rule's cases (and the presets' differences) si
 
 from __future__ import annotations
 
-import sys
-
 import enum
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
@@ -116,9 +114,11 @@ class Game:
             first = self.players[0]
         self.first = self.player_named(first)
         # Where the total is hidden, a bid above what the players still in could hold is
-        # refused; a game an older version journalled may hold such a bid among its first
-        # actions, which replay (and are taken back and made again) as they were played.
-        self.uncapped_actions = 0
+        # refused. An older version's journal may hold such bids: replaying it with
+        # `admit_older_bids`, each is let through and kept in `older_bids` by its place
+        # among the actions, so that it (and only it) is made again after an undo.
+        self.admit_older_bids = False
+        self.older_bids: set[tuple[int, str, Bid]] = set()
         self._actions: list[Action] = []
         self._history: list[tuple[Action | None, list[Event]]] = []
         self._restart()
@@ -162,8 +162,6 @@ class Game:
         nothing)."""
         if self.rules.announce_dice_in_play:
             return self.dice_in_play
-        if len(self._actions) < self.uncapped_actions:  # an action of the older version's game
-            return sys.maxsize
         return len(self.active_players) * self.rules.max_dice
 
     @property
@@ -248,7 +246,11 @@ class Game:
         if bid.count > self.bid_ceiling:
             if self.rules.announce_dice_in_play:
                 return BidRefusal.MORE_THAN_IN_PLAY
-            return BidRefusal.MORE_THAN_THE_PLAYERS_HOLD
+            place = (len(self._actions), player, bid)
+            if self.admit_older_bids:
+                self.older_bids.add(place)
+            elif place not in self.older_bids:
+                return BidRefusal.MORE_THAN_THE_PLAYERS_HOLD
         if last is None:
             if bid.is_aces and not self.may_open_with_aces(player):
                 if self.rules.one_die_opens_aces:
