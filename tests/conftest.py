@@ -1,4 +1,7 @@
+import contextlib
 import os
+import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +65,17 @@ def page_of_text():
     for i in range(22):
         cv2.putText(img, lines[i % 4], (10, 30 + 31 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.75, (20, 20, 20), 2, cv2.LINE_AA)
     return img
+
+
+@contextlib.contextmanager
+def disk_full_past(size: int):
+    """A full disk, played in this process by a limit on the size a file may grow to: a write
+    past `size` bytes fails (EFBIG, as ENOSPC would), and nothing else is touched."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an error, not the signal's kill
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)

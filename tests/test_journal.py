@@ -564,22 +564,15 @@ def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     assert find_session(None, sessions) == old
     mark_played(outside, sessions)  # played outside the folder: no hint kept
     assert (sessions / LAST_PLAYED).read_text() == "../outside.jsonl\n"
-    # The hint cannot be written (a full disk, played by a limit on file sizes): the game goes
-    # on, and the hint naming another game goes, or a bare --resume would take that game up.
-    import resource
-    import signal
+    # The hint cannot be written (a full disk): the game goes on, and the hint naming another
+    # game goes, or a bare --resume would take that game up.
+    from conftest import disk_full_past
 
     played.write_bytes(old.read_bytes())
     os.utime(played, (1000, 1000))
     (sessions / LAST_PLAYED).write_text(played.name + "\n")
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (2, hard))
-    try:
+    with disk_full_past(2):
         mark_played(old, sessions)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, old_handler)
     assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
     assert [p.name for p in sessions.iterdir() if p.name.startswith(".")] == []  # no spare left behind
 

@@ -331,26 +331,15 @@ def test_a_won_game_names_its_recap_command_and_recap_finds_a_session_by_name(tm
 
 
 def test_a_recap_the_disk_has_no_room_for_leaves_the_one_before_whole(tmp_path):
-    # A full disk is played by a limit on file sizes (EFBIG, as ENOSPC would be): no chart is
-    # left cut off where the last recap's was.
-    import resource
-    import signal
+    # No chart is left cut off where the last recap's was.
+    from conftest import disk_full_past
 
     path = typed_game(tmp_path)
     out = tmp_path / "typed-recap"
     assert recap_journal(path) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (4000, hard))
-    from companion.recap.page import RecapError
-
-    try:
-        with pytest.raises(RecapError, match="cannot write the recap"):
-            recap_journal(path)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, old_handler)
+    with disk_full_past(4000), pytest.raises(RecapError, match="cannot write the recap"):
+        recap_journal(path)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

@@ -454,25 +454,16 @@ def test_a_speaker_that_hangs_is_given_up_on_for_that_sentence_only(tmp_path, a_
 
 
 def test_a_sentence_the_disk_has_no_room_for_is_cut_off_not_left_half_written(tmp_path):
-    # A half-written sentence past the header's sizes would take the room the journal needs
-    # next; a full disk is played by a limit on file sizes (EFBIG, as ENOSPC would be).
-    import resource
-    import signal
+    # A half-written sentence past the header's sizes would take the room the journal needs next.
+    from conftest import disk_full_past
 
     from companion.voice.speakers import _append_wav
 
     path = tmp_path / "said.wav"
     WavRecorder(path).say("Dudo!")
     before = path.read_bytes()
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 3000, hard))  # the sentence, synthesised, is 20 kB
-    try:
-        with pytest.raises(OSError):
-            _append_wav(path, bytes(20000))
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, old_handler)
+    with disk_full_past(len(before) + 3000), pytest.raises(OSError):
+        _append_wav(path, bytes(20000))  # a sentence of 20 kB
     assert path.read_bytes() == before  # as it was before the sentence: whole, and no bigger
 
 
