@@ -754,6 +754,12 @@ def test_an_older_versions_bid_above_what_the_players_could_hold_replays_as_play
     with pytest.raises(RulesError):
         resumed.game.bid("Ben", Bid(16, 6))
     resumed.game.bid("Ben", Bid(20, 5))
+    # in its place only after that very game: the same bid after another opening is capped
+    resumed.game.undo()
+    resumed.game.undo()  # Ana's three fours: Ana opens round one again
+    resumed.game.bid("Ana", Bid(4, 4))
+    with pytest.raises(RulesError):
+        resumed.game.bid("Ben", Bid(20, 5))
     # taken back before any action stands, the journal still resumes
     journal = Journal.start(tmp_path / "undone.jsonl", old := Game(["Ana", "Ben", "Cleo"], get_preset("pressman")))
     old.admit_older_bids = True

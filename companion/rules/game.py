@@ -115,10 +115,10 @@ class Game:
         self.first = self.player_named(first)
         # Where the total is hidden, a bid above what the players still in could hold is
         # refused. An older version's journal may hold such bids: replaying it with
-        # `admit_older_bids`, each is let through and kept in `older_bids` by its place
-        # among the actions, so that it (and only it) is made again after an undo.
+        # `admit_older_bids`, each is let through and kept in `older_bids` with every action
+        # before it, so that it (and only it, after that very game) is made again after an undo.
         self.admit_older_bids = False
-        self.older_bids: set[tuple[int, str, Bid]] = set()
+        self.older_bids: set[tuple[tuple[str, ...], str, Bid]] = set()
         self._actions: list[Action] = []
         self._history: list[tuple[Action | None, list[Event]]] = []
         self._restart()
@@ -246,7 +246,7 @@ class Game:
         if bid.count > self.bid_ceiling:
             if self.rules.announce_dice_in_play:
                 return BidRefusal.MORE_THAN_IN_PLAY
-            place = (len(self._actions), player, bid)
+            place = (tuple(map(repr, self._actions)), player, bid)  # (a count's hands are a dict: no hash)
             if self.admit_older_bids:
                 self.older_bids.add(place)
             elif place not in self.older_bids:
