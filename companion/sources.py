@@ -185,10 +185,11 @@ class TextSource:
                 line = next(self._lines, None)
                 if line is None:
                     return None
-            line = line.strip()
-            if _not_text(line):  # bytes in another encoding, or binary: its words cannot be trusted
-                print(f"companion: a line that is not text was passed over: {line[:60]!r}", file=sys.stderr)
+            if _not_text(line.rstrip("\r\n")):  # another encoding, or binary: its words cannot be trusted
+                print(f"companion: a line that is not text was passed over: {line.strip()[:60]!r}",
+                      file=sys.stderr)  # (checked before strip(), which takes a form feed for a space)
                 continue
+            line = line.strip()
             if line.lower().rstrip("!.") in QUIT_WORDS:
                 return None  # the input ends here: the game pauses, saved
             if line and not line.startswith("#"):  # comments let scripted games explain themselves
