@@ -34,7 +34,7 @@ except ImportError:  # Windows: no lock
 from companion.errors import CompanionError
 from companion.files import open_file, read_bytes
 from companion.rules import (Bid, BidAction, BidRefusal, ChallengeAction, CountAction, Game, IllegalBid, Phase, Rules,
-                             RulesError, undone_event)
+                             RulesError, dice_left_standing, undone_event)
 from companion.rules.presets import RULES_ADDED_LATER, RULES_REMOVED_LATER
 from companion.rules.events import (
     ACTION_TYPES,
@@ -539,12 +539,7 @@ def _check_dice_left_standing(game: Game, events: Sequence[Event], i: int, place
     event = events[i]
     if not isinstance(event, Undone) or not event.hands or not game.actions:
         return
-    action = game.actions[-1]
-    expected: dict[str, tuple[int, ...]] = {}
-    if isinstance(action, CountAction) and action.hands and len(action.hands) > 1:
-        expected = {p: tuple(d) for p, d in list(action.hands.items())[:-1]}
-    elif isinstance(action, CountAction) and action.hands is None and action.source == "players" and places:
-        expected = hands_so_far(events[:places[-1]])
+    expected = dice_left_standing(game.actions[-1], hands_so_far(events[:places[-1]]) if places else {})
     if {p: tuple(d) for p, d in event.hands.items()} != expected:
         raise _DoesNotReplay("leaves dice standing that were not said before the count it takes back")
 
@@ -703,8 +698,8 @@ def resume(path: Path, *, defer_repair: bool = False) -> Resumed:
     # wrote them as hand lines after it); an undo without them brings none back, as an older
     # version's undo of a count dropped every hand said.
     hands = hands_so_far(kept)
-    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, _last_round_counted(kept, bool(game.older_bids)),
-                      repair)
+    last_counted = _last_round_counted(kept, bool(game.older_bids))
+    resumed = Resumed(game, journal, [], hands, None, taken_back, under_counts, last_counted, repair)
     if defer_repair:
         return resumed
     try:

@@ -12,8 +12,6 @@ Long: everything the referee says back to the table, and why, is read in this on
 
 from __future__ import annotations
 
-import dataclasses
-
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -26,7 +24,7 @@ from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes
 from companion.journal import Resumed
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
-    RulesError, count_matching, undone_event)
+    RulesError, count_matching, dice_left_standing, undone_event)
 from companion.rules.events import (ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
                                     PlayerEliminated, RoundStarted)
 from companion.round_the_table import RoundTheTable, challengers
@@ -661,17 +659,11 @@ class Referee:
             action = self.game.undo()
         except RulesError as error:
             return [announce.Refused(error)]
-        kept: dict[str, tuple[int, ...]] = {}
-        if isinstance(action, CountAction) and action.hands and len(action.hands) > 1:
-            # A count the players' dice made: the last dice said, which settled it, are
-            # taken back, and the others stand (journalled in the undo's own line, for a
-            # resume to know), rather than every player saying theirs again, each a new
-            # chance to mishear.
-            kept = dict(list(action.hands.items())[:-1])
-        elif isinstance(action, CountAction) and action.source == "players" and self._under_counts:
-            kept = self._under_counts.pop()  # a number said after some dice: those dice stand again
-        self._record([dataclasses.replace(undone_event(action), hands=dict(kept) or None)])  # a copy: _hands changes
-        self._hands = kept
+        number = isinstance(action, CountAction) and action.source == "players" and not action.hands
+        said_before = self._under_counts.pop() if number and self._under_counts else {}
+        kept = dice_left_standing(action, said_before)  # a new dict: _hands changes, the line does not
+        self._record([replace(undone_event(action), hands=kept or None)])
+        self._hands = dict(kept)
         return [announce.TookBack(action, self.status())]
 
     def status(self) -> announce.Status:

@@ -12,7 +12,8 @@ from companion.rules.errors import (
 )
 from companion.rules.events import Event, EventFormatError
 from companion.rules.game import (
-    CALZA, COUNT, DUDO, Action, BidAction, ChallengeAction, CountAction, Game, Phase, count_matching, undone_event,
+    CALZA, COUNT, DUDO, Action, BidAction, ChallengeAction, CountAction, Game, Phase, count_matching,
+    dice_left_standing, undone_event,
 )
 from companion.rules.presets import (
     DEFAULT_PRESET, PRESETS, CalzaCaller, CalzaStarter, DudoCaller, DudoLoss, FaceChange, Rules,

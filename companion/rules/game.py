@@ -90,6 +90,19 @@ def undone_event(action: Action) -> Undone:
     return Undone({"kind": COUNT, "count": action.count})
 
 
+def dice_left_standing(action: Action, said_before: Mapping[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    """The dice said at a reveal that stand again when `action` is taken back (the referee's
+    record, in the undo's line): of a count the players' dice made, all but the last said,
+    which settled it (rather than every player saying theirs again, each a new chance to
+    mishear); of a number the players counted, the dice said before it (`said_before`);
+    of anything else, none."""
+    if not isinstance(action, CountAction) or action.source != "players":
+        return {}
+    if action.hands:
+        return {player: tuple(dice) for player, dice in list(action.hands.items())[:-1]}
+    return dict(said_before)
+
+
 def count_matching(dice: Sequence[int], face: int, aces_wild: bool) -> int:
     """How many of `dice` count for a bid on `face`."""
     return sum(1 for d in dice if d == face or (aces_wild and face != ACE and d == ACE))
