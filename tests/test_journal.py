@@ -540,17 +540,23 @@ def test_the_newest_saved_game_is_not_an_empty_file(tmp_path):
     assert find_session(None, tmp_path) == path
 
 
+def two_games_in_sessions(tmp_path):
+    """A sessions folder holding two journals of one game: game.jsonl and game-2.jsonl."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    _, journal, first = started(sessions)
+    journal.close()
+    second = sessions / "game-2.jsonl"
+    second.write_bytes(first.read_bytes())
+    return sessions, first, second
+
+
 def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     # A Raspberry Pi offline has no clock: after a power cut it starts from the time it last
     # saved, so the game just played can carry an older time than one played before.
     from companion.journal import LAST_PLAYED, find_session, mark_played
 
-    sessions = tmp_path / "sessions"
-    sessions.mkdir()
-    _, journal, old = started(sessions)
-    journal.close()
-    played = sessions / "game-2.jsonl"
-    played.write_bytes(old.read_bytes())
+    sessions, old, played = two_games_in_sessions(tmp_path)
     os.utime(old, (2000, 2000))
     os.utime(played, (1000, 1000))  # written after, with the clock stepped back
     assert find_session(None, sessions) == old  # by the files' times alone: the wrong game
@@ -583,12 +589,7 @@ def test_two_referees_marking_the_game_they_play_at_once_keep_a_hint(tmp_path, m
     import companion.journal as journals
     from companion.journal import LAST_PLAYED, find_session, mark_played
 
-    sessions = tmp_path / "sessions"
-    sessions.mkdir()
-    _, journal, mine = started(sessions)
-    journal.close()
-    theirs = sessions / "game-2.jsonl"
-    theirs.write_bytes(mine.read_bytes())
+    sessions, mine, theirs = two_games_in_sessions(tmp_path)
     replace = os.replace
     others = [theirs]
 
