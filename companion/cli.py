@@ -178,7 +178,15 @@ def _source(settings: PlaySettings, game):
     learn_names = settings.input == "mic" if settings.learn_names is None else settings.learn_names
     speech = SpeechSettings(engine=settings.engine, model=settings.model, device=settings.mic,
                             max_count=max(MAX_COUNT, most_dice), learn_names=learn_names)
-    return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech)
+    # At the microphone, a call can also be typed at the terminal (the room too loud for it)
+    keyboard = sys.stdin if settings.input == "mic" and sys.stdin.isatty() else None
+    if keyboard is not None and hasattr(signal, "SIGTTIN"):
+        try:  # read from the background (Ctrl-Z, bg), the terminal fails a read, not stops the game
+            signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
+    return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech,
+                       typed_from=keyboard)
 
 
 def _counter(settings: PlaySettings, first_round: int | None):

@@ -9,8 +9,11 @@ players' names, into `Heard`; nothing after that reads text again.
 
 from __future__ import annotations
 
+import queue
 import re
 import sys
+import threading
+import time
 import unicodedata
 from dataclasses import dataclass
 from enum import Enum
@@ -185,15 +188,11 @@ class TextSource:
                 line = next(self._lines, None)
                 if line is None:
                     return None
-            if _not_text(line.rstrip("\r\n")):  # another encoding, or binary: its words cannot be trusted
-                print(f"companion: a line that is not text was passed over: {line.strip()[:60]!r}",
-                      file=sys.stderr)  # (checked before strip(), which takes a form feed for a space)
-                continue
-            line = line.strip()
-            if line.lower().rstrip("!.") in QUIT_WORDS:
+            typed = read_typed(line)
+            if typed is QUIT:
                 return None  # the input ends here: the game pauses, saved
-            if line and not line.startswith("#"):  # comments let scripted games explain themselves
-                return Utterance(line)
+            if typed is not None:
+                return typed
 
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         pass  # a typed line is read as it is, whatever the moment
@@ -206,6 +205,70 @@ class TextSource:
 
     def unmute(self) -> None:
         pass
+
+
+QUIT = Utterance("quit")  # what `read_typed` makes of "quit": the input ends
+
+
+def read_typed(line: str) -> Utterance | None:
+    """A typed line as an utterance; QUIT for "quit" or "exit"; None for a line with nothing
+    to read (blank, a comment, or not text, said on stderr)."""
+    if _not_text(line.rstrip("\r\n")):  # another encoding, or binary: its words cannot be trusted
+        print(f"companion: a line that is not text was passed over: {line.strip()[:60]!r}",
+              file=sys.stderr)  # (checked before strip(), which takes a form feed for a space)
+        return None
+    line = line.strip()
+    if line.lower().rstrip("!.") in QUIT_WORDS:
+        return QUIT
+    if line and not line.startswith("#"):  # comments let scripted games explain themselves
+        return Utterance(line)
+    return None
+
+
+class TypedBeside:
+    """Calls typed at the terminal while the microphone listens. In a room too loud for a
+    call to be heard, a player types it, and it is taken as surely as in a typed game. The
+    terminal is read on a thread of its own; the microphone's loop picks up what it gives
+    (`take`), never waiting for it. Its end (Ctrl-D, or no terminal at all) ends only the
+    typing; "quit" ends the game, paused and saved, as Ctrl-C does."""
+
+    def __init__(self, stream: TextIO, retry_after: float = 1.0) -> None:
+        self._stream = stream
+        self._retry_after = retry_after
+        self._lines: queue.Queue[Utterance] = queue.Queue()
+        self.quit = False  # "quit" was typed, and every line before it taken
+        self._thread = threading.Thread(target=self._read, name="typed calls", daemon=True)
+        self._thread.start()
+
+    def take(self) -> Utterance | None:
+        """The next line typed and not yet taken; None when there is none (or after "quit")."""
+        try:
+            typed = self._lines.get_nowait()
+        except queue.Empty:
+            return None
+        if typed is QUIT:
+            self.quit = True
+            return None
+        return typed
+
+    def _read(self) -> None:
+        while True:
+            try:
+                line = self._stream.readline()
+            except OSError:
+                # a terminal read from the background (Ctrl-Z, bg) fails while it is there
+                # (SIGTTIN ignored): read again once it may be in front again
+                time.sleep(self._retry_after)
+                continue
+            except ValueError:  # the stream was closed
+                return
+            if not line:
+                return
+            typed = read_typed(line)
+            if typed is not None:
+                self._lines.put(typed)
+            if typed is QUIT:
+                return
 
 
 def _not_text(line: str) -> bool:

@@ -285,3 +285,138 @@ def test_a_microphone_that_records_only_at_48_khz_is_opened_there_and_resampled(
     heard = [source._resampler(block) for block in room.reshape(-1, 4800)]
     first, rest = np.median(frame_db(heard[0])), np.median(frame_db(np.concatenate(heard[1:])))
     assert abs(first - rest) < 1.5
+
+
+# --- calls typed at the terminal while the microphone listens ----------------------------------
+
+class Terminal:
+    """A pipe standing in for the terminal: `type` writes a line as a player would."""
+
+    def __init__(self):
+        import os
+
+        read, self._write = os.pipe()
+        self.stream = open(read, encoding="utf-8", errors="surrogateescape")
+
+    def type(self, line: str) -> None:
+        import os
+
+        os.write(self._write, line.encode("utf-8") + b"\n")
+
+    def hang_up(self) -> None:  # Ctrl-D, or the terminal closed
+        import os
+
+        os.close(self._write)
+
+
+def typed_beside(terminal, engine=None, **kw):
+    from companion.sources import TypedBeside
+
+    return mic(engine or HeardEngine(), typed=TypedBeside(terminal.stream, retry_after=0.05), **kw)
+
+
+def next_within(source, seconds=5.0):
+    """`source.next_utterance()`, failing the test rather than hanging the suite."""
+    out = []
+    listening = threading.Thread(target=lambda: out.append(source.next_utterance()), daemon=True)
+    listening.start()
+    listening.join(timeout=seconds)
+    assert not listening.is_alive(), f"nothing came within {seconds} s"
+    return out[0]
+
+
+def test_a_call_typed_while_the_microphone_listens_is_taken_as_typed():
+    rng = np.random.default_rng(4)
+    terminal = Terminal()
+    source = typed_beside(terminal)
+    put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+    assert next_within(source).origin == "mic"  # the spoken call is heard as before
+    terminal.type("  four fives ")
+    typed = next_within(source)  # the room is quiet: the typed line comes without any sound
+    assert typed.text == "four fives" and typed.typed and typed.confidence is None
+    # a comment, a blank line and a line of bytes in no encoding are passed over, as in a typed game
+    terminal.type("# Ana's turn")
+    terminal.type("")
+    import os
+
+    os.write(terminal._write, b"9]\x83,5\n")
+    terminal.type("dudo")
+    assert next_within(source).text == "dudo"
+
+
+def test_quit_typed_at_the_microphone_ends_the_input_and_ctrl_d_only_the_typing():
+    rng = np.random.default_rng(5)
+    terminal = Terminal()
+    source = typed_beside(terminal)
+    terminal.type("three twos")
+    terminal.type("quit")
+    assert next_within(source).text == "three twos"  # what was typed before it is taken first
+    assert next_within(source) is None and next_within(source) is None  # the game pauses, saved
+    # Ctrl-D (or no terminal) leaves the microphone listening
+    terminal = Terminal()
+    source = typed_beside(terminal)
+    terminal.hang_up()
+    time.sleep(0.1)
+    put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+    heard = next_within(source)
+    assert heard is not None and heard.origin == "mic"
+
+
+def test_a_call_typed_while_a_name_is_learnt_is_passed_over_and_said_so():
+    rng = np.random.default_rng(6)
+    terminal = Terminal()
+    warned = []
+    source = typed_beside(terminal, LearningEngine(), name_wait=0.3, warn=warned.append)
+    assert source.learn_name("Ana", "calza")
+    terminal.type("four fives")
+    time.sleep(0.1)
+    heard = next_within(source)  # the wait for the name runs out with nothing taken
+    assert heard.text == "" and heard.voiced is False
+    assert len(warned) == 1 and "'four fives' was passed over" in warned[0]
+    source.expect(Expect.CALLS)  # in the game, typing is taken again
+    terminal.type("four sixes")
+    assert next_within(source).text == "four sixes"
+    put(source, blocks(0, 1.0, rng), time.monotonic())
+
+
+def test_a_game_at_the_microphone_goes_on_by_calls_typed_when_the_room_is_too_loud(tmp_path):
+    from test_referee import RecordingSpeaker
+
+    from companion.journal import Journal, resume
+    from companion.hearing import HearingPolicy
+    from companion.referee import Referee, RefereeSettings
+    from companion.rules import Game
+
+    class TooLoud(HeardEngine):
+        """Hears every call unsurely, as in a loud room: the referee asks it to be said again."""
+
+        def finish(self):
+            return Recognition("two fours", confidence=0.3)
+
+    rng = np.random.default_rng(7)
+    terminal = Terminal()
+    source = typed_beside(terminal, TooLoud(), learn_names=False)
+    game = Game(["Ana", "Ben"])
+    journal = Journal.start(tmp_path / "game.jsonl", game)
+    speaker = RecordingSpeaker()
+
+    class Speaking(RecordingSpeaker):  # Ana says her bid as the game starts, and types it after "say again"
+        def say(self, text):
+            speaker.say(text)
+            if len(speaker.said) == 1:  # (once the referee hears again: what came while it spoke is dropped)
+                threading.Timer(0.2, lambda: put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(
+                    0, 1.0, rng), time.monotonic() + source.tail_seconds)).start()
+            elif len(speaker.said) == 2:
+                for line in ("two fours", "three fours", "dudo", "three", "quit"):
+                    terminal.type(line)
+
+    referee = Referee(game, Speaking(), journal, settings=RefereeSettings(HearingPolicy.for_speech()))
+    listening = threading.Thread(target=lambda: referee.run(source), daemon=True)
+    listening.start()
+    listening.join(timeout=20)
+    assert not listening.is_alive()
+    journal.close()
+    assert "say again" in speaker.said[1].lower()  # the spoken bid, heard too unsurely, changed nothing
+    # the typed calls were taken as surely as in a typed game: Ana's two fours, Ben's three fours,
+    # Ana's dudo, three counted: the bid stood and Ana lost a die
+    assert resume(tmp_path / "game.jsonl").game.dice == {"Ana": 4, "Ben": 5}

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TextIO
 
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.errors import AudioFormatError, MicrophoneError, ModelError
 from companion.listen.microphone import MicSource, check_microphone
 from companion.listen.sources import (STDIN, PromptedWavSource, WavSource, check_wavs, expand_paths,
                                       make_engine, say_on_stderr)
+from companion.sources import TypedBeside
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,10 @@ class SpeechSettings:
 
 
 def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequence[str] = (),
-                settings: SpeechSettings = SpeechSettings()):
+                settings: SpeechSettings = SpeechSettings(), typed_from: TextIO | None = None):
     """A CallSource for `play --input wav|mic`; says on stderr which engine it uses. The
-    paths `-` alone: WAV paths read from standard input as the referee waits for each."""
+    paths `-` alone: WAV paths read from standard input as the referee waits for each.
+    `typed_from`: a terminal whose typed calls the microphone takes too (TypedBeside)."""
     if kind not in ("wav", "mic"):
         raise ModelError(f"unknown speech input {kind!r}: use wav or mic")
     from_stdin = kind == "wav" and [str(p) for p in paths] == [STDIN]
@@ -57,4 +59,6 @@ def open_source(kind: str, *, paths: Sequence[str | Path] = (), players: Sequenc
     source = MicSource(engine, device, settings.mic_tail_seconds, settings.endpoint,
                        settings.mic_stalled_after, learn_names=settings.learn_names)
     source.open()  # a missing microphone is reported before the game starts, not mid-game
+    if typed_from is not None:
+        source.typed = TypedBeside(typed_from)
     return source

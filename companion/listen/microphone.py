@@ -14,7 +14,7 @@ from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
 from companion.listen.sources import CHUNK, NAME_PAUSE_S, Listener, say_on_stderr, to_utterance
-from companion.sources import Expect, Utterance
+from companion.sources import Expect, TypedBeside, Utterance
 
 
 def _sounddevice():
@@ -80,8 +80,10 @@ class MicSource:
                  tail_seconds: float = 0.3, settings: EndpointSettings = EndpointSettings(),
                  stalled_after: float = 5.0, open_stream: Callable | None = None,
                  learn_names: bool = True, name_wait: float = NAME_WAIT_S,
-                 behind_at_most: float = BEHIND_AT_MOST_S, warn: Callable[[str], None] = say_on_stderr):
+                 behind_at_most: float = BEHIND_AT_MOST_S, warn: Callable[[str], None] = say_on_stderr,
+                 typed: TypedBeside | None = None):
         self.engine = engine
+        self.typed = typed  # calls typed at the terminal meanwhile, taken as they come
         self.learn_names = learn_names  # each player says their name before the game
         self.device = device
         # (callback) -> a started stream with abort() and close(), calling back with each
@@ -156,6 +158,9 @@ class MicSource:
         self._last_block = max(self._last_block, time.monotonic() - 0.5)
         asked = time.monotonic()
         while True:
+            typed = self._typed()
+            if typed is not None or (self.typed is not None and self.typed.quit):
+                return typed
             if (self._learning and not self.listener.endpointer.in_speech
                     and time.monotonic() - asked > self.name_wait):
                 # Nobody said the name asked for: a try with nothing heard, so a player away
@@ -187,6 +192,16 @@ class MicSource:
                     self.listener.allow_pause(None)  # a name's pause was for that utterance
                     self._learning = False
                     return to_utterance(heard.result, "mic")
+
+    def _typed(self) -> Utterance | None:
+        """A line typed meanwhile; while a name is learnt, none is taken (what is learnt is
+        how the player sounds), and one typed is passed over, said on stderr."""
+        while self.typed is not None and (typed := self.typed.take()) is not None:
+            if not self._learning:
+                return typed
+            self._warn(f"companion: typed calls are taken once the names are learnt; {typed.text!r} "
+                       "was passed over")
+        return None
 
     def _skip_to_now(self, behind: float) -> None:
         """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap)."""
