@@ -404,7 +404,7 @@ def _event_in(line: bytes) -> Event | None:
     """The event a line holds whole; None for one cut off, not JSON or no event."""
     try:
         return Event.from_dict(json.loads(line.decode("utf-8")))
-    except Exception:  # anything a cut-off line can raise: it is no whole event
+    except (ValueError, RecursionError):  # not UTF-8, not JSON (cut off), no event, or nested past reading
         return None
 
 
@@ -456,9 +456,10 @@ def replay(events: Sequence[Event], path: Path | str = "journal",
     return game, kept
 
 
-# Garbage in an event's fields (a count that is text, a player that is a number) reaches
-# the rules engine as one of these rather than as a RulesError.
-_BAD_DATA = (RulesError, TypeError, ValueError, AttributeError, KeyError)
+# What a line's data can make replay raise: fields of the wrong type are refused as they
+# are read (Event.from_dict), so a TypeError or KeyError here is a fault in the code, not
+# in the file, and must not cut the journal back as damage.
+_BAD_DATA = (RulesError, ValueError)
 
 
 class _DoesNotReplay(Exception):
