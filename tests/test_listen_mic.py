@@ -173,6 +173,7 @@ def test_a_name_nobody_says_is_a_try_with_nothing_heard_after_a_wait():
     started = time.monotonic()
     heard = source.next_utterance()
     assert heard.text == "" and heard.voiced is False and time.monotonic() - started >= 0.4
+    assert not heard.typed  # a try heard as nothing, never a line trusted as typed
     # In the game, the room's quiet is waited through as long as it lasts.
     source.expect(Expect.CALLS)
     put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())

@@ -166,7 +166,7 @@ class MicSource:
                 # Nobody said the name asked for: a try with nothing heard, so a player away
                 # from the table does not keep the game from starting.
                 self._learning = False
-                return Utterance("", origin="mic", voiced=False)
+                return Utterance("", confidence=0.0, origin="mic", voiced=False)  # heard, not typed
             try:
                 arrived, block = self._queue.get(timeout=0.5)
             except queue.Empty:
