@@ -416,5 +416,18 @@ def test_a_paco_photo_of_a_single_pip_ace_is_accepted_and_not_kept(calib_dir, tm
     p = argparse.ArgumentParser()
     add_calibrate_arguments(p)
     assert run_calibrate(p.parse_args(["--images", str(d), "--out", str(tmp_path / "prof")]), say=lambda s: None) == 0
-    assert capsys.readouterr().out.rstrip().endswith("no Paco reference (the ace shown is a single pip, which needs none).")
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("no Paco reference (the ace shown is a single pip, which needs none).")
+    assert out.startswith("Profile 'prof' saved in")  # no --name: named as its folder
     assert len(load_profile(tmp_path / "prof").paco_patches) == 0
+
+
+def test_a_folder_that_cannot_be_listed_is_a_calibration_failure_not_a_traceback(tmp_path, monkeypatch):
+    from companion.vision import calibrate
+
+    def refused(folder, suffixes):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(calibrate, "files_in", refused)
+    with pytest.raises(CalibrationFailed, match=f"cannot read the folder {tmp_path}: Permission denied"):
+        load_calibration_images(tmp_path)

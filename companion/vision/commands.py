@@ -220,7 +220,7 @@ def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
                      help="folder with empty*.png (no dice), dice*.png (a few dice, e.g. dice-2356.png) and "
                           "paco*.png (your Paco face held to the camera)")
     src.add_argument("--camera", type=int, metavar="N", help="calibrate live from camera N, with prompts")
-    parser.add_argument("--name", default="default", help="profile name (default: default)")
+    parser.add_argument("--name", help="profile name (default: the --out folder's name, else 'default')")
     parser.add_argument("--out", type=pathlib.Path, metavar="DIR",
                         help="profile folder (default: calibration/NAME in the current folder)")
     parser.add_argument("--mute", action="store_true", help="with --camera: print the prompts only")
@@ -235,15 +235,15 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
     from companion.vision.reader import DiceReader
     from companion.voice.speakers import announcer
 
-    name = args.name
-    if not name or name != pathlib.Path(name).name or name.startswith("."):
+    name = args.name if args.name is not None else args.out.resolve().name if args.out else "default"
+    if args.name is not None and (not name or name != pathlib.Path(name).name or name.startswith(".")):
         _err(f"calibration failed: --name {name!r} must be a plain name such as 'kitchen' "
              "(no folders; use --out DIR for another place)")
         return 2
     out = args.out or CALIBRATION_ROOT / name
     try:
         if args.images is not None:
-            prof = calibrate_images(args.images, out, args.name)
+            prof = calibrate_images(args.images, out, name)
         else:
             with CameraFrames(args.camera) as cam:
                 # Spoken too: the person is at the table, not at the screen.
@@ -251,7 +251,7 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
                 prompter = TerminalPrompter() if _headless(args, "calibrate") else \
                     WindowPrompter(cam, DiceReader())
                 try:
-                    prof = calibrate_live(cam, out, name=args.name, say=say, prompter=prompter)
+                    prof = calibrate_live(cam, out, name=name, say=say, prompter=prompter)
                 finally:
                     prompter.close()
     except VisionError as exc:
