@@ -126,7 +126,7 @@ def test_annotate_draws_what_may_be_a_die_apart_from_what_is_not():
 
 def test_annotate_leaves_the_top_of_the_frame_seen():
     """The counts go in a banner above the frame, so a die at its top edge keeps its label, and
-    a label that has no room above its box goes inside it."""
+    a label that has no room above its box goes below it, leaving what the box holds seen."""
     frame = np.full((240, 320, 3), 90, np.uint8)
     top_die = Die(face=4, box=(8, 0, 30, 30), confidence=0.99)
     coin = Refused(box=(200, 2, 40, 40), not_die=0.9)
@@ -135,10 +135,16 @@ def test_annotate_leaves_the_top_of_the_frame_seen():
     assert banner > 0 and drawn.shape[1] == frame.shape[1]
     assert np.all(drawn[:3] == 0) and drawn[:banner].max() > 200  # the banner: white text on black
     below = drawn[banner:]
-    green = np.all(below[0:30, 8:40] == (0, 200, 0), axis=2).sum()  # the four's colour
-    assert green > 30 * 4  # its box and its filled label, inside the box's top
+    green = lambda rows: np.all(below[rows, 8:40] == (0, 200, 0), axis=2).sum()  # noqa: E731 (the four's colour)
+    assert np.all(below[2:29, 10:37] == 90)  # inside its box nothing is drawn over the die
+    assert green(slice(31, 45)) > 100  # its filled label, just below the box
     assert np.all(below[:, 100:180] == 90)  # nothing drawn where nothing was found
     assert _refused_pixels(below, coin.box) > coin.box[2]
+    assert np.all(below[6:38, 206:236] == 90)  # nor over the coin: its label is below it too
+    # where the frame's bottom leaves no room below either, the label goes inside the box's top
+    tall = Die(face=4, box=(8, 0, 30, 239), confidence=0.99)
+    below = annotate(frame, DiceReading(dice=(tall,)))[banner:]
+    assert green(slice(2, 14)) > 100
 
 
 def _banner_width(img):

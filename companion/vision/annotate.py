@@ -46,7 +46,7 @@ def annotate(frame: np.ndarray, reading: DiceReading, note: str | None = None,
         col = _COLOURS[d.face]
         cv2.rectangle(out, (x, y), (x + w, y + h), col, thick)
         label = ("P" if d.paco else str(d.face)) + ("?" if settings.doubts(d) else "")
-        _label(out, label, x, y, col, (255, 255, 255), scale, thick)
+        _label(out, label, d.box, col, (255, 255, 255), scale, thick)
     cv2.putText(canvas, text, (6, th + 6), cv2.FONT_HERSHEY_SIMPLEX, banner_scale, (255, 255, 255), banner_thick,
                 cv2.LINE_AA)
     return canvas
@@ -64,15 +64,19 @@ def _draw_refused(out: np.ndarray, r: Refused, scale: float, thick: int) -> None
             a, b = k / n, min(1.0, (k + 1) / n)
             cv2.line(out, (int(round(x0 + (x1 - x0) * a)), int(round(y0 + (y1 - y0) * a))),
                      (int(round(x0 + (x1 - x0) * b)), int(round(y0 + (y1 - y0) * b))), colour, thick)
-    _label(out, r.reason, x, y, colour, text_colour, scale, thick)
+    _label(out, r.reason, r.box, colour, text_colour, scale, thick)
 
 
-def _label(out: np.ndarray, text: str, x: int, y: int, fill: tuple, text_colour: tuple, scale: float,
-           thick: int) -> None:
-    """A label on a filled strip just above the box whose top left is (x, y); inside the box's
-    top where the frame's edge leaves no room above, so the whole label is always seen."""
+def _label(out: np.ndarray, text: str, box: tuple[int, int, int, int], fill: tuple, text_colour: tuple,
+           scale: float, thick: int) -> None:
+    """A label on a filled strip just above the box; below it where the frame's top edge leaves
+    no room above, and inside its top only where neither has room, so the whole label is
+    always seen, and over what the box holds only when it must be."""
+    x, y, w, h = box
     (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
     lx = max(0, min(x, out.shape[1] - tw - 4))
-    top = y - th - 6 if y - th - 6 >= 0 else max(0, y)
+    strip = th + 6
+    top = (y - strip if y - strip >= 0 else y + h if y + h + strip <= out.shape[0]
+           else max(0, min(y, out.shape[0] - strip)))
     cv2.rectangle(out, (lx, top), (lx + tw + 4, top + th + 6), fill, -1)
     cv2.putText(out, text, (lx + 2, top + th + 2), cv2.FONT_HERSHEY_SIMPLEX, scale, text_colour, thick, cv2.LINE_AA)
