@@ -275,8 +275,13 @@ class _StubReader:
         return self.reading
 
 
-def _reveal(reading, expected):
-    return CameraCounter(ArrayFrames([TABLE]), _StubReader(reading)).reveal(expected)
+# the felt with sharp-edged things on it: a picture in focus (TABLE alone is as soft as a blur)
+SHARP_TABLE = TABLE.copy()
+SHARP_TABLE[200:260:2, 0:60] = 250
+
+
+def _reveal(reading, expected, frame=SHARP_TABLE):
+    return CameraCounter(ArrayFrames([frame]), _StubReader(reading)).reveal(expected)
 
 
 def test_a_reveal_short_of_dice_says_what_it_left_out():
@@ -370,3 +375,21 @@ def test_every_box_told_lies_inside_the_frame(page_of_text):
         assert boxes
         for x, y, bw, bh in boxes:
             assert 0 <= x and 0 <= y and bw > 0 and bh > 0 and x + bw <= w and y + bh <= h, (x, y, bw, bh)
+
+
+def test_a_reveal_short_of_dice_in_a_dark_or_blurred_picture_says_so():
+    """What was left out of a blurred picture is most likely the dice: the players are told to
+    put the picture right, not that things that are not dice were seen."""
+    chip = Refused(box=(0, 200, 60, 60), not_die=0.99)
+    blurred = cv2.GaussianBlur(SHARP_TABLE, (0, 0), 4)
+    out = _reveal(DiceReading((), refused=(chip, chip)), 6, blurred)
+    assert out.reading is None and out.reason == "I see no dice but six are in play; the picture is out of focus"
+    dark = (SHARP_TABLE // 10).astype(np.uint8)
+    assert _reveal(DiceReading((), refused=(chip,)), 6, dark).reason == \
+        "I see no dice but six are in play; the picture is too dark"
+    assert _reveal(DiceReading(()), 6, np.zeros_like(TABLE)).reason.endswith("; the picture is too dark")
+    # a bare table is as soft as a blurred one: with nothing found on it, no blur is claimed
+    assert _reveal(DiceReading(()), 6, TABLE).reason == "I see no dice but six are in play"
+    # more dice than in play: the picture is not what hides them
+    dice = tuple(Die(face=2, box=(50 * i, 0, 40, 40), confidence=0.99) for i in range(4))
+    assert _reveal(DiceReading(dice, refused=(chip,)), 3, blurred).reason == "I see four dice but three are in play"

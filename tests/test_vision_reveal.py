@@ -207,7 +207,7 @@ class _LiveCamera(ArrayFrames):
     live = True
 
     def __init__(self, clock):
-        super().__init__([np.zeros((40, 40, 3), np.uint8)])
+        super().__init__([np.full((40, 40, 3), 120, np.uint8)])  # (a black one would be too dark to read)
         self.clock = clock
 
     def read(self):

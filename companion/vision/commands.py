@@ -69,7 +69,7 @@ def _annotate_path(out: pathlib.Path, i: int, n: int) -> pathlib.Path:
 
 def run_see(args: argparse.Namespace) -> int:
     from companion.vision.annotate import annotate
-    from companion.vision.frames import check_picture_name, image_files, read_frame, write_image
+    from companion.vision.frames import check_picture_name, image_files, picture_problem, read_frame, write_image
 
     if args.camera is None and not args.images:
         _err("see: give image files or --camera N")
@@ -130,7 +130,10 @@ def run_see(args: argparse.Namespace) -> int:
             marked = ", marked ?" if args.annotate is not None else ""
             doubt = f"  ({doubtful} read doubtfully{marked}: a reveal would ask the players)" \
                 if doubtful else ""
-            if reading.colourless:
+            problem = picture_problem(img, reading)
+            if problem:
+                doubt += f"  ({problem})"
+            elif reading.colourless:
                 doubt += f"  ({NO_COLOUR}: no die in it is read surely)"
             if camera.cluttered(reading):
                 crowd = (f"more than {camera.max_refused} things refused" if len(reading.refused) > camera.max_refused

@@ -12,6 +12,7 @@ from companion.calls import number_words
 from companion.files import read_bytes
 from companion.sources import files_in
 from companion.vision.errors import CameraUnavailable, DiceRolledSince, ImageUnreadable, NoFrame, PhotosUsedUp
+from companion.vision.types import DiceReading
 
 
 class FrameSource(Protocol):
@@ -196,6 +197,30 @@ def without_colour(frame: np.ndarray) -> bool:
     small = frame[::4, ::4, :3].astype(np.int16)
     apart = np.maximum(np.abs(small[..., 0] - small[..., 1]), np.abs(small[..., 1] - small[..., 2]))
     return float((apart <= 2).mean()) >= 0.998
+
+
+# A frame whose brightest pixels (its 99th percentile) are darker than this shows no dice: a
+# lens covered, a room gone dark (the 200 real photos: 187 and up; rendered dark tables: 60).
+DARK_BELOW = 32
+# A frame whose sharpest edges (the 99.5th percentile of the Laplacian, at 640 px across) are
+# softer than this is out of focus (the 200 real photos: 11 and up, rendered reveals 17; the
+# photos blurred by a Gaussian of 4 px at that size: 4 at most, of 2 px: 5 in the middle).
+BLURRED_BELOW = 6.0
+
+
+def picture_problem(frame: np.ndarray, reading: DiceReading) -> str | None:
+    """Why a frame may show too few dice however many lie there ("the picture is too dark"),
+    to tell the players what to put right; None when nothing is seen wrong with it. Out of
+    focus only where something was found and left out (most likely the dice, unread): a
+    bare table is as soft as a blurred one."""
+    grey = frame if frame.ndim == 2 else cv2.cvtColor(frame[..., :3], cv2.COLOR_BGR2GRAY)
+    scale = 640 / max(grey.shape[:2])
+    grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+    if float(np.percentile(grey, 99)) < DARK_BELOW:
+        return "the picture is too dark"
+    if reading.refused and float(np.percentile(np.abs(cv2.Laplacian(grey, cv2.CV_64F)), 99.5)) < BLURRED_BELOW:
+        return "the picture is out of focus"
+    return None
 
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff")

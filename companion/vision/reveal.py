@@ -11,7 +11,7 @@ import numpy as np
 from companion.calls import number_words
 from companion.vision.annotate import annotate
 from companion.vision.errors import RevealNotInView, VisionError
-from companion.vision.frames import FrameSource, write_image
+from companion.vision.frames import FrameSource, picture_problem, write_image
 from companion.vision.settings import CameraSettings
 from companion.vision.types import DiceReading, RevealOutcome
 
@@ -131,8 +131,12 @@ class CameraCounter:
             return self._done(None, "the camera's picture has no colour, and without it I cannot be sure "
                                     "of the pips", best, save_dir)
         if reading.total != expected_total:
+            # too few dice in a dark or blurred picture: that is what to put right, and what
+            # was left out as no dice is most likely the dice themselves
+            problem = picture_problem(frame, reading) if reading.total < expected_total else None
             return self._done(None, not_in_play(reading.total, expected_total, say_total)
-                                    + _left_out(reading, expected_total), best, save_dir)
+                                    + (f"; {problem}" if problem else _left_out(reading, expected_total)),
+                              best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
 
     def _check_framing(self, frame: np.ndarray) -> None:
