@@ -163,6 +163,16 @@ def _plain(value: Any) -> Any:
 # than half the dice), so its presets take it literally.
 _BASE = Rules()
 
+# The two presets with a variant, each variant one rule apart, so that they cannot drift apart.
+_PRESSMAN = _BASE.replace(name="pressman", ace_word="aces", announce_dice_in_play=False,
+                          calza=False, calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
+                          palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE,
+                          palifico_player_was_palifico=True)
+_WIKIPEDIA = _BASE.replace(name="wikipedia", ace_word="aces", calza_caller=CalzaCaller.NEXT_PLAYER,
+                           calza_needs_half_dice=True, calza_min_players=2, calza_in_palifico=True,
+                           palifico_min_players=2, one_die_opens_aces=True,
+                           palifico_face_change=FaceChange.ON_ONE_DIE)
+
 PRESETS: dict[str, Rules] = {
     # Asmodee (Cosmo Fry and Alfredo Fernandini): toucan pacos, calza as the expert variant
     # open to any other player, the round after calza opened by whoever last lost a die.
@@ -173,15 +183,8 @@ PRESETS: dict[str, Rules] = {
     # Pressman 2008: aces; lost dice go into a pouch so the total is hidden; in a palifico
     # round "other players" may not change the face (so the palifico player, on one die, may),
     # except a one-die player who was palifico before; calza is optional (see pressman-calza).
-    "pressman": _BASE.replace(name="pressman", ace_word="aces", announce_dice_in_play=False,
-                              calza=False, calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
-                              palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE,
-                              palifico_player_was_palifico=True),
-    "pressman-calza": _BASE.replace(name="pressman-calza", ace_word="aces",
-                                    announce_dice_in_play=False, calza=True,
-                                    calza_caller=CalzaCaller.ANY_EXCEPT_NEXT,
-                                    palifico_player_was_palifico=True,
-                                    palifico_face_change=FaceChange.WAS_PALIFICO_ON_ONE_DIE),
+    "pressman": _PRESSMAN,
+    "pressman-calza": _PRESSMAN.replace(name="pressman-calza", calza=True),
     # The boxed-set leaflet: jokers, lost dice under the cup lid, never an opening on jokers
     # (it makes no palifico exception), in a palifico round the face cannot be changed "by
     # other players" (so the palifico player may), anyone may call calza. Its palifico is
@@ -197,18 +200,9 @@ PRESETS: dict[str, Rules] = {
     # one-die ("obliga") round only one-die players may change the face. It sets no player
     # minimum for spot on or obliga rounds, so both go on with two players, and spot on goes
     # on in an obliga round.
-    "wikipedia": _BASE.replace(name="wikipedia", ace_word="aces", calza_caller=CalzaCaller.NEXT_PLAYER,
-                               calza_needs_half_dice=True, calza_min_players=2, calza_in_palifico=True,
-                               palifico_min_players=2, one_die_opens_aces=True,
-                               palifico_face_change=FaceChange.ON_ONE_DIE),
+    "wikipedia": _WIKIPEDIA,
     # Wikipedia's variant: the loser of a dudo loses as many dice as the bid was off by.
-    "wikipedia-difference": _BASE.replace(name="wikipedia-difference", ace_word="aces",
-                                          calza_caller=CalzaCaller.NEXT_PLAYER,
-                                          calza_needs_half_dice=True, calza_min_players=2,
-                                          calza_in_palifico=True, palifico_min_players=2,
-                                          one_die_opens_aces=True,
-                                          palifico_face_change=FaceChange.ON_ONE_DIE,
-                                          dudo_loss=DudoLoss.DIFFERENCE),
+    "wikipedia-difference": _WIKIPEDIA.replace(name="wikipedia-difference", dudo_loss=DudoLoss.DIFFERENCE),
 }
 ALIASES = {"default": "asmodee", "perudo": "asmodee", "pressman-2008": "pressman", "2008": "pressman",
            "jokers": "leaflet", "webpage": "web", "dudo": "wikipedia", "wiki": "wikipedia",
