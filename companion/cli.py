@@ -142,7 +142,8 @@ def run_rules(name: str | None) -> int:
 
 
 def _build_rules(settings: PlaySettings):
-    from companion.rules.presets import DEFAULT_PRESET, get_preset, load_house_rules
+    from companion.play_settings import load_house_rules
+    from companion.rules.presets import DEFAULT_PRESET, get_preset
 
     rules = get_preset(settings.preset or DEFAULT_PRESET)
     if settings.house_rules:

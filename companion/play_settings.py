@@ -10,7 +10,9 @@ from pathlib import Path
 from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
 from companion.listen import ENGINES
-from companion.rules.presets import MOST_DICE
+from companion.files import read_bytes
+from companion.rules import Rules, RulesFileError
+from companion.rules.presets import MOST_DICE, house_rules
 
 
 @dataclass(frozen=True)
@@ -148,3 +150,20 @@ def add_play_parser(sub) -> None:
     p.add_argument("--display-host", metavar="HOST", help=f"address the page listens on (default {DEFAULT_HOST}, "
                    "this machine only; 0.0.0.0 lets a tablet or TV on the network see it)")
     p.add_argument("--display-port", type=int, metavar="PORT", help=f"the page's port (default {DEFAULT_PORT})")
+
+
+def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
+                     dice_given: int | None = None) -> Rules:
+    """The house rules file at `path` over the preset `base` (see rules.presets.house_rules)."""
+    try:
+        raw = read_bytes(path)
+    except OSError as exc:
+        raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
+    if not raw and not Path(path).is_file():
+        raise RulesFileError(f"house rules {path}: nothing was read from it (a pipe nothing writes to?)")
+    try:
+        text = raw.decode("utf-8-sig")  # a Windows editor's BOM too
+    except UnicodeDecodeError as exc:
+        raise RulesFileError(f"house rules {path} are not valid TOML: {exc} (words go in quotes, "
+                             f"true and false without: dudo_caller = \"anyone\", calza = true)") from None
+    return house_rules(text, path, base, preset_given, dice_given)

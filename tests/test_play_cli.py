@@ -200,7 +200,8 @@ def test_output_cut_short_by_its_reader_ends_quietly():
 @pytest.mark.parametrize("name", ["pressman", "wikipedia-difference", "leaflet"])
 def test_what_companion_rules_prints_of_a_preset_is_a_house_rules_file_of_it(tmp_path, name):
     from companion.rules import get_preset
-    from companion.rules.presets import load_house_rules, preset_lines
+    from companion.play_settings import load_house_rules
+    from companion.rules.presets import preset_lines
 
     toml = tmp_path / "copied.toml"
     toml.write_text("\n".join(preset_lines(name)) + "\n")
@@ -211,7 +212,7 @@ def test_what_companion_rules_prints_of_a_preset_is_a_house_rules_file_of_it(tmp
 
 def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_together(tmp_path):
     from companion.rules import RulesFileError, get_preset
-    from companion.rules.presets import load_house_rules
+    from companion.play_settings import load_house_rules
 
     toml = tmp_path / "house.toml"
     toml.write_text('preset = "pressman"\nstarting_dice = 4\n')
@@ -253,7 +254,7 @@ def test_dice_set_on_the_command_line_keep_a_house_rule_that_hands_may_grow(tmp_
 def test_a_house_rules_max_dice_is_checked_against_the_dice_given_on_the_command_line(tmp_path):
     from companion.rules import get_preset
     from companion.rules.errors import RulesFileError
-    from companion.rules.presets import load_house_rules
+    from companion.play_settings import load_house_rules
 
     toml = tmp_path / "house.toml"
     toml.write_text("max_dice = 4\n")  # below the preset's five, above --dice 3
@@ -276,7 +277,7 @@ def test_a_house_rules_max_dice_is_checked_against_the_dice_given_on_the_command
 def test_house_rules_that_say_a_thing_twice_or_name_themselves_are_refused_naming_the_file(tmp_path, text, message):
     from companion.rules import get_preset
     from companion.rules.errors import RulesFileError
-    from companion.rules.presets import load_house_rules
+    from companion.play_settings import load_house_rules
 
     toml = tmp_path / "house.toml"
     toml.write_text(text)
@@ -287,7 +288,7 @@ def test_house_rules_that_say_a_thing_twice_or_name_themselves_are_refused_namin
 
 def test_house_rules_saved_with_a_byte_order_mark_are_read(tmp_path):
     from companion.rules import get_preset
-    from companion.rules.presets import load_house_rules
+    from companion.play_settings import load_house_rules
 
     toml = tmp_path / "house.toml"
     toml.write_text("starting_dice = 3\n", encoding="utf-8-sig")

@@ -17,7 +17,7 @@ from companion.rules.game import (
 )
 from companion.rules.presets import (
     DEFAULT_PRESET, PRESETS, CalzaCaller, CalzaStarter, DudoCaller, DudoLoss, FaceChange, Rules,
-    get_preset, load_house_rules,
+    get_preset, house_rules,
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]

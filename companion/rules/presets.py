@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from companion.files import read_bytes
 from companion.rules.errors import RulesFileError, UnknownPreset
 
 
@@ -229,9 +228,10 @@ def get_preset(name: str) -> Rules:
     return PRESETS[key]
 
 
-def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
-                     dice_given: int | None = None) -> Rules:
-    """Apply a TOML file of house rules over a preset.
+def house_rules(text: str, path: Path | str, base: Rules, preset_given: bool = False,
+                dice_given: int | None = None) -> Rules:
+    """Apply house rules, the TOML `text` of the file at `path` (named in messages), over a
+    preset (reading the file is `play_settings.load_house_rules`'s).
 
     The file holds plain fields (`starting_dice = 4`, `dudo_caller = "anyone"`), optionally
     under a `[rules]` table, and may name its own base with `preset = "pressman"`; if
@@ -243,13 +243,8 @@ def load_house_rules(path: Path, base: Rules, preset_given: bool = False,
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        text = read_bytes(path).decode("utf-8-sig")  # a Windows editor's BOM too
-        if not text and not Path(path).is_file():
-            raise RulesFileError(f"house rules {path}: nothing was read from it (a pipe nothing writes to?)")
         data = tomllib.loads(text)
-    except OSError as exc:
-        raise RulesFileError(f"cannot read house rules {path}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise RulesFileError(f"house rules {path} are not valid TOML: {exc} (words go in quotes, "
                              f"true and false without: dudo_caller = \"anyone\", calza = true)") from None
     table = data.get("rules", data)

@@ -8,6 +8,8 @@ Image folder naming convention (png, jpg, jpeg, webp, bmp or tif, any case):
 At least one empty* and one paco* image are needed; dice* images are strongly advised (they give
 the die size and the check). Calibration then reads the images back and refuses a profile that
 misreads them.
+
+Long: the photos' checks and the live dialogue share the profile they build and its read-back.
 """
 from __future__ import annotations
 
