@@ -73,6 +73,11 @@ def bid_words(bid: Bid, ace_word: str = "pacos") -> str:
     return f"{number_words(bid.count)} {face_words(bid.face, bid.count, ace_word)}"
 
 
+# Why a line with no words of a call in it, or a player's name alone, is none; the referee
+# answers a name alone with how to say a call after it.
+NOTHING_SAID = "nothing was said"
+
+
 class UnparsableCall(CompanionError, ValueError):
     """The words are not a call: the answer is "say again", never a guess."""
 
@@ -280,10 +285,10 @@ def parse_call(text: str, players: Sequence[str] = ()) -> Call:
         raise UnparsableCall(text, "a count cannot be negative")
     words = _normalise(text)
     if not words:
-        raise UnparsableCall(text, "nothing was said")
+        raise UnparsableCall(text, NOTHING_SAID)
     speaker, words = _strip_name(words, players)
     if not words:
-        raise UnparsableCall(text, "nothing was said")  # a name alone
+        raise UnparsableCall(text, NOTHING_SAID)  # a name alone
     if speaker is None and re.search(r"(?<![\d.])\d+\.\d+(?![\d.])", text):
         # "3.5" would read as "3 5", three fives; a hand may part its dice with dots ("Ana 5.5.3")
         raise UnparsableCall(text, "a count is a whole number")

@@ -3,7 +3,7 @@
 import pytest
 
 from companion.calls import (
-    BidCall, CalzaCall, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
+    NOTHING_SAID, BidCall, CalzaCall, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     UnparsableCall, bid_words, call_to_json, describe_call, number_words, parse_call, parse_call_or_none)
 from companion.listen.vocabulary import SOUND_ALIKES
 from companion.rules import Bid
@@ -70,7 +70,7 @@ def test_commands_holding_filler_words_are_read_with_fillers_around_them(text, n
 def test_only_words_said_around_a_call_is_no_call_and_not_a_name_said_alone(text):
     with pytest.raises(UnparsableCall) as caught:
         parse_call(text, ("Ana", "Ben"))
-    assert caught.value.why != "nothing was said"  # which the referee answers as a name alone
+    assert caught.value.why != NOTHING_SAID  # which the referee answers as a name alone
 
 
 @pytest.mark.parametrize("text", ["four 7", "2s", "four 0"])

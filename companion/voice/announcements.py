@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence, Union
 
-from companion.calls import (HELP_WORDS, STOP_WORDS, Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words,
+from companion.calls import (HELP_WORDS, NOTHING_SAID, STOP_WORDS, Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words,
                              describe_call, face_to_count, face_words, number_words)
 from companion.rules import Action, BidAction, ChallengeAction, Game, Phase, RulesError
 from companion.rules.bids import Bid
@@ -115,7 +115,7 @@ class NotUnderstood:
     def words(self, rules: Rules) -> list[str]:
         if self.unknown_player:
             return [f"There is no player called {self.unknown_player}; the players are {join_and(self.players)}."]
-        if self.why == "nothing was said" and any("a" <= c <= "z" for c in self.text.lower()):  # a name alone
+        if self.why == NOTHING_SAID and any("a" <= c <= "z" for c in self.text.lower()):  # a name alone
             if self.named_example:
                 what = "dice" if self.at_reveal else "call"
                 return [f"Say the {what} after the name, like {self.named_example}."]
