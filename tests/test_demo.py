@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 import wave
+
+import pytest
 from pathlib import Path
 
 from companion.demo import PLAYERS, STARTING_DICE, script_lines
@@ -70,3 +72,33 @@ def test_a_scripted_player_answers_a_question_asked_again_and_repeats_a_line_let
     player = say_line("four fours", players, Cost())
     next(player)
     assert player.send("Not taken: four fours. The bid is three fours by Ana.") == ("four fours", 1)
+
+
+def test_the_scripted_players_know_the_referees_words_for_what_took_nothing():
+    """The demo's players react to the referee's sentences (a question, "say again", a call
+    refused or let go): each pattern they listen for matches the words the referee says, so a
+    reworded announcement fails here rather than leaving the demo's players deaf to it."""
+    from companion.calls import BidCall, CommandCall, Command, DudoCall
+    from companion.demo import ASKED, NOT_TAKEN, asked_about
+    from companion.rules import Bid, BidAction, Game
+    from companion.rules.errors import IllegalBid
+    from companion.voice import announcements as announce
+
+    game = Game(["Ana", "Ben", "Cleo"])
+    said = lambda *announcements: " ".join(announce.sentences(list(announcements), game.rules))  # noqa: E731
+    status = announce.Status.of(game, ())
+    assert asked_about(said(announce.AskToConfirm(BidCall(Bid(4, 5))))) == "four fives"
+    assert asked_about(said(announce.AskedAgain(DudoCall("Ben")))) is not None
+    assert ASKED.search(said(announce.AskToConfirm(CommandCall(Command.UNDO))))
+    for taking_nothing in (announce.WhoCallsCalza("Ben"), announce.NumberWhileBidding(7, "Ana"),
+                           announce.QuestionDropped(BidCall(Bid(4, 5)), status)):
+        assert NOT_TAKEN.search(said(taking_nothing)), said(taking_nothing)
+    game.apply(BidAction("Ana", Bid(3, 4)))
+    for lower in (Bid(2, 4), Bid(1, 1)):  # not a raise; pacos below half the bid
+        with pytest.raises(IllegalBid) as refused:
+            game.apply(BidAction("Ben", lower))
+        assert NOT_TAKEN.search(said(announce.Refused(refused.value))), said(announce.Refused(refused.value))
+    assert "say again" in said(announce.SayAgain()).lower()
+    assert "say again" in said(announce.SayAgain(at_reveal=True)).lower()
+    assert "say it again" in said(announce.Declined()).lower()
+    assert not NOT_TAKEN.search(said(announce.SayAgain())) and asked_about(said(announce.Declined())) is None
