@@ -195,3 +195,26 @@ def test_broken_vosk_model_is_a_clean_error(tmp_path):
         vosk_engine.VoskEngine(tmp_path)
     with pytest.raises(ModelError, match="no Vosk model"):
         vosk_engine.VoskEngine(tmp_path / "missing")
+
+
+def test_every_face_word_the_engines_listen_for_is_read_as_that_face():
+    """The face words are listed again for each engine (the network's tokens and grammar,
+    Vosk's vocabulary); each must be a word of the network's tokens where it is one, and be
+    read by the parser as the face it stands for, or a call heard right would be misread."""
+    from companion.calls import BidCall, parse_call_or_none
+    from companion.listen import recogniser, tokens, vocabulary, vosk_engine
+    from companion.rules import Bid
+
+    for table, count in ((recogniser.PLURAL, "three"), (recogniser.SINGULAR, "one")):
+        for face, words in table.items():
+            for word in words:
+                assert word in tokens.TOKENS, word
+                assert parse_call_or_none(f"{count} {word}") == BidCall(Bid(3 if count == "three" else 1, face)), word
+    names = ["ones", "twos", "threes", "fours", "fives", "sixes"]
+    face_of = {**{w: f for f, w in enumerate(names, 1)}, **{w: f for f, w in enumerate(vocabulary.DIE_WORDS, 1)},
+               "aces": 1, "pacos": 1, "ace": 1, "paco": 1}
+    listed = [*tokens.FACES_PLURAL, *(w for w in tokens.FACES_SINGULAR_EXTRA if w != "a"),  # "a six"
+              *vocabulary.FACE_TERMS, *vosk_engine.CALL_WORDS]
+    for word in listed:
+        assert parse_call_or_none(f"three {word}") == BidCall(Bid(3, face_of[word])), word
+    assert parse_call_or_none("a six") == BidCall(Bid(1, 6))

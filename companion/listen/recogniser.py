@@ -27,7 +27,7 @@ from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.names import NameMatcher, heard_as_yes, sound_alikes, sounds_like_calls
 from companion.listen.network import MODEL_PATH, CallNetwork
-from companion.listen.tokens import LARGEST_SPELT, number_tokens
+from companion.listen.tokens import LARGEST_TOKEN_NUMBER, number_tokens
 from companion.listen.vocabulary import COMMANDS as SPOKEN_COMMANDS
 from companion.listen.vocabulary import MAX_COUNT
 from companion.listen.vocabulary import VocabularyError, normalise_name
@@ -197,8 +197,8 @@ class CallRecogniser:
         self.players = tuple(players)
         for p in self.players:
             normalise_name(p)  # letters only, as for every engine
-        if not 1 <= settings.max_count <= LARGEST_SPELT:
-            raise VocabularyError(f"the bundled call recogniser hears counts up to {LARGEST_SPELT}, "
+        if not 1 <= settings.max_count <= LARGEST_TOKEN_NUMBER:
+            raise VocabularyError(f"the bundled call recogniser hears counts up to {LARGEST_TOKEN_NUMBER}, "
                                   f"not {settings.max_count}")
         alike = sound_alikes(self.players) if names is None else []
         if alike:

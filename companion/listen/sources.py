@@ -69,9 +69,9 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         what = f"vosk ({model_dir})"
     else:
         from companion.listen.recogniser import CallRecogniser, RecogniserSettings
-        from companion.listen.tokens import LARGEST_SPELT
+        from companion.listen.tokens import LARGEST_TOKEN_NUMBER
 
-        largest = LARGEST_SPELT  # its network spells numbers only so far
+        largest = LARGEST_TOKEN_NUMBER  # its network spells numbers only so far
         heard = min(max_count, largest)
         settings = (RecogniserSettings.for_network(network, max_count=heard) if network is not None
                     else RecogniserSettings(max_count=heard))

@@ -36,12 +36,12 @@ FILLERS = frozenset(INDEX[w] for w in (*FILLER_WORDS, "bid", "say", "it", "the")
 WORD_ALIASES = {"what's": "whats", "i'll": "ill", "ok": "okay", "uh": "um", "er": "um"}
 
 
-LARGEST_SPELT = 49  # the tokens stop at "forty": "forty nine" is the largest number spelt
+LARGEST_TOKEN_NUMBER = 49  # the tokens stop at "forty": "forty nine" is the largest number spelt
 
 
 def number_tokens(n: int) -> list[str]:
-    """21 -> ["twenty", "one"]; numbers up to LARGEST_SPELT are spelt."""
-    if not 0 <= n <= LARGEST_SPELT:
+    """21 -> ["twenty", "one"]; numbers up to LARGEST_TOKEN_NUMBER are spelt."""
+    if not 0 <= n <= LARGEST_TOKEN_NUMBER:
         raise ValueError(f"no tokens for the number {n}")
     return number_words(n).split()
 
