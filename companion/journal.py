@@ -739,7 +739,7 @@ def _counts_standing(events: Sequence[Event]) -> tuple[bool, tuple[dict[str, tup
         if isinstance(event, ChallengeCalled):
             taken_back = False
         if event.type in ACTION_TYPES:
-            number = isinstance(event, DiceCounted) and event.hands is None and event.source == "players"
+            number = isinstance(event, DiceCounted) and event.said_as_number
             actions.append((event.type, hands_so_far(events[:i]) if number else None))
         elif isinstance(event, Undone) and actions:
             kind, _ = actions.pop()  # popped whatever taken_back already is

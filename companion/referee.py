@@ -25,7 +25,7 @@ from companion.journal import Resumed
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
     RulesError, count_matching, dice_left_standing, undone_event)
-from companion.rules.events import (ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
+from companion.rules.events import (COUNTED_BY_CAMERA, ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
                                     PlayerEliminated, RoundStarted)
 from companion.round_the_table import RoundTheTable, challengers
 from companion.rules.names import name_key
@@ -553,7 +553,7 @@ class Referee:
             return Outcome(announcements=(cannot,))
         count = count_matching(outcome.reading.faces, challenge.face, challenge.aces_wild)
         try:
-            applied = self._apply(CountAction(count, None, "camera", outcome.reading.faces))
+            applied = self._apply(CountAction(count, None, COUNTED_BY_CAMERA, outcome.reading.faces))
         except RulesError as error:  # a reading that is not the dice in play settles nothing
             self._log(f"(camera reading refused: {error})")
             from companion.vision.reveal import not_in_play  # the camera's words: loaded with the camera
@@ -659,7 +659,7 @@ class Referee:
             action = self.game.undo()
         except RulesError as error:
             return [announce.Refused(error)]
-        number = isinstance(action, CountAction) and action.source == "players" and not action.hands
+        number = isinstance(action, CountAction) and action.said_as_number
         said_before = self._under_counts.pop() if number and self._under_counts else {}
         kept = dice_left_standing(action, said_before)  # a new dict: _hands changes, the line does not
         self._record([replace(undone_event(action), hands=kept or None)])

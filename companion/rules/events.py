@@ -150,17 +150,27 @@ class ChallengeCalled(Event):
     aces_wild: bool
 
 
+# Who counted the dice at a reveal: a DiceCounted's and a CountAction's `source`.
+COUNTED_BY_PLAYERS = "players"
+COUNTED_BY_CAMERA = "camera"
+
+
 @dataclass(frozen=True)
 class DiceCounted(Event):
     type: ClassVar[str] = "count"
     count: int  # dice showing the bid face (plus wild aces)
     hands: Mapping[str, tuple[int, ...]] | None = None  # each player's dice, when given
-    source: str = "players"  # "players" or "camera"
+    source: str = COUNTED_BY_PLAYERS  # or COUNTED_BY_CAMERA
     correct: bool = False  # was the challenged claim right (at least / exactly the bid)?
     # The faces the camera read, when it counted: replay counts them again under the game's
     # rules, so a resumed game re-checks the camera's count as it does one made from hands.
     camera_dice: tuple[int, ...] | None = None
     added_later: ClassVar[frozenset[str]] = frozenset({"camera_dice"})
+
+    @property
+    def said_as_number(self) -> bool:
+        """The players said the count as a number, not each their dice (CountAction's twin)."""
+        return self.source == COUNTED_BY_PLAYERS and not self.hands
 
 
 @dataclass(frozen=True)

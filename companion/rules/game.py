@@ -31,6 +31,7 @@ from companion.rules.errors import (
     WrongPhase,
 )
 from companion.rules.events import (
+    COUNTED_BY_PLAYERS,
     BidMade,
     ChallengeCalled,
     DiceCounted,
@@ -74,8 +75,14 @@ class ChallengeAction:
 class CountAction:
     count: int
     hands: Mapping[str, tuple[int, ...]] | None = None
-    source: str = "players"
+    source: str = COUNTED_BY_PLAYERS  # or COUNTED_BY_CAMERA
     camera_dice: tuple[int, ...] | None = None  # the faces the camera read, when it counted
+
+    @property
+    def said_as_number(self) -> bool:
+        """The players said the count as a number, not each their dice: a number taken back
+        leaves standing the dice said before it (see dice_left_standing)."""
+        return self.source == COUNTED_BY_PLAYERS and not self.hands
 
 
 Action = Union[BidAction, ChallengeAction, CountAction]
@@ -96,11 +103,11 @@ def dice_left_standing(action: Action, said_before: Mapping[str, tuple[int, ...]
     which settled it (rather than every player saying theirs again, each a new chance to
     mishear); of a number the players counted, the dice said before it (`said_before`);
     of anything else, none."""
-    if not isinstance(action, CountAction) or action.source != "players":
+    if not isinstance(action, CountAction) or action.source != COUNTED_BY_PLAYERS:
         return {}
-    if action.hands:
-        return {player: tuple(dice) for player, dice in list(action.hands.items())[:-1]}
-    return dict(said_before)
+    if action.said_as_number:
+        return dict(said_before)
+    return {player: tuple(dice) for player, dice in list(action.hands.items())[:-1]}
 
 
 def count_matching(dice: Sequence[int], face: int, aces_wild: bool) -> int:
@@ -364,7 +371,7 @@ class Game:
     def calza(self, player: str) -> list[Event]:
         return self.apply(ChallengeAction(CALZA, player))
 
-    def reveal(self, count: int, hands: Mapping[str, Sequence[int]] | None = None, source: str = "players",
+    def reveal(self, count: int, hands: Mapping[str, Sequence[int]] | None = None, source: str = COUNTED_BY_PLAYERS,
                camera_dice: Sequence[int] | None = None) -> list[Event]:
         frozen = None if hands is None else {p: tuple(d) for p, d in hands.items()}
         return self.apply(CountAction(count, frozen, source, None if camera_dice is None else tuple(camera_dice)))
