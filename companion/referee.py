@@ -12,6 +12,7 @@ Long: everything the referee says back to the table, and why, is read in this on
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -546,7 +547,9 @@ class Referee:
             outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir, game.round_number,
                                           say_total=game.rules.announce_dice_in_play, latest_round=self._latest_round)
         except Exception as error:  # a camera failing mid-game must not end the game
-            self._log(f"(camera failed: {error})")
+            # (the counter turns a camera's own failures into an outcome: this is a fault in
+            # the code, whose trace is kept on the terminal for a report)
+            self._log(f"(camera failed: {error})\n{traceback.format_exc().rstrip()}")
             return Outcome(announcements=(announce.CameraFailed(str(error), self._count_prompt()),))
         if outcome.reading is None:
             cannot = announce.CameraCannotCount(outcome.reason, self._count_prompt())

@@ -559,6 +559,22 @@ def test_a_camera_reading_of_other_dice_than_in_play_settles_nothing():
     assert "Ana loses a die" in say(referee, "two")  # three fours were bid; two are there
 
 
+def test_a_fault_in_the_camera_code_asks_the_players_and_keeps_its_trace_for_a_report():
+    class Faulty(FakeCounter):
+        def reveal(self, *args, **kwargs):
+            raise AttributeError("'NoneType' object has no attribute 'faces'")  # a bug, not a camera failure
+
+    referee, _, journal = make(counter=Faulty(None))
+    logged = []
+    referee._log = logged.append
+    say(referee, "three fours")
+    text = say(referee, "dudo")
+    assert "The camera failed" in text and "How many fours" in text  # the players count instead
+    assert referee.game.phase is Phase.REVEAL and not [e for e in journal.events if e.type == "count"]
+    assert "Traceback" in logged[-1] and "in reveal" in logged[-1] and "AttributeError" in logged[-1]
+    assert "Ana loses a die" in say(referee, "two")
+
+
 def test_where_the_total_is_hidden_the_camera_never_says_it():
     counter = FakeCounter(camera_sees({4: 2}, in_play=14))
     referee, _, _ = make(preset="pressman", counter=counter)
