@@ -421,3 +421,79 @@ def test_a_game_at_the_microphone_goes_on_by_calls_typed_when_the_room_is_too_lo
     # the typed calls were taken as surely as in a typed game: Ana's two fours, Ben's three fours,
     # Ana's dudo, three counted: the bid stood and Ana lost a die
     assert resume(tmp_path / "game.jsonl").game.dice == {"Ana": 4, "Ben": 5}
+
+
+FAKE_PORTAUDIO = '''"""sounddevice, standing in for PortAudio: one microphone sending a quiet room."""
+import threading, time
+import numpy as np
+
+def query_devices(device=None, kind=None):
+    mic = {"name": "Stand-in microphone", "max_input_channels": 1, "default_samplerate": 16000.0}
+    return [mic] if device is None and kind is None else mic
+
+class InputStream:
+    def __init__(self, samplerate, channels, dtype, blocksize, device, callback):
+        self.callback, self.blocksize, self.stopped = callback, blocksize, False
+
+    def start(self):
+        def room():
+            noise = np.random.default_rng(0)
+            while not self.stopped:
+                self.callback(noise.normal(0, 30, (self.blocksize, 1)).astype(np.int16), self.blocksize, None, None)
+                time.sleep(0.1)
+        threading.Thread(target=room, daemon=True).start()
+
+    def abort(self):
+        self.stopped = True
+
+    close = abort
+'''
+
+
+def test_companion_play_at_the_microphone_takes_calls_typed_at_its_terminal(tmp_path):
+    """The command line, in a terminal (a pty), with a stand-in PortAudio: calls typed at the
+    terminal are taken while the microphone listens, and "quit" stops the game, saved."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    (tmp_path / "sounddevice.py").write_text(FAKE_PORTAUDIO)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    journal = tmp_path / "game.jsonl"
+    terminal, its_end = pty.openpty()
+    game = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "--input", "mic",
+                             "--no-learn-names", "--mute", "--journal", str(journal)],
+                            stdin=its_end, stdout=its_end, stderr=its_end, env=env, cwd=ROOT, start_new_session=True)
+    os.close(its_end)
+    shown = b""
+
+    def read_until(text: bytes, seconds: float = 90.0) -> None:
+        nonlocal shown
+        deadline = time.monotonic() + seconds
+        while text not in shown:
+            assert time.monotonic() < deadline, f"waited for {text!r}; the terminal shows:\n{shown.decode()}"
+            if select.select([terminal], [], [], 0.2)[0]:
+                try:
+                    shown += os.read(terminal, 4096)
+                except OSError:  # the game has ended and closed its side
+                    break
+
+    try:
+        read_until(b"Ana opens")
+        for line, then in ((b"two fours", b"Ben, your call"), (b"three fours", b"Ana, your call"),
+                           (b"dudo", b"Lift the cups"), (b"three", b"Ana loses a die"),
+                           (b"quit", b"the game is paused")):
+            os.write(terminal, line + b"\n")
+            read_until(then)
+        assert game.wait(timeout=30) == 0
+    finally:
+        if game.poll() is None:
+            game.kill()
+        os.close(terminal)
+    from companion.journal import load_game
+
+    assert load_game(journal).dice == {"Ana": 4, "Ben": 5}
