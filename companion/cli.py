@@ -186,8 +186,12 @@ def _source(settings: PlaySettings, game):
             signal.signal(signal.SIGTTIN, signal.SIG_IGN)
         except ValueError:  # not the main thread
             pass
-    return open_source(settings.input, paths=settings.paths, players=game.players, settings=speech,
-                       typed_from=keyboard)
+    source = open_source(settings.input, paths=settings.paths, players=game.players, settings=speech,
+                         typed_from=keyboard)
+    if keyboard is not None:
+        print("companion: listening; a call can also be typed here (then Enter), and quit stops the game",
+              file=sys.stderr)
+    return source
 
 
 def _counter(settings: PlaySettings, first_round: int | None):

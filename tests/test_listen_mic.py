@@ -484,6 +484,7 @@ def test_companion_play_at_the_microphone_takes_calls_typed_at_its_terminal(tmp_
 
     try:
         read_until(b"Ana opens")
+        assert b"a call can also be typed here" in shown  # said once, as the game starts
         for line, then in ((b"two fours", b"Ben, your call"), (b"three fours", b"Ana, your call"),
                            (b"dudo", b"Lift the cups"), (b"three", b"Ana loses a die"),
                            (b"quit", b"the game is paused")):
