@@ -93,6 +93,7 @@ class Command(enum.Enum):
     STATUS = "status"
     YES = "yes"
     NO = "no"
+    NEW_GAME = "new game"  # typed: the same table plays again once the game is won
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ COMMAND_PHRASES: dict[str, Command] = {
     "how many dice": Command.STATUS, "whose turn": Command.STATUS, "whose turn is it": Command.STATUS,
     "yes": Command.YES, "yeah": Command.YES, "correct": Command.YES, "right": Command.YES,
     "no": Command.NO, "nope": Command.NO, "wrong": Command.NO, "cancel": Command.NO,
+    "new game": Command.NEW_GAME, "play again": Command.NEW_GAME, "another game": Command.NEW_GAME,
 }
 # Said around a call without changing it ("um, I bid nine fives please", "the count is seven").
 FILLERS = {"um", "uh", "er", "erm", "hmm", "ok", "okay", "so", "well", "please", "i", "bid",

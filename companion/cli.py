@@ -273,15 +273,35 @@ def run_play(settings: PlaySettings) -> int:
         if display is not None:
             journal, speaker = display.watch_journal(journal), display.watch_speaker(speaker)
             source, counter = display.watch_source(source), display.watch_counter(counter)
-        reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
         # Typed lines are trusted; speech is judged on its engine's confidence scale.
         hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
         aces_as = aces_to_say(settings.input != "text", game.rules.ace_word)
-        referee = Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as),
-                          resumed=resumed, log=lambda text: print(text, file=sys.stderr))
+
+        def referee_for(game, journal, path, resumed=None):
+            reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
+            return Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as),
+                           resumed=resumed, log=lambda text: print(text, file=sys.stderr))
+
+        referee = referee_for(game, journal, path, resumed)
         try:
             with _stopped_by_sigterm():
                 referee.run(source, resumed=settings.resuming)
+                while referee.new_game_wanted:  # the same table plays again, in a journal of its own
+                    journal.close()
+                    print(f"companion: {journals.last_line(path)}", file=sys.stderr)
+                    first = settings.first if settings.first in game.players else None
+                    game = Game(game.players, game.rules, first)
+                    # beside the game before (a --journal elsewhere keeps the evening together)
+                    journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
+                    path = journal.path
+                    print(f"companion: journal {path}", file=sys.stderr)
+                    journals.mark_played(path)
+                    if display is not None:
+                        display.new_game(game)
+                        journal = display.watch_journal(journal)
+                    names_asked = frozenset(referee.names_asked)
+                    referee = referee_for(game, journal, path)
+                    referee.run(source, names_asked=names_asked)
         except KeyboardInterrupt as stop:  # Ctrl-C, or a service manager stopping the game
             print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
             print(f"companion: {journals.last_line(path)}", file=sys.stderr)

@@ -107,13 +107,19 @@ class Referee:
         self._held = False  # the current utterance's move was held back by the question again
         self._events: list[Event] = []  # journalled while answering the current utterance
         self._source: CallSource | None = None
+        # "new game" was typed at a won game: `run` returns, for the same table to play again
+        self.new_game_wanted = False
+        self.names_asked: set[str] = set()  # the players asked to say their names, this game or before
 
     # --- the loop: hear, decide, speak --------------------------------------------------------
 
-    def run(self, source: CallSource, resumed: bool = False) -> Game:
-        """Run until the input ends; returns the game as it stands. A won game still
-        listens, so a misheard final count can be undone."""
+    def run(self, source: CallSource, resumed: bool = False, names_asked: frozenset[str] = frozenset()) -> Game:
+        """Run until the input ends, or "new game" is typed at a won game; returns the game as
+        it stands. A won game still listens, so a misheard final count can be undone.
+        `names_asked`: players whose names this source was already given (an earlier game
+        of the evening), not asked again."""
         self._source = source
+        self.names_asked = set(names_asked)
         if not self.learn_names(source):
             return self.game
         aces_as = [announce.SayAcesAs(self.settings.say_aces_as)] if self.settings.say_aces_as else []
@@ -121,12 +127,15 @@ class Referee:
         self.say((self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))]) + aces_as)
         if resumed and self._camera_due_on_resuming():
             self.say(self.read_camera().announcements)
-        while True:
+        while not self.new_game_wanted:
             source.expect(self.expecting(), self.hand_sizes())
             utterance = source.next_utterance()
             if utterance is None:
                 break
+            was_over = self.game.phase is Phase.OVER
             self.hear(utterance)
+            if self.game.phase is Phase.OVER and not was_over:
+                self._log(f"companion: {self.game.winner} won; type new game to play again with the same players")
         return self.game
 
     def _resume(self) -> list[Announcement]:
@@ -165,7 +174,8 @@ class Referee:
         name before each of NAME_PHRASES ("Ana calza", "Ana one two three"), so the engine
         knows the name by their own voice. Nothing said here is a call: the game is
         untouched. False when the input ended on the way."""
-        for i, player in enumerate(self._players_to_learn()):
+        for i, player in enumerate(p for p in self._players_to_learn() if p not in self.names_asked):
+            self.names_asked.add(player)
             learnt = 0
             for j, (phrase, expect) in enumerate(NAME_PHRASES):
                 said = f"{player} {phrase}"
@@ -624,6 +634,11 @@ class Referee:
         if name is Command.YES:
             pending, self._pending = self._pending, None
             return self._handle(pending) if pending is not None else [announce.NothingToConfirm()]
+        if name is Command.NEW_GAME:
+            if self.game.phase is not Phase.OVER:  # this game would be left behind, unfinished
+                return [announce.NewGameNotYet(self.status())]
+            self._pending, self.new_game_wanted = None, True
+            return []  # the next game says its own start
         if name is Command.NO:
             had, self._pending = self._pending, None
             self._declined = had

@@ -600,3 +600,27 @@ def test_a_palifico_reveal_keeps_the_referees_words_on_a_720_line_tv(browser, tm
         assert not browser.find_element(By.ID, "palifico-rule").is_displayed()  # what to count says it now
     finally:
         game.close()
+
+
+def test_a_new_game_of_the_evening_is_shown_from_its_start():
+    class Shown:
+        def __init__(self):
+            self.states = []
+
+        def publish(self, state):
+            self.states.append(state)
+
+    from companion.rules import BidAction, ChallengeAction, CountAction
+
+    won = Game(["Ana", "Ben"], get_preset("asmodee").replace(starting_dice=1, max_dice=1))
+    for action in (BidAction("Ana", Bid(1, 3)), ChallengeAction("dudo", "Ben"), CountAction(0)):
+        won.apply(action)
+    server = Shown()
+    display = TableDisplay(won, server)
+    display.watch_speaker(type("Quiet", (), {"say": lambda self, text: None})()).say("Ben wins the game!")
+    assert server.states[-1]["winner"] == "Ben" and server.states[-1]["said"] == "Ben wins the game!"
+    display.new_game(Game(["Ana", "Ben"], won.rules))
+    shown = server.states[-1]
+    assert shown["winner"] is None and shown["turn"] == "Ana" and shown["round"] == 1
+    assert shown["said"] is None and shown["heard"] is None and shown["reveal"] is None  # nothing of the last game
+    assert [p["dice"] for p in shown["players"]] == [1, 1]

@@ -270,3 +270,12 @@ def test_the_hands_development_set_counts_what_a_read_back_line_lets_through():
     chatter = [0.0, 0.4, 0.1]
     assert at_line(hands, chatter, 0.3) == {"read back": 3, "right": 2, "right said again": 1, "chatter": 1}
     assert at_line(hands, chatter, 0.7) == {"read back": 1, "right": 1, "right said again": 2, "chatter": 0}
+
+
+def test_a_new_game_of_the_evening_asks_only_the_names_not_asked_before():
+    # Ana and Cleo said theirs before the first game; Ben, out by then in a resumed game, did not
+    source = LearningSource(names_said(["Ben"]) + ["three fours"])
+    referee = Referee(Game(list(PLAYERS)), RecordingSpeaker())
+    game = referee.run(source, names_asked=frozenset({"Ana", "Cleo"}))
+    assert [p for p, *_ in source.asked] == ["Ben", "Ben"] and len(game.actions) == 1
+    assert referee.names_asked == {"Ana", "Ben", "Cleo"}  # passed on to the game after

@@ -53,6 +53,11 @@ class TableDisplay:
         self._broken = False
         self.stopped = False
 
+    def new_game(self, game: Game) -> None:
+        """The table plays again: the page shows the new game from its start."""
+        self.game, self.heard, self.said, self.reveal = game, None, None, None
+        self.refresh()
+
     def close(self) -> None:
         """The companion stops: the page is told, so it no longer shows a live game."""
         self.stopped = True

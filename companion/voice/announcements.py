@@ -70,6 +70,17 @@ class GameIsOver:
 
 
 @dataclass(frozen=True)
+class NewGameNotYet:
+    """"New game" before this one is won."""
+
+    status: Status
+
+    def words(self, rules: Rules) -> list[str]:
+        return [f"This game is not over. {self.status.sentence(rules, brief=True)} A new game can start once "
+                "someone has won; to stop this one, type quit: it is saved."]
+
+
+@dataclass(frozen=True)
 class TookBack:
     action: Action
     status: Status
@@ -599,7 +610,7 @@ class GameStopped:
 
 
 Announcement = Union[
-    EventsHappened, Refused, GameIsOver, TookBack, SayAgain, NotUnderstood, AskToConfirm,
+    EventsHappened, Refused, GameIsOver, NewGameNotYet, TookBack, SayAgain, NotUnderstood, AskToConfirm,
     NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack,
     SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
