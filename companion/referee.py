@@ -20,6 +20,7 @@ from typing import Callable, Protocol, Sequence
 from companion.calls import (
     BidCall, CalzaCall, Call, Command, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall,
     describe_call, number_words, parse_call)
+from companion.errors import CompanionError
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
                                is_challenge_or_undo, is_undo, says_it_again, unsure_call, why_ignored)
 from companion.journal import Resumed
@@ -556,11 +557,14 @@ class Referee:
         try:
             outcome = self.counter.reveal(game.dice_in_play, self.settings.reveal_dir, game.round_number,
                                           say_total=game.rules.announce_dice_in_play, latest_round=self._latest_round)
-        except Exception as error:  # a camera failing mid-game must not end the game
-            # (the counter turns a camera's own failures into an outcome: this is a fault in
-            # the code, whose trace is kept on the terminal for a report)
-            self._log(f"(camera failed: {error})\n{traceback.format_exc().rstrip()}")
+        except CompanionError as error:  # a camera failing mid-game must not end the game
+            self._log(f"(camera failed: {error})")
             return Outcome(announcements=(announce.CameraFailed(str(error), self._count_prompt()),))
+        except Exception as error:  # noqa: BLE001 - nor must a fault in the code that reads it
+            # whose trace is kept on the terminal for a report; the table hears no Python
+            self._log(f"(camera failed: {error!r})\n{traceback.format_exc().rstrip()}")
+            return Outcome(announcements=(announce.CameraFailed("something went wrong in reading the dice",
+                                                                self._count_prompt()),))
         if outcome.reading is None:
             cannot = announce.CameraCannotCount(outcome.reason, self._count_prompt())
             return Outcome(announcements=(cannot,))

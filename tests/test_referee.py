@@ -569,10 +569,23 @@ def test_a_fault_in_the_camera_code_asks_the_players_and_keeps_its_trace_for_a_r
     referee._log = logged.append
     say(referee, "three fours")
     text = say(referee, "dudo")
-    assert "The camera failed" in text and "How many fours" in text  # the players count instead
+    assert "The camera failed: something went wrong in reading the dice. How many fours" in text  # the players count
+    assert "NoneType" not in text  # Python's words stay on the terminal
     assert referee.game.phase is Phase.REVEAL and not [e for e in journal.events if e.type == "count"]
     assert "Traceback" in logged[-1] and "in reveal" in logged[-1] and "AttributeError" in logged[-1]
     assert "Ana loses a die" in say(referee, "two")
+
+
+def test_a_camera_failure_of_its_own_kind_is_said_in_its_own_words():
+    from companion.vision.errors import PhotosUsedUp
+
+    class UsedUp(FakeCounter):
+        def reveal(self, *args, **kwargs):
+            raise PhotosUsedUp("the photos given are used up")
+
+    referee, _, _ = make(counter=UsedUp(None))
+    say(referee, "three fours")
+    assert "The camera failed: the photos given are used up. How many fours" in say(referee, "dudo")
 
 
 def test_where_the_total_is_hidden_the_camera_never_says_it():

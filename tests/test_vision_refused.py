@@ -393,3 +393,28 @@ def test_a_reveal_short_of_dice_in_a_dark_or_blurred_picture_says_so():
     # more dice than in play: the picture is not what hides them
     dice = tuple(Die(face=2, box=(50 * i, 0, 40, 40), confidence=0.99) for i in range(4))
     assert _reveal(DiceReading(dice, refused=(chip,)), 3, blurred).reason == "I see four dice but three are in play"
+
+
+def test_a_dim_reveal_is_told_as_too_dark_whatever_the_reader_made_of_it():
+    """Real pixels: a reveal in a room gone dim (a rendered table at 15% of its light) reads
+    few dice and many things it cannot take for dice; the players are told what to put right,
+    not that the frame does not look like dice on a table."""
+    scene = generate_scene(9400011, n_dice=12, angle=0.3, hard=0.3)
+    dim = (scene.image.astype(np.float32) * 0.15).astype(np.uint8)
+    out = CameraCounter(ArrayFrames([dim]), DiceReader()).reveal(12)
+    assert out.reading is None and out.reason.endswith("; the picture is too dark"), out.reason
+    # dice all there but some read doubtfully, in a dim picture: that is said too
+    doubtful = tuple(Die(face=2, box=(50 * i, 0, 40, 40), confidence=0.3) for i in range(3))
+    dark = (SHARP_TABLE // 10).astype(np.uint8)
+    assert _reveal(DiceReading(doubtful), 3, dark).reason == "some dice are too hard to read; the picture is too dark"
+    assert _reveal(DiceReading(doubtful), 3).reason == "some dice are too hard to read"
+
+
+def test_a_small_sharp_frame_is_not_taken_for_a_blurred_one():
+    """Enlarged to be measured, a sharp 240-pixel frame would look out of focus."""
+    chip = Refused(box=(0, 100, 30, 30), not_die=0.99)
+    small = cv2.resize(generate_scene(9400012, angle=0.3).image, (240, 135), interpolation=cv2.INTER_AREA)
+    assert _reveal(DiceReading((), refused=(chip,)), 6, small).reason == \
+        "I see no dice but six are in play; I left out one thing that is not a die"
+    assert _reveal(DiceReading((), refused=(chip,)), 6, cv2.GaussianBlur(small, (0, 0), 4)).reason.endswith(
+        "; the picture is out of focus")

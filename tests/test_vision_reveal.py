@@ -15,6 +15,9 @@ from companion.vision.types import DiceReading, Die, Refused, RevealOutcome
 
 SURE = CameraSettings().min_confidence
 
+# A frame for stand-in readers: grey, as a black one would be too dark to read dice in
+FRAME = np.full((40, 40, 3), 120, np.uint8)
+
 
 def _easy_scene(seed, n=6):
     # top-down, gentle conditions: the reveal logic is under test here, not the reader's limits
@@ -89,14 +92,14 @@ def _reading(faces, conf=0.99):
 
 
 def test_low_confidence_returns_none():
-    frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
+    frames = ArrayFrames([FRAME])
     out = CameraCounter(frames, _StubReader([_reading([2, 3, 3], conf=0.3)]),
                         CameraSettings(min_confidence=0.6)).reveal(3)
     assert out.reading is None and out.reason == "some dice are too hard to read"
 
 
 def test_needs_consecutive_agreement():
-    frames = ArrayFrames([np.zeros((40, 40, 3), np.uint8)])
+    frames = ArrayFrames([FRAME])
     seq = [_reading([2]), _reading([3]), _reading([2]), _reading([2]), _reading([2])]
     counter = CameraCounter(frames, _StubReader(seq), CameraSettings(frames_to_agree=3, max_frames=10))
     out = counter.reveal(1)
@@ -114,7 +117,7 @@ class _UnpluggedCamera(ArrayFrames):
 
 
 def test_a_camera_failing_mid_reveal_gives_none():
-    out = CameraCounter(_UnpluggedCamera([np.zeros((40, 40, 3), np.uint8)]), _StubReader([_reading([1])])).reveal(1)
+    out = CameraCounter(_UnpluggedCamera([FRAME]), _StubReader([_reading([1])])).reveal(1)
     assert out.reading is None and out.reason == "the camera failed (camera 0 gave no frame)"
 
 
@@ -207,7 +210,7 @@ class _LiveCamera(ArrayFrames):
     live = True
 
     def __init__(self, clock):
-        super().__init__([np.full((40, 40, 3), 120, np.uint8)])  # (a black one would be too dark to read)
+        super().__init__([FRAME])
         self.clock = clock
 
     def read(self):
@@ -244,14 +247,14 @@ def test_a_live_camera_gives_up_after_its_patience_and_says_what_it_saw():
 
 def test_recorded_frames_are_not_waited_for():
     reader = _StubReader([_reading([2, 3, 3, 5])])
-    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(6)
+    out = CameraCounter(ArrayFrames([FRAME]), reader).reveal(6)
     assert out.reading is None and "I see four dice but six" in out.reason and reader.i == 3
 
 
 def test_a_picture_that_cannot_be_saved_does_not_stop_the_count(tmp_path):
     (tmp_path / "file").write_text("in the way of the reveals folder")
     reader = _StubReader([_reading([2, 3])])
-    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), reader).reveal(
+    out = CameraCounter(ArrayFrames([FRAME]), reader).reveal(
         2, save_dir=tmp_path / "file" / "reveals")
     assert out.reading is not None and out.reading.total == 2 and out.annotated_path is None
 
@@ -261,7 +264,7 @@ def test_a_reveal_accepts_only_every_die_seen_and_surely_read():
     sure, unsure = _reading([2, 3, 5]), _reading([2, 3, 5], conf=settings.min_confidence - 0.01)
     assert settings.accepts(sure, 3) and not settings.accepts(sure, 4) and not settings.accepts(unsure, 3)
     assert settings.doubtful(unsure) == 3 and settings.doubtful(sure) == 0
-    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([unsure])).reveal(3)
+    out = CameraCounter(ArrayFrames([FRAME]), _StubReader([unsure])).reveal(3)
     assert out.reading is None and out.reason == "some dice are too hard to read"  # the counter keeps the same line
 
 
@@ -323,7 +326,7 @@ def test_a_frame_full_of_things_that_are_not_dice_settles_nothing(tmp_path, read
     cluttered = DiceReading(_reading([6, 6, 1]).dice, refused)
     assert not settings.accepts(cluttered, 3)  # sure dice, the right total, and still not trusted
     assert settings.accepts(DiceReading(cluttered.dice, refused[:settings.max_refused]), 3)
-    out = CameraCounter(ArrayFrames([np.zeros((40, 40, 3), np.uint8)]), _StubReader([cluttered])).reveal(3)
+    out = CameraCounter(ArrayFrames([FRAME]), _StubReader([cluttered])).reveal(3)
     assert out.reading is None and "things I cannot take for dice" in out.reason
     # real pixels: three dice below a screen of code, read by the shipped reader. Every die is
     # read, surely; it is the screen's letters that make the frame no table to settle from.

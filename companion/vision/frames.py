@@ -199,12 +199,14 @@ def without_colour(frame: np.ndarray) -> bool:
     return float((apart <= 2).mean()) >= 0.998
 
 
-# A frame whose brightest pixels (its 99th percentile) are darker than this shows no dice: a
-# lens covered, a room gone dark (the 200 real photos: 187 and up; rendered dark tables: 60).
-DARK_BELOW = 32
-# A frame whose sharpest edges (the 99.5th percentile of the Laplacian, at 640 px across) are
-# softer than this is out of focus (the 200 real photos: 11 and up, rendered reveals 17; the
-# photos blurred by a Gaussian of 4 px at that size: 4 at most, of 2 px: 5 in the middle).
+# A frame whose brightest pixels (its 99th percentile) are darker than this is too dark to
+# read dice in: a lens covered, a room gone dim (the 200 real photos: 187 and up, and at a
+# quarter of their light 47 to 53, where the reader loses most dice; rendered dark tables: 60).
+DARK_BELOW = 60
+# A frame whose sharpest edges (the 99.5th percentile of the Laplacian, at 640 px across, or
+# as it is when smaller: enlarged, a sharp small frame would look soft) are softer than this
+# is out of focus (the 200 real photos: 11 and up, rendered reveals 17; the photos blurred by
+# a Gaussian of 4 px at that size: 4 at most, of 2 px: 5 in the middle).
 BLURRED_BELOW = 6.0
 
 
@@ -215,7 +217,8 @@ def picture_problem(frame: np.ndarray, reading: DiceReading) -> str | None:
     bare table is as soft as a blurred one."""
     grey = frame if frame.ndim == 2 else cv2.cvtColor(frame[..., :3], cv2.COLOR_BGR2GRAY)
     scale = 640 / max(grey.shape[:2])
-    grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+    if scale < 1:
+        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     if float(np.percentile(grey, 99)) < DARK_BELOW:
         return "the picture is too dark"
     if reading.refused and float(np.percentile(np.abs(cv2.Laplacian(grey, cv2.CV_64F)), 99.5)) < BLURRED_BELOW:

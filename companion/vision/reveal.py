@@ -122,6 +122,14 @@ class CameraCounter:
         if settings.accepts(reading, expected_total):
             return self._done(reading, f"I read all {number_words(reading.total)} {_dice_word(reading.total)}",
                               best, save_dir)
+        # too few dice, or dice too hard to read, in a dark or blurred picture: that is what to
+        # put right, and what was left out as no dice is most likely the dice themselves
+        short = reading.total < expected_total or (reading.total == expected_total and settings.doubtful(reading))
+        problem = picture_problem(frame, reading) if short else None
+        if problem:
+            seen = (not_in_play(reading.total, expected_total, say_total) if reading.total < expected_total
+                    else "some dice are too hard to read")
+            return self._done(None, f"{seen}; {problem}", best, save_dir)
         if settings.cluttered(reading):
             refused = len(reading.refused)
             crowd = f"{number_words(refused)} things" if refused > settings.max_refused else "too many things"
@@ -131,12 +139,8 @@ class CameraCounter:
             return self._done(None, "the camera's picture has no colour, and without it I cannot be sure "
                                     "of the pips", best, save_dir)
         if reading.total != expected_total:
-            # too few dice in a dark or blurred picture: that is what to put right, and what
-            # was left out as no dice is most likely the dice themselves
-            problem = picture_problem(frame, reading) if reading.total < expected_total else None
             return self._done(None, not_in_play(reading.total, expected_total, say_total)
-                                    + (f"; {problem}" if problem else _left_out(reading, expected_total)),
-                              best, save_dir)
+                                    + _left_out(reading, expected_total), best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
 
     def _check_framing(self, frame: np.ndarray) -> None:
