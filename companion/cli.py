@@ -189,7 +189,7 @@ def _source(settings: PlaySettings, game):
     source = open_source(settings.input, paths=settings.paths, players=game.players, settings=speech,
                          typed_from=keyboard)
     if keyboard is not None:
-        print("companion: listening; a call can also be typed here (then Enter), and quit stops the game",
+        print("companion: listening; a call can also be typed here (then Enter); quit or Ctrl-D stops the game",
               file=sys.stderr)
     return source
 

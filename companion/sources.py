@@ -9,6 +9,7 @@ players' names, into `Heard`; nothing after that reads text again.
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import sys
@@ -229,12 +230,16 @@ class TypedBeside:
     """Calls typed at the terminal while the microphone listens. In a room too loud for a
     call to be heard, a player types it, and it is taken as surely as in a typed game. The
     terminal is read on a thread of its own; the microphone's loop picks up what it gives
-    (`take`), never waiting for it. Its end (Ctrl-D, or no terminal at all) ends only the
-    typing; "quit" ends the game, paused and saved, as Ctrl-C does."""
+    (`take`), never waiting for it. "quit", or Ctrl-D, ends the game, paused and saved, as
+    Ctrl-C does and as they do in a typed game."""
 
     def __init__(self, stream: TextIO, retry_after: float = 1.0) -> None:
         self._stream = stream
         self._retry_after = retry_after
+        try:  # a terminal an earlier program left non-blocking reads as ended at once
+            os.set_blocking(stream.fileno(), True)
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both of the first two
+            pass
         self._lines: queue.Queue[Utterance] = queue.Queue()
         self.quit = False  # "quit" was typed, and every line before it taken
         self._thread = threading.Thread(target=self._read, name="typed calls", daemon=True)
@@ -262,9 +267,7 @@ class TypedBeside:
                 continue
             except ValueError:  # the stream was closed
                 return
-            if not line:
-                return
-            typed = read_typed(line)
+            typed = read_typed(line) if line else QUIT  # Ctrl-D: as in a typed game
             if typed is not None:
                 self._lines.put(typed)
             if typed is QUIT:

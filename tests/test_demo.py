@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 import wave
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from companion.demo import PLAYERS, STARTING_DICE, script_lines
 

@@ -624,3 +624,17 @@ def test_a_new_game_of_the_evening_is_shown_from_its_start():
     assert shown["winner"] is None and shown["turn"] == "Ana" and shown["round"] == 1
     assert shown["said"] is None and shown["heard"] is None and shown["reveal"] is None  # nothing of the last game
     assert [p["dice"] for p in shown["players"]] == [1, 1]
+
+
+def test_a_name_nobody_said_leaves_the_heard_line_alone():
+    class Shown:
+        def publish(self, state):
+            self.state = state
+
+    server = Shown()
+    display = TableDisplay(Game(PLAYERS), server)
+    display.heard_utterance(Utterance("ana calza", confidence=0.9, origin="mic"))
+    display.heard_utterance(Utterance("", confidence=0.0, origin="mic", voiced=False))  # the wait ran out
+    assert server.state["heard"]["text"] == "ana calza"
+    display.heard_utterance(Utterance("", confidence=0.1, origin="mic"))  # words too faint to make out: shown
+    assert server.state["heard"]["text"] == ""

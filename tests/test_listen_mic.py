@@ -345,7 +345,7 @@ def test_a_call_typed_while_the_microphone_listens_is_taken_as_typed():
     assert next_within(source).text == "dudo"
 
 
-def test_quit_typed_at_the_microphone_ends_the_input_and_ctrl_d_only_the_typing():
+def test_quit_or_ctrl_d_typed_at_the_microphone_ends_the_input_as_in_a_typed_game():
     rng = np.random.default_rng(5)
     terminal = Terminal()
     source = typed_beside(terminal)
@@ -353,18 +353,29 @@ def test_quit_typed_at_the_microphone_ends_the_input_and_ctrl_d_only_the_typing(
     terminal.type("quit")
     assert next_within(source).text == "three twos"  # what was typed before it is taken first
     assert next_within(source) is None and next_within(source) is None  # the game pauses, saved
-    # Ctrl-D (or no terminal) leaves the microphone listening
+    # Ctrl-D (the terminal's end) stops the game too, as it does a typed one; until then the
+    # microphone is heard
     terminal = Terminal()
     source = typed_beside(terminal)
-    terminal.hang_up()
-    time.sleep(0.1)
     put(source, blocks(0, 1.0, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
-    heard = next_within(source)
-    assert heard is not None and heard.origin == "mic"
+    assert next_within(source).origin == "mic"
+    terminal.type("four twos")
+    terminal.hang_up()
+    assert next_within(source).text == "four twos" and next_within(source) is None
+
+
+def test_a_terminal_left_non_blocking_is_read_as_a_terminal():
+    import os
+
+    terminal = Terminal()
+    os.set_blocking(terminal.stream.fileno(), False)  # as an earlier program may leave it
+    source = typed_beside(terminal)
+    time.sleep(0.2)  # (read non-blocking, its first read would be taken for Ctrl-D)
+    terminal.type("five fives")
+    assert next_within(source).text == "five fives"
 
 
 def test_a_call_typed_while_a_name_is_learnt_is_passed_over_and_said_so():
-    rng = np.random.default_rng(6)
     terminal = Terminal()
     warned = []
     source = typed_beside(terminal, LearningEngine(), name_wait=0.3, warn=warned.append)
@@ -377,7 +388,6 @@ def test_a_call_typed_while_a_name_is_learnt_is_passed_over_and_said_so():
     source.expect(Expect.CALLS)  # in the game, typing is taken again
     terminal.type("four sixes")
     assert next_within(source).text == "four sixes"
-    put(source, blocks(0, 1.0, rng), time.monotonic())
 
 
 def test_a_game_at_the_microphone_goes_on_by_calls_typed_when_the_room_is_too_loud(tmp_path):

@@ -93,7 +93,8 @@ class TableDisplay:
         return None if counter is None else _WatchedCounter(counter, self)
 
     def heard_utterance(self, utterance: Utterance) -> None:
-        if utterance.text or not utterance.typed:
+        # (not a try at a name that nobody said: no voice, no words)
+        if utterance.text or not (utterance.typed or utterance.voiced is False):
             self.heard = HeardLine(utterance.text, utterance.confidence, utterance.origin)
             self.refresh()
 

@@ -238,7 +238,7 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
     from companion.vision.reader import DiceReader
     from companion.voice.speakers import announcer
 
-    name = args.name if args.name is not None else args.out.resolve().name if args.out else "default"
+    name = args.name if args.name is not None else (args.out.resolve().name if args.out else "") or "default"
     if args.name is not None and (not name or name != pathlib.Path(name).name or name.startswith(".")):
         _err(f"calibration failed: --name {name!r} must be a plain name such as 'kitchen' "
              "(no folders; use --out DIR for another place)")
