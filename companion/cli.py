@@ -296,6 +296,8 @@ def run_play(settings: PlaySettings) -> int:
                     path = journal.path
                     print(f"companion: journal {path}", file=sys.stderr)
                     journals.mark_played(path)
+                    if counter is not None:
+                        counter.new_game()
                     if display is not None:
                         display.new_game(game)
                         journal = display.watch_journal(journal)

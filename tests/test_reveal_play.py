@@ -305,3 +305,31 @@ def test_a_live_camera_sees_no_challenge_taken_back_into_across_a_roll_not_yet_r
         referee.hear(Utterance(line))
     assert said.lines[-1].startswith("I cannot count this one: the dice of that round may have been rolled again since.")
     assert not any(e.type == "count" for e in referee.game.events)
+
+
+def _two_dice_photo(face, folder):
+    """A photo of two dice showing `face`, read exactly and surely (checked, not assumed)."""
+    reader = DiceReader()
+    for seed in range(730, 760):
+        scene = generate_scene(seed, size=(480, 640), n_dice=2, faces=(face,), paco_fraction=0.0, angle=0.3,
+                               hard=0.3, touching=0.0)
+        reading = reader.read(scene.image)
+        if reading.counts == scene.counts and reading.min_confidence >= SURE:
+            path = folder / f"reveal-{face}.png"
+            cv2.imwrite(str(path), scene.image)
+            return path
+    pytest.fail("the reader misread every easy scene tried")
+
+
+def test_a_new_game_of_the_evening_reads_the_next_photo_not_the_last_games(tmp_path):
+    # each game's one reveal is of round one: the second must not be taken for the first again
+    photos = [_two_dice_photo(3, tmp_path), _two_dice_photo(5, tmp_path)]
+    journal = tmp_path / "game.jsonl"
+    result = run_companion("play", "--players", "Ana", "Ben", "--dice", "1", "--input", "text", "--mute",
+                           "--journal", journal, "--camera-images", *photos,
+                           input_text="one three\ndudo\nnew game\none five\ndudo\n")
+    assert result.returncode == 0, result.stderr
+    assert "I see two threes" in result.stdout and "I see two fives" in result.stdout
+    second = next(j for j in tmp_path.glob("game-*.jsonl"))
+    assert load_game(journal).winner == "Ana" and load_game(second).winner == "Ana"  # both bids stood
+    assert (tmp_path / f"{second.stem}-reveals" / "reveal-0001.png").is_file()

@@ -298,6 +298,11 @@ class ImageFrames:
         if round_number is not None:
             self._photo_of_round[round_number] = self._i
 
+    def new_game(self) -> None:
+        """The table plays again: its rounds count from one anew, and their reveals take the
+        photos after those the game before used."""
+        self._photo_of_round, self._first_round = {}, None
+
     def read(self) -> np.ndarray:
         if self._before_the_pause:
             raise PhotosUsedUp("this round was revealed before the game was paused, and the photos given now are of later rounds")

@@ -143,6 +143,13 @@ class CameraCounter:
                                     + _left_out(reading, expected_total), best, save_dir)
         return self._done(None, "some dice are too hard to read", best, save_dir)
 
+    def new_game(self) -> None:
+        """The table plays again, its rounds numbered from one: recorded photos go on from
+        the next (a live camera sees what is there)."""
+        new_game = getattr(self.frames, "new_game", None)
+        if new_game is not None:
+            new_game()
+
     def _check_framing(self, frame: np.ndarray) -> None:
         profile = getattr(self.reader, "profile", None)
         if self._warn is None or self._warned or profile is None:
