@@ -3,8 +3,10 @@ sounddevice by default), feeding the same `Listener` as recordings."""
 
 from __future__ import annotations
 
+import math
 import queue
 import time
+from collections import deque
 from typing import Callable
 
 import numpy as np
@@ -66,9 +68,13 @@ NAME_WAIT_S = 12.0
 # than the table speaks, and fall further behind for as long as the talk goes on. Once the
 # sound being heard is this old, what waits is skipped up to the last KEPT_WHEN_BEHIND_S: a
 # call heard later still would answer a moment the table has left, and one said in those last
-# seconds is still heard whole.
+# seconds is still heard whole. Speech costs several times what a quiet room does to hear, so
+# the backlog grows during a call and shrinks after it: a call being heard is skipped only
+# once it is SKIPPED_IN_A_CALL_S behind (a skip in it loses it; after it, the backlog of quiet
+# is soon worked off).
 BEHIND_AT_MOST_S = 3.0
 KEPT_WHEN_BEHIND_S = 2.0
+SKIPPED_IN_A_CALL_S = 8.0
 SKIPS_SAID_EVERY_S = 60.0  # at most one line on stderr a minute about it
 
 
@@ -100,9 +106,12 @@ class MicSource:
         self._skips, self._skipped = 0, 0.0
         self._learning = False  # the next utterance is a player saying their name
         self.listener = Listener(engine, settings)
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue = queue.Queue()  # (arrived, block, sound lost before it)
         self._muted = False
-        self._deaf_until = 0.0
+        # When the companion spoke, each [from, until): its voice and echo, never heard. What
+        # the table said before it, still waiting to be heard, is heard after it.
+        self._deaf: deque[list[float]] = deque()
+        self._gap = False  # sound was dropped (or lost by the device) before the next block
         self._stream = None
         self._resampler: BlockResampler | None = None  # a device that records at another rate
         self._last_block = time.monotonic()
@@ -113,9 +122,10 @@ class MicSource:
             return
         self._stream = self._open_stream(self.receive)
 
-    def receive(self, arrived: float, block: np.ndarray) -> None:
-        """One block of int16 samples from the device, and when it arrived (monotonic)."""
-        self._queue.put((arrived, block))
+    def receive(self, arrived: float, block: np.ndarray, lost_before: bool = False) -> None:
+        """One block of int16 samples from the device, and when it arrived (monotonic);
+        `lost_before`: the device lost sound before it (its buffer overflowed)."""
+        self._queue.put((arrived, block, lost_before))
 
     def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
         sd = _sounddevice()
@@ -123,7 +133,7 @@ class MicSource:
         check_microphone(self.device)
 
         def callback(indata, frames, when, status):  # runs on PortAudio's thread
-            receive(time.monotonic(), indata[:, 0].copy())
+            receive(time.monotonic(), indata[:, 0].copy(), bool(getattr(status, "input_overflow", False)))
 
         def start(rate: int):
             stream = sd.InputStream(samplerate=rate, channels=1, dtype="int16", blocksize=CHUNK * rate // SAMPLE_RATE,
@@ -168,7 +178,7 @@ class MicSource:
                 self._learning = False
                 return Utterance("", confidence=0.0, origin="mic", voiced=False)  # heard, not typed
             try:
-                arrived, block = self._queue.get(timeout=0.5)
+                arrived, block, lost_before = self._queue.get(timeout=0.5)
             except queue.Empty:
                 if time.monotonic() - self._last_block > self.stalled_after:
                     raise MicrophoneError(
@@ -176,12 +186,19 @@ class MicSource:
                         f"{self.stalled_after:.0f} s: is it still plugged in?") from None
                 continue
             self._last_block = arrived
-            if self._muted or arrived < self._deaf_until:
+            if self._muted or self._while_speaking(arrived):
+                self._gap = True
                 continue
             behind = time.monotonic() - arrived
-            if behind > self.behind_at_most:
+            in_a_call = self.listener.endpointer.in_speech
+            if behind > (SKIPPED_IN_A_CALL_S if in_a_call else self.behind_at_most):
                 self._skip_to_now(behind)
                 continue
+            if self._gap or lost_before:  # nothing before the gap leads on into this block
+                self._gap = False
+                self.listener.gap()
+                if self._resampler is not None:
+                    self._resampler.reset()
             if self._resampler is not None:
                 block = self._resampler(block)
                 if not len(block):
@@ -203,11 +220,17 @@ class MicSource:
                        "was passed over")
         return None
 
+    def _while_speaking(self, arrived: float) -> bool:
+        """Did this block arrive while the companion spoke, or in the echo after?"""
+        while self._deaf and self._deaf[0][1] <= arrived:  # blocks come in order: those are past
+            self._deaf.popleft()
+        return bool(self._deaf) and self._deaf[0][0] <= arrived
+
     def _skip_to_now(self, behind: float) -> None:
         """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap)."""
         skipped = 0.0
         while not self._queue.empty():  # only this thread takes from the queue
-            arrived, _ = self._queue.queue[0]
+            arrived = self._queue.queue[0][0]
             if time.monotonic() - arrived <= KEPT_WHEN_BEHIND_S:
                 break
             self._queue.get_nowait()
@@ -239,16 +262,15 @@ class MicSource:
         return learning
 
     def mute(self) -> None:
+        # What waits to be heard from before this moment is the table's, and is heard after
+        # the companion has spoken; what comes from now until the echo has died away is not.
         self._muted = True
-        self.listener.reset()
+        self._deaf.append([time.monotonic(), math.inf])
 
     def unmute(self) -> None:
         self._muted = False
-        self._deaf_until = time.monotonic() + self.tail_seconds
-        while not self._queue.empty():  # whatever queued while speaking is the companion
-            self._queue.get_nowait()
-        if self._resampler is not None:
-            self._resampler.reset()
+        if self._deaf:
+            self._deaf[-1][1] = time.monotonic() + self.tail_seconds
 
     def close(self) -> None:
         stream, self._stream = self._stream, None
