@@ -276,10 +276,11 @@ def run_play(settings: PlaySettings) -> int:
         # Typed lines are trusted; speech is judged on its engine's confidence scale.
         hearing = HearingPolicy() if settings.input == "text" else HearingPolicy.for_speech()
         aces_as = aces_to_say(settings.input != "text", game.rules.ace_word)
+        can_type = settings.input == "text" or getattr(source, "typed", None) is not None
 
         def referee_for(game, journal, path, resumed=None):
             reveal_dir = path.with_name(path.stem + "-reveals") if counter is not None else None
-            return Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as),
+            return Referee(game, speaker, journal, counter, RefereeSettings(hearing, reveal_dir, aces_as, can_type),
                            resumed=resumed, log=lambda text: print(text, file=sys.stderr))
 
         referee = referee_for(game, journal, path, resumed)
@@ -289,8 +290,7 @@ def run_play(settings: PlaySettings) -> int:
                 while referee.new_game_wanted:  # the same table plays again, in a journal of its own
                     journal.close()
                     print(f"companion: {journals.last_line(path)}", file=sys.stderr)
-                    first = settings.first if settings.first in game.players else None
-                    game = Game(game.players, game.rules, first)
+                    game = Game(game.players, game.rules, game.first)  # who opened it opens again
                     # beside the game before (a --journal elsewhere keeps the evening together)
                     journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
                     path = journal.path

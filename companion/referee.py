@@ -62,6 +62,9 @@ class RefereeSettings:
     # The word to say for the preset's aces where the speech engine cannot hear the preset's
     # own (the leaflet's "jokers"): told to the table as the game starts.
     say_aces_as: str | None = None
+    # Calls can be typed (a typed game, or a terminal beside the microphone): a won game's
+    # log line says `new game` plays again.
+    can_type: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,15 +131,16 @@ class Referee:
         self.say((self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))]) + aces_as)
         if resumed and self._camera_due_on_resuming():
             self.say(self.read_camera().announcements)
+        was_over = False
         while not self.new_game_wanted:
+            if self.game.phase is Phase.OVER and not was_over and self.settings.can_type:
+                self._log(f"companion: {self.game.winner} won; type new game to play again with the same players")
+            was_over = self.game.phase is Phase.OVER
             source.expect(self.expecting(), self.hand_sizes())
             utterance = source.next_utterance()
             if utterance is None:
                 break
-            was_over = self.game.phase is Phase.OVER
             self.hear(utterance)
-            if self.game.phase is Phase.OVER and not was_over:
-                self._log(f"companion: {self.game.winner} won; type new game to play again with the same players")
         return self.game
 
     def _resume(self) -> list[Announcement]:

@@ -89,21 +89,22 @@ def test_a_won_game_resumed_can_undo_its_last_count(tmp_path):
 
 
 def test_new_game_at_a_won_game_plays_again_in_a_journal_of_its_own(tmp_path):
-    script = "one three\nnew game\ndudo\n0\nnew game\ntwo fours\n"
-    result, journal = play(tmp_path, script, "--dice", "1", "--rules", "pressman", players=("Ana", "Ben"))
+    script = "one three\nnew game\ndudo\n0\nnew game\ntwo fours\n"  # Ben opens, Ana calls dudo
+    result, journal = play(tmp_path, script, "--dice", "1", "--rules", "pressman", "--first", "ben",
+                           players=("Ana", "Ben"))
     assert result.returncode == 0, result.stderr
     out = result.stdout
     # before the win it is refused, and the game goes on
-    assert "This game is not over. The bid is one three by Ana. Ben, your call. A new game can start" in out
-    assert "Ben wins the game!\nNew game: Ana and Ben. One die each, pressman rules. Round one. Ana opens." in out
-    assert "Ben won; type new game to play again with the same players" in result.stderr
+    assert "This game is not over. The bid is one three by Ben. Ana, your call. A new game can start" in out
+    assert "Ana wins the game!\nNew game: Ana and Ben. One die each, pressman rules. Round one. Ben opens." in out
+    assert "Ana won; type new game to play again with the same players" in result.stderr
     journals = sorted(tmp_path.glob("*.jsonl"))
     assert len(journals) == 2 and journal in journals  # the next game beside the first
     again = next(j for j in journals if j != journal)
-    assert load_game(journal).winner == "Ben"  # the won game, as it was
+    assert load_game(journal).winner == "Ana"  # the won game, as it was
     second = load_game(again)
     assert second.rules.name == "pressman" and second.dice == {"Ana": 1, "Ben": 1}
-    assert second.last_bid is not None and second.turn == "Ben"  # "two fours" went to the new game
+    assert second.last_bid is not None and second.turn == "Ana"  # Ben (who opened the last) bid two fours
     assert f"companion play --resume {again}" in result.stderr.splitlines()[-1]
 
 

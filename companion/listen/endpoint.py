@@ -209,6 +209,13 @@ class Endpointer:
         self._onset_voice.clear()
         self._gap_at = self._pos
 
+    def drop(self) -> None:
+        """Sound is missing inside the open utterance (the companion spoke over it, or it was
+        skipped): it is dropped unheard, for half a call must not be read, and what follows
+        starts afresh after the gap, the room's level kept."""
+        self._in_speech = False
+        self.gap()
+
     def cut(self) -> Segment:
         """End the open utterance here (the call in it is over, whatever the room does).
         The next one starts no earlier: its pre-roll would be this one's end."""

@@ -112,6 +112,9 @@ class MicSource:
         # the table said before it, still waiting to be heard, is heard after it.
         self._deaf: deque[list[float]] = deque()
         self._gap = False  # sound was dropped (or lost by the device) before the next block
+        # How long the companion has spoken in all: a block that waited through an announcement
+        # is not behind the table by that wait (the table waited for the companion too)
+        self._spoken = 0.0
         self._stream = None
         self._resampler: BlockResampler | None = None  # a device that records at another rate
         self._last_block = time.monotonic()
@@ -125,9 +128,9 @@ class MicSource:
     def receive(self, arrived: float, block: np.ndarray, lost_before: bool = False) -> None:
         """One block of int16 samples from the device, and when it arrived (monotonic);
         `lost_before`: the device lost sound before it (its buffer overflowed)."""
-        self._queue.put((arrived, block, lost_before))
+        self._queue.put((arrived, block, lost_before, self._spoken))
 
-    def _portaudio_stream(self, receive: Callable[[float, np.ndarray], None]):
+    def _portaudio_stream(self, receive: Callable[[float, np.ndarray, bool], None]):
         sd = _sounddevice()
         self._resampler = None  # (set again below if this device needs one)
         check_microphone(self.device)
@@ -178,7 +181,7 @@ class MicSource:
                 self._learning = False
                 return Utterance("", confidence=0.0, origin="mic", voiced=False)  # heard, not typed
             try:
-                arrived, block, lost_before = self._queue.get(timeout=0.5)
+                arrived, block, lost_before, spoken_before = self._queue.get(timeout=0.5)
             except queue.Empty:
                 if time.monotonic() - self._last_block > self.stalled_after:
                     raise MicrophoneError(
@@ -189,7 +192,7 @@ class MicSource:
             if self._muted or self._while_speaking(arrived):
                 self._gap = True
                 continue
-            behind = time.monotonic() - arrived
+            behind = self._behind(arrived, spoken_before)
             in_a_call = self.listener.endpointer.in_speech
             if behind > (SKIPPED_IN_A_CALL_S if in_a_call else self.behind_at_most):
                 self._skip_to_now(behind)
@@ -220,6 +223,11 @@ class MicSource:
                        "was passed over")
         return None
 
+    def _behind(self, arrived: float, spoken_before: float) -> float:
+        """How far behind the table a block is heard: its wait, less the companion's speaking
+        since it came."""
+        return time.monotonic() - arrived - (self._spoken - spoken_before)
+
     def _while_speaking(self, arrived: float) -> bool:
         """Did this block arrive while the companion spoke, or in the echo after?"""
         while self._deaf and self._deaf[0][1] <= arrived:  # blocks come in order: those are past
@@ -230,11 +238,12 @@ class MicSource:
         """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap)."""
         skipped = 0.0
         while not self._queue.empty():  # only this thread takes from the queue
-            arrived = self._queue.queue[0][0]
-            if time.monotonic() - arrived <= KEPT_WHEN_BEHIND_S:
+            arrived, _, _, spoken_before = self._queue.queue[0]
+            if self._behind(arrived, spoken_before) <= KEPT_WHEN_BEHIND_S:
                 break
             self._queue.get_nowait()
-            skipped += CHUNK / SAMPLE_RATE
+            if not self._while_speaking(arrived):  # (the companion's own voice was never to be heard)
+                skipped += CHUNK / SAMPLE_RATE
         self.listener.gap()
         if self._resampler is not None:
             self._resampler.reset()
@@ -270,7 +279,9 @@ class MicSource:
     def unmute(self) -> None:
         self._muted = False
         if self._deaf:
-            self._deaf[-1][1] = time.monotonic() + self.tail_seconds
+            now = time.monotonic()
+            self._spoken += now - self._deaf[-1][0]
+            self._deaf[-1][1] = now + self.tail_seconds
 
     def close(self) -> None:
         stream, self._stream = self._stream, None

@@ -141,10 +141,15 @@ class Listener:
         self._open = False
 
     def gap(self) -> None:
-        """Sound is missing from here (skipped when hearing fell behind): an open utterance,
-        which the gap would cut in two, is dropped; else nothing before it leads on."""
+        """Sound is missing from here (skipped when hearing fell behind, or the companion
+        spoke): an open utterance, which the gap would cut in two, is dropped; nothing before
+        it leads on; the room's level is kept (learnt afresh, it would be learnt from the
+        call said next)."""
         if self.endpointer.in_speech:
-            self.reset()
+            self.endpointer.drop()
+            if self._open:
+                self.engine.finish()  # its reading of half a call is not wanted
+                self._open = False
         else:
             self.endpointer.gap()
 
