@@ -114,8 +114,8 @@ def test_what_the_table_said_before_the_companion_spoke_is_still_heard_after_it(
     source.unmute()
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200
-    # neither the voice nor a call it cut in two is heard whole: what was said after the
-    # voice is not joined to what was said before it
+    # neither the voice nor a call a short answer cut in two is heard: the end of the call
+    # after the voice is no call, and is not joined to what was said before it
     time.sleep(1.4)  # (the blocks below arrived a second ago: after the voice above, and its echo)
     put(source, blocks(0, 0.5, rng) + blocks(4500, 0.5, rng), time.monotonic() - 1.0)  # begun before ...
     source.mute()
@@ -124,8 +124,7 @@ def test_what_the_table_said_before_the_companion_spoke_is_still_heard_after_it(
     source.unmute()
     put(source, blocks(4000, 0.3, rng) + blocks(0, 1.0, rng) + blocks(5000, 0.6, rng) + blocks(0, 1.0, rng),
         time.monotonic() + source.tail_seconds)  # ... and its end after the voice; then a call
-    levels = [int(source.next_utterance().text.split()[1]) for _ in range(2)]
-    assert levels[0] < 4200 and 4900 < levels[1] < 5300  # the end alone (read as it is), then the call
+    assert 4900 < int(source.next_utterance().text.split()[1]) < 5300  # the call after, and only it
 
 
 def test_a_long_announcement_is_not_taken_for_hearing_behind_the_table():
@@ -141,6 +140,26 @@ def test_a_long_announcement_is_not_taken_for_hearing_behind_the_table():
     assert 2900 < int(source.next_utterance().text.split()[1]) < 3200 and not warnings
 
 
+def test_a_camera_look_between_two_sentences_is_not_taken_for_hearing_behind():
+    """"Lift the cups", the camera looks for 3.5 s, then the count: the companion was answering
+    all along. Nothing from then is heard (as before: talk over the camera's look), and the
+    wait is not hearing behind the table (it skipped, saying this machine was slow)."""
+    rng = np.random.default_rng(13)
+    warnings = []
+    source = mic(HeardEngine(), warn=warnings.append)
+    put(source, blocks(0, 0.5, rng), time.monotonic() - 0.5)
+    source.mute()
+    source.unmute()  # "Lift the cups ..."
+    started = time.monotonic()
+    put(source, blocks(0, 1.0, rng) + blocks(7000, 0.5, rng) + blocks(0, 2.0, rng), started)  # talk over the look
+    time.sleep(3.5)
+    source.mute()
+    source.unmute()  # "I see three fours ..."
+    put(source, blocks(0, 0.5, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng),
+        time.monotonic() + source.tail_seconds)
+    assert 2900 < int(next_within(source).text.split()[1]) < 3200 and not warnings
+
+
 def test_the_room_is_not_learnt_afresh_from_a_call_said_as_the_companion_stops():
     """A call begun as the echo dies away, while the table was still talking when the companion
     began: the talk cut in two is dropped, the room's level kept, so the call is heard."""
@@ -150,8 +169,8 @@ def test_the_room_is_not_learnt_afresh_from_a_call_said_as_the_companion_stops()
         source.listener.feed(block)
     put(source, blocks(2500, 0.4, rng), time.monotonic() - 0.35)  # talk, not yet heard
     source.mute()
-    put(source, blocks(9000, 0.5, rng), time.monotonic())  # the companion's voice
-    time.sleep(0.5)
+    put(source, blocks(9000, 1.2, rng), time.monotonic())  # the companion's voice
+    time.sleep(1.2)
     source.unmute()
     put(source, blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic() + source.tail_seconds + 0.05)
     heard = next_within(source)

@@ -102,6 +102,10 @@ class Segment:
 
 
 FLOOR_FRAMES = 10  # the frames a stream's start gives the room's level from
+# After an utterance dropped for a short gap in it, the most of its rest waited out before an
+# utterance may open again (the end of a call cut by a short "Sorry, say again?" is no call;
+# after a longer gap the talk is most likely over, and a call said then must be heard)
+DROPPED_TALK_S = 1.0
 STARTS_ON_A_WORD_DB = 20.0  # a recording's start this far over its quietest tenth is a word (before_recording)
 
 
@@ -163,6 +167,8 @@ class Endpointer:
         self._cut_at = 0  # where the recogniser last ended an utterance (see cut)
         self._gap_at = 0  # where sound was last skipped (see gap)
         self._onset = 0  # where the open utterance would start, were nothing skipped before it
+        self._dropped_at: int | None = None  # where an utterance was dropped, its rest unheard (see drop)
+        self._quiet_since_drop = 0
 
     def before_recording(self, samples: np.ndarray) -> None:
         """Before feeding a whole short recording: one that starts loud (cut right at its
@@ -209,12 +215,16 @@ class Endpointer:
         self._onset_voice.clear()
         self._gap_at = self._pos
 
-    def drop(self) -> None:
+    def drop(self, rest_may_follow: bool = False) -> None:
         """Sound is missing inside the open utterance (the companion spoke over it, or it was
-        skipped): it is dropped unheard, for half a call must not be read, and what follows
-        starts afresh after the gap, the room's level kept."""
+        skipped): it is dropped unheard, for half a call must not be read. `rest_may_follow`
+        (a short gap: the talk may go on after it): so is its rest, as no utterance opens
+        until the room has been quiet for a hangover, or for DROPPED_TALK_S at most (a room
+        that never falls quiet). The room's level is kept."""
         self._in_speech = False
         self.gap()
+        self._dropped_at = self._pos if rest_may_follow else None
+        self._quiet_since_drop = 0
 
     def cut(self) -> Segment:
         """End the open utterance here (the call in it is over, whatever the room does).
@@ -255,6 +265,12 @@ class Endpointer:
             self._recent = (self._recent + [loud])[-6:]
             room_quiet = self._room is not None and self._room < s.room_talking
             voiced = room_quiet and new_chunk and sum(self._voiced_recent) >= s.voice_start_chunks
+            if self._dropped_at is not None and not self._in_speech:
+                # the rest of a dropped utterance: nothing opens until it is over
+                self._quiet_since_drop = 0 if loud else self._quiet_since_drop + 1
+                if self._quiet_since_drop < hang and self._pos - self._dropped_at < DROPPED_TALK_S * 16000:
+                    continue
+                self._dropped_at = None
             if not self._in_speech:
                 if voiced or sum(self._recent) >= s.start_frames:
                     self._in_speech = True

@@ -108,13 +108,17 @@ class MicSource:
         self.listener = Listener(engine, settings)
         self._queue: queue.Queue = queue.Queue()  # (arrived, block, sound lost before it)
         self._muted = False
-        # When the companion spoke, each [from, until): its voice and echo, never heard. What
-        # the table said before it, still waiting to be heard, is heard after it.
+        # Each time the companion answered, [from, until): from its first word until it
+        # listened again (its voice, a camera's look between two sentences) and the echo after,
+        # never heard. What the table said before it, still waiting to be heard, is heard after.
         self._deaf: deque[list[float]] = deque()
+        self._answering: list[float] | None = None  # the open one, while the companion answers
+        self._unmuted_at = 0.0
         self._gap = False  # sound was dropped (or lost by the device) before the next block
-        # How long the companion has spoken in all: a block that waited through an announcement
-        # is not behind the table by that wait (the table waited for the companion too)
-        self._spoken = 0.0
+        self._fed_arrived: float | None = None  # when the last block heard came
+        # How long the companion has spent answering in all: a block that waited through an
+        # answer is not behind the table by that wait (the table waited for the companion too)
+        self._away = 0.0
         self._stream = None
         self._resampler: BlockResampler | None = None  # a device that records at another rate
         self._last_block = time.monotonic()
@@ -128,7 +132,7 @@ class MicSource:
     def receive(self, arrived: float, block: np.ndarray, lost_before: bool = False) -> None:
         """One block of int16 samples from the device, and when it arrived (monotonic);
         `lost_before`: the device lost sound before it (its buffer overflowed)."""
-        self._queue.put((arrived, block, lost_before, self._spoken))
+        self._queue.put((arrived, block, lost_before, self._away))
 
     def _portaudio_stream(self, receive: Callable[[float, np.ndarray, bool], None]):
         sd = _sounddevice()
@@ -168,6 +172,7 @@ class MicSource:
 
     def next_utterance(self) -> Utterance | None:
         self.open()
+        self._listening_again()
         self._last_block = max(self._last_block, time.monotonic() - 0.5)
         asked = time.monotonic()
         while True:
@@ -181,7 +186,7 @@ class MicSource:
                 self._learning = False
                 return Utterance("", confidence=0.0, origin="mic", voiced=False)  # heard, not typed
             try:
-                arrived, block, lost_before, spoken_before = self._queue.get(timeout=0.5)
+                arrived, block, lost_before, away_before = self._queue.get(timeout=0.5)
             except queue.Empty:
                 if time.monotonic() - self._last_block > self.stalled_after:
                     raise MicrophoneError(
@@ -192,16 +197,20 @@ class MicSource:
             if self._muted or self._while_speaking(arrived):
                 self._gap = True
                 continue
-            behind = self._behind(arrived, spoken_before)
+            behind = self._behind(arrived, away_before)
             in_a_call = self.listener.endpointer.in_speech
             if behind > (SKIPPED_IN_A_CALL_S if in_a_call else self.behind_at_most):
                 self._skip_to_now(behind)
                 continue
             if self._gap or lost_before:  # nothing before the gap leads on into this block
+                # (how much is missing, where known: the companion's answer, not the device's loss)
+                missing = (arrived - self._fed_arrived - CHUNK / SAMPLE_RATE
+                           if self._gap and not lost_before and self._fed_arrived is not None else None)
                 self._gap = False
-                self.listener.gap()
+                self.listener.gap(missing)
                 if self._resampler is not None:
                     self._resampler.reset()
+            self._fed_arrived = arrived
             if self._resampler is not None:
                 block = self._resampler(block)
                 if not len(block):
@@ -223,10 +232,20 @@ class MicSource:
                        "was passed over")
         return None
 
-    def _behind(self, arrived: float, spoken_before: float) -> float:
-        """How far behind the table a block is heard: its wait, less the companion's speaking
+    def _behind(self, arrived: float, away_before: float) -> float:
+        """How far behind the table a block is heard: its wait, less the companion's answering
         since it came."""
-        return time.monotonic() - arrived - (self._spoken - spoken_before)
+        return time.monotonic() - arrived - (self._away - away_before)
+
+    def _listening_again(self) -> None:
+        """The companion has answered: hearing starts again once the echo of its last word has
+        died away."""
+        if self._answering is None:
+            return
+        now = time.monotonic()
+        self._away += now - self._answering[0]
+        self._answering[1] = max(now, self._unmuted_at + self.tail_seconds)
+        self._answering = None
 
     def _while_speaking(self, arrived: float) -> bool:
         """Did this block arrive while the companion spoke, or in the echo after?"""
@@ -238,8 +257,8 @@ class MicSource:
         """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap)."""
         skipped = 0.0
         while not self._queue.empty():  # only this thread takes from the queue
-            arrived, _, _, spoken_before = self._queue.queue[0]
-            if self._behind(arrived, spoken_before) <= KEPT_WHEN_BEHIND_S:
+            arrived, _, _, away_before = self._queue.queue[0]
+            if self._behind(arrived, away_before) <= KEPT_WHEN_BEHIND_S:
                 break
             self._queue.get_nowait()
             if not self._while_speaking(arrived):  # (the companion's own voice was never to be heard)
@@ -272,16 +291,16 @@ class MicSource:
 
     def mute(self) -> None:
         # What waits to be heard from before this moment is the table's, and is heard after
-        # the companion has spoken; what comes from now until the echo has died away is not.
+        # the companion has answered; what comes from now until it listens again, and its echo
+        # has died away, is not (its voice, and talk during a camera's look between sentences)
         self._muted = True
-        self._deaf.append([time.monotonic(), math.inf])
+        if self._answering is None:
+            self._answering = [time.monotonic(), math.inf]
+            self._deaf.append(self._answering)
 
     def unmute(self) -> None:
         self._muted = False
-        if self._deaf:
-            now = time.monotonic()
-            self._spoken += now - self._deaf[-1][0]
-            self._deaf[-1][1] = now + self.tail_seconds
+        self._unmuted_at = time.monotonic()
 
     def close(self) -> None:
         stream, self._stream = self._stream, None

@@ -21,7 +21,7 @@ import numpy as np
 
 from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, recorded_nothing, wav_length
-from companion.listen.endpoint import EndpointSettings, Endpointer, Segment, spanning, utterances
+from companion.listen.endpoint import DROPPED_TALK_S, EndpointSettings, Endpointer, Segment, spanning, utterances
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
 from companion.listen.voice_activity import CHUNK as VOICE_CHUNK
@@ -140,13 +140,14 @@ class Listener:
             self.engine.finish()
         self._open = False
 
-    def gap(self) -> None:
-        """Sound is missing from here (skipped when hearing fell behind, or the companion
-        spoke): an open utterance, which the gap would cut in two, is dropped; nothing before
-        it leads on; the room's level is kept (learnt afresh, it would be learnt from the
-        call said next)."""
+    def gap(self, missing: float | None = None) -> None:
+        """Sound is missing from here (`missing` seconds of it, where known: skipped when
+        hearing fell behind, or the companion spoke): an open utterance, which the gap would
+        cut in two, is dropped, and after a gap shorter than a call its rest too; nothing
+        before it leads on; the room's level is kept (learnt afresh, it would be learnt from
+        the call said next)."""
         if self.endpointer.in_speech:
-            self.endpointer.drop()
+            self.endpointer.drop(rest_may_follow=missing is not None and missing < DROPPED_TALK_S)
             if self._open:
                 self.engine.finish()  # its reading of half a call is not wanted
                 self._open = False
