@@ -10,6 +10,9 @@ While the room between calls does not sound like speech to the model, utterances
 end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
 that hangover is most of the latency from the end of speech to a known call, so it is kept
 short (calls have no long pauses inside).
+
+Long: the two ways, the room's level and the gaps in the sound share one frame loop, which
+split would have to pass every frame's state between its parts.
 """
 
 from __future__ import annotations
