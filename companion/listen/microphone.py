@@ -106,7 +106,8 @@ class MicSource:
         self._skips, self._skipped = 0, 0.0
         self._learning = False  # the next utterance is a player saying their name
         self.listener = Listener(engine, settings)
-        self._queue: queue.Queue = queue.Queue()  # (arrived, block, sound lost before it)
+        # (arrived, block, sound lost before it, the companion's answering so far: see _behind)
+        self._queue: queue.Queue = queue.Queue()
         self._muted = False
         # Each time the companion answered, [from, until): from its first word until it
         # listened again (its voice, a camera's look between two sentences) and the echo after,
@@ -248,7 +249,7 @@ class MicSource:
         self._answering = None
 
     def _while_speaking(self, arrived: float) -> bool:
-        """Did this block arrive while the companion spoke, or in the echo after?"""
+        """Did this block arrive while the companion answered, or in the echo after?"""
         while self._deaf and self._deaf[0][1] <= arrived:  # blocks come in order: those are past
             self._deaf.popleft()
         return bool(self._deaf) and self._deaf[0][0] <= arrived
