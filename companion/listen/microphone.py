@@ -108,7 +108,6 @@ class MicSource:
         self.listener = Listener(engine, settings)
         # (arrived, block, sound lost before it, the companion's answering so far: see _behind)
         self._queue: queue.Queue = queue.Queue()
-        self._muted = False
         # Each time the companion answered, [from, until): from its first word until it
         # listened again (its voice, a camera's look between two sentences) and the echo after,
         # never heard. What the table said before it, still waiting to be heard, is heard after.
@@ -195,7 +194,7 @@ class MicSource:
                         f"{self.stalled_after:.0f} s: is it still plugged in?") from None
                 continue
             self._last_block = arrived
-            if self._muted or self._while_speaking(arrived):
+            if self._while_speaking(arrived):
                 self._gap = True
                 continue
             behind = self._behind(arrived, away_before)
@@ -294,13 +293,11 @@ class MicSource:
         # What waits to be heard from before this moment is the table's, and is heard after
         # the companion has answered; what comes from now until it listens again, and its echo
         # has died away, is not (its voice, and talk during a camera's look between sentences)
-        self._muted = True
         if self._answering is None:
             self._answering = [time.monotonic(), math.inf]
             self._deaf.append(self._answering)
 
     def unmute(self) -> None:
-        self._muted = False
         self._unmuted_at = time.monotonic()
 
     def close(self) -> None:
