@@ -1,5 +1,6 @@
 """The microphone source with a stand-in stream: half-duplex and a microphone that goes away."""
 
+import queue
 import re
 import types
 import threading
@@ -307,6 +308,26 @@ def test_a_microphone_that_stops_sending_sound_is_a_clear_error():
     listening.join(timeout=5.0)
     assert not listening.is_alive(), "no error 5 s after the sound stopped"
     assert len(outcome) == 1 and re.search("stopped sending sound .*still plugged in", str(outcome[0]))
+
+
+def test_a_stopped_process_is_not_a_microphone_that_stopped():
+    # Ctrl-Z for longer than the stall line, then fg: the wait in progress ends long after its
+    # timeout, with the device's next block still to come. That is one wait, not a silence.
+    source = mic(HeardEngine(), stalled_after=1.2)
+    rng = np.random.default_rng(4)
+    real_get = source._queue.get
+    stopped = []
+
+    def get(timeout=None):
+        if not stopped:
+            stopped.append(True)
+            time.sleep(2.0)  # the process was stopped here
+            put(source, blocks(0, 0.5, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+            raise queue.Empty
+        return real_get(timeout=timeout)
+
+    source._queue.get = get
+    assert source.next_utterance().text.startswith("level ")
 
 
 def test_closing_an_unplugged_microphone_is_quiet():

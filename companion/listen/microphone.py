@@ -77,6 +77,8 @@ KEPT_WHEN_BEHIND_S = 2.0
 SKIPPED_IN_A_CALL_S = 8.0
 SKIPS_SAID_EVERY_S = 60.0  # at most one line on stderr a minute about it
 
+BLOCK_WAIT_S = 0.5  # how long one wait for the device's next block lasts before typing is looked at again
+
 
 class MicSource:
     """The microphone, half-duplex: while muted (the companion speaking) and for a short
@@ -121,7 +123,9 @@ class MicSource:
         self._away = 0.0
         self._stream = None
         self._resampler: BlockResampler | None = None  # a device that records at another rate
-        self._last_block = time.monotonic()
+        # Time spent waiting for a block that did not come, since the last one: a stopped process
+        # (Ctrl-Z, a frozen machine) is not a silent microphone, so only the waits count.
+        self._waited_for_sound = 0.0
         self.last_latency: float | None = None
 
     def open(self) -> None:
@@ -173,7 +177,7 @@ class MicSource:
     def next_utterance(self) -> Utterance | None:
         self.open()
         self._listening_again()
-        self._last_block = max(self._last_block, time.monotonic() - 0.5)
+        self._waited_for_sound = min(self._waited_for_sound, BLOCK_WAIT_S)  # the answer was no wait
         asked = time.monotonic()
         while True:
             typed = self._typed()
@@ -185,15 +189,18 @@ class MicSource:
                 # from the table does not keep the game from starting.
                 self._learning = False
                 return Utterance("", confidence=0.0, origin="mic", voiced=False)  # heard, not typed
+            waiting_since = time.monotonic()
             try:
-                arrived, block, lost_before, away_before = self._queue.get(timeout=0.5)
+                arrived, block, lost_before, away_before = self._queue.get(timeout=BLOCK_WAIT_S)
             except queue.Empty:
-                if time.monotonic() - self._last_block > self.stalled_after:
+                # a wait far over its timeout was a stop of the whole process, counted as one wait
+                self._waited_for_sound += min(time.monotonic() - waiting_since, 2 * BLOCK_WAIT_S)
+                if self._waited_for_sound > self.stalled_after:
                     raise MicrophoneError(
                         f"the microphone {self._name()} stopped sending sound for "
                         f"{self.stalled_after:.0f} s: is it still plugged in?") from None
                 continue
-            self._last_block = arrived
+            self._waited_for_sound = 0.0
             if self._while_speaking(arrived):
                 self._gap = True
                 continue
