@@ -109,9 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in str(error).splitlines() or [""]:  # several problems at once: one line each
             print(f"companion: {line}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\ncompanion: stopped.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        _tell("\ncompanion: stopped.")
+        return 128 + getattr(stop, "signal", signal.SIGINT)
     except ImportError as error:  # a package or a system library gone (OpenCV without libGL)
         if (error.name or "").split(".")[0] in ("companion", "benchmarks", "training"):
             raise  # the program's own import gone wrong: a bug, with its traceback
@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if error.errno not in _OUTPUT_ERRORS:  # output whose reader went (`| head`) or whose disk is full
             raise
         if not isinstance(error, BrokenPipeError):
-            print(f"companion: cannot write the output: {error.strerror}", file=sys.stderr)
+            _tell(f"companion: cannot write the output: {error.strerror}")  # stderr may be what went
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
         return 141 if isinstance(error, BrokenPipeError) else 2
 
@@ -220,7 +220,21 @@ def _display(settings: PlaySettings, game):
                         lambda line: print(f"companion: {line}", file=sys.stderr))
 
 
+def _tell(line: str) -> None:
+    """A line on stderr that cannot fail: the terminal it goes to may be gone (a hang-up)."""
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr)
+
+
 def run_play(settings: PlaySettings) -> int:
+    # From the first device opened to the last one closed, SIGTERM and SIGHUP stop the game
+    # as Ctrl-C does (else a stop while the display starts, or while devices close, kills the
+    # process with the voice's files left behind)
+    with _stopped_by_sigterm():
+        return _run_play(settings)
+
+
+def _run_play(settings: PlaySettings) -> int:
     from companion import journal as journals
     from companion.calls import check_player_names
     from companion.hearing import HearingPolicy
@@ -285,28 +299,27 @@ def run_play(settings: PlaySettings) -> int:
 
         referee = referee_for(game, journal, path, resumed)
         try:
-            with _stopped_by_sigterm():
-                referee.run(source, resumed=settings.resuming)
-                while referee.new_game_wanted:  # the same table plays again, in a journal of its own
-                    journal.close()
-                    print(f"companion: {journals.last_line(path)}", file=sys.stderr)
-                    game = Game(game.players, game.rules, game.first)  # who opened it opens again
-                    # beside the game before (a --journal elsewhere keeps the evening together)
-                    journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
-                    path = journal.path
-                    print(f"companion: journal {path}", file=sys.stderr)
-                    journals.mark_played(path)
-                    if counter is not None:
-                        counter.new_game()
-                    if display is not None:
-                        display.new_game(game)
-                        journal = display.watch_journal(journal)
-                    names_asked = frozenset(referee.names_asked)
-                    referee = referee_for(game, journal, path)
-                    referee.run(source, names_asked=names_asked)
+            referee.run(source, resumed=settings.resuming)
+            while referee.new_game_wanted:  # the same table plays again, in a journal of its own
+                journal.close()
+                print(f"companion: {journals.last_line(path)}", file=sys.stderr)
+                game = Game(game.players, game.rules, game.first)  # who opened it opens again
+                # beside the game before (a --journal elsewhere keeps the evening together)
+                journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
+                path = journal.path
+                print(f"companion: journal {path}", file=sys.stderr)
+                journals.mark_played(path)
+                if counter is not None:
+                    counter.new_game()
+                if display is not None:
+                    display.new_game(game)
+                    journal = display.watch_journal(journal)
+                names_asked = frozenset(referee.names_asked)
+                referee = referee_for(game, journal, path)
+                referee.run(source, names_asked=names_asked)
         except KeyboardInterrupt as stop:  # Ctrl-C, or a service manager stopping the game
-            print("\ncompanion: stopped; every call so far is in the journal.", file=sys.stderr)
-            print(f"companion: {journals.last_line(path)}", file=sys.stderr)
+            _tell("\ncompanion: stopped; every call so far is in the journal.")
+            _tell(f"companion: {journals.last_line(path)}")
             return 128 + getattr(stop, "signal", signal.SIGINT)
         except CompanionError as error:
             # A device lost mid-game (the microphone unplugged): the journal has every call so far
@@ -322,6 +335,10 @@ def run_play(settings: PlaySettings) -> int:
                 close()
             if display is not None:
                 display.close()
+    except KeyboardInterrupt:
+        if journal is not None:  # stopped as the game was getting ready: it is there to go on
+            _tell(f"companion: {journals.last_line(path)}")
+        raise
     finally:
         if journal is not None:
             journal.close()
@@ -354,6 +371,8 @@ def _stopped_by_sigterm():
     the way Ctrl-C does: the pause line is printed and the voice's files are cleared away,
     instead of the process vanishing ("Terminated")."""
     def stop(signum, frame):
+        for s in stopping:  # the first stops the game; another must not cut its closing short
+            signal.signal(s, signal.SIG_IGN)
         stopped = KeyboardInterrupt()
         stopped.signal = signum  # the exit status says which: 128 + 15
         raise stopped

@@ -414,6 +414,59 @@ def test_a_stopped_game_says_how_to_resume_it(tmp_path, stop):
     assert code == 128 + stop and "stopped" in err and "--resume" not in err, err
 
 
+_STOPPED_AS_IT_GETS_READY = """
+import io, os, signal, sys
+from companion import cli
+
+class TerminalGone(io.StringIO):
+    def write(self, text):
+        raise OSError(5, "Input/output error")  # as a hung-up terminal's writes fail
+
+def display(settings, game):
+    if sys.argv[1] == "HUP":
+        sys.stderr = TerminalGone()  # the terminal went with the hang-up
+    os.kill(os.getpid(), getattr(signal, "SIG" + sys.argv[1]))
+
+cli._display = display
+sys.exit(cli.main(["play", "--players", "Ana", "Ben", "--input", "text", "--mute", "--journal", sys.argv[2]]))
+"""
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_while_the_game_gets_ready_is_a_stop_too(tmp_path, stop):
+    # The display starting (a slow host lookup) comes after the journal: a service manager's
+    # SIGTERM or a terminal hanging up there stops the game as mid-game does, saved and said.
+    journal = tmp_path / "game.jsonl"
+    result = subprocess.run([sys.executable, "-c", _STOPPED_AS_IT_GETS_READY, stop.name[3:], str(journal)],
+                            capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 128 + stop, result.stderr
+    assert load_game(journal).players == ("Ana", "Ben")
+    if stop == signal.SIGTERM:
+        assert f"continue it with: companion play --resume {journal}" in result.stderr
+
+
+def test_announcements_that_cannot_be_printed_stop_a_muted_game_saved(tmp_path):
+    # `companion play --mute | tee log` with tee killed: the game stops and says so, saved.
+    journal = tmp_path / "game.jsonl"
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben",
+                             "--input", "text", "--mute", "--journal", str(journal)], stdin=subprocess.PIPE,
+                            stdout=write_end, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    os.close(write_end)
+    proc.stdin.write("three fours\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
+        time.sleep(0.05)
+    os.close(read_end)  # the reader goes
+    _, err = proc.communicate("four fours\nAna dudo\n", timeout=60)
+    assert proc.returncode == 2, err
+    assert "the announcements cannot be printed (Broken pipe)" in err and "Traceback" not in err
+    assert f"continue it with: companion play --resume {journal}" in err
+    assert load_game(journal).last_bid == Bid(4, 4)  # taken, then stopped on saying it
+
+
 def test_dice_said_before_a_pause_are_kept(tmp_path):
     script = "three fours\ndudo\nAna 4 4 1 2 3\n"  # then the game stops: only Ana's dice said
     result, journal = play(tmp_path, script)

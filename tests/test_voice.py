@@ -111,6 +111,31 @@ def test_a_speaker_unplugged_mid_game_is_said_once_and_plays_again_when_back(tmp
     assert sorted(p.name for p in tmp_path.glob("played-*.wav")) == ["played-0.wav", "played-1.wav"]
 
 
+class _ReaderGone(io.StringIO):
+    """Standard output whose reader went away (a `| tee` killed)."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_printed_lines_lost_leave_the_voice_saying_the_game(tmp_path, a_speaker):
+    warnings = []
+    speakers = Speakers([PrintSpeaker(_ReaderGone()), VoiceSpeaker(player=_player(tmp_path, tmp_path / "unplugged"))],
+                        warnings.append)
+    speakers.say("Ana opens.")
+    speakers.say("Ben, your call.")
+    assert warnings == ["warning: the announcements cannot be printed (Broken pipe); the game goes on aloud."]
+    assert sorted(p.name for p in tmp_path.glob("played-*.wav")) == ["played-0.wav", "played-1.wav"]
+
+
+def test_printed_lines_lost_with_no_voice_stop_the_game():
+    from companion.errors import CompanionError
+
+    speakers = Speakers([PrintSpeaker(_ReaderGone())])  # --mute: the printed lines were all the table had
+    with pytest.raises(CompanionError, match="cannot be printed"):
+        speakers.say("Ana opens.")
+
+
 def test_without_aplay_the_voice_is_left_out_with_one_warning(monkeypatch, capsys, tmp_path, a_speaker):
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing to play a sound with
     speakers = announcer(mute=False, warn=lambda line: print(line, file=sys.stderr))

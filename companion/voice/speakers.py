@@ -35,6 +35,11 @@ class SpeakerSilent(VoiceUnavailable):
     next sentence tries again, as a speaker plugged back in plays again."""
 
 
+class PrintedLinesLost(VoiceUnavailable):
+    """The announcements can no longer be printed: standard output's reader went away (a
+    `| tee` killed) or its disk is full."""
+
+
 class Speaker(Protocol):
     def say(self, text: str) -> None: ...
 
@@ -45,7 +50,13 @@ class PrintSpeaker:
 
     def say(self, text: str) -> None:
         stream = self._stream or sys.stdout
-        print(text, file=stream, flush=True)
+        try:
+            print(text, file=stream, flush=True)
+        except OSError as error:
+            if stream is sys.stdout:  # what is still buffered would fail again at every flush
+                with contextlib.suppress(OSError, ValueError):
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise PrintedLinesLost(f"the announcements cannot be printed ({error.strerror or error})") from None
 
 
 class _WithoutDriverChatter:
@@ -405,8 +416,17 @@ class Speakers:
 
     def say(self, text: str) -> None:
         for speaker in self.speakers:
-            if isinstance(speaker, (PrintSpeaker, Speakers)):  # the screen, or a set with its own warnings
+            if isinstance(speaker, Speakers):  # a set with its own warnings
                 speaker.say(text)
+                continue
+            if isinstance(speaker, PrintSpeaker):
+                try:
+                    speaker.say(text)
+                except PrintedLinesLost as error:
+                    self.speakers = tuple(s for s in self.speakers if s is not speaker)
+                    if not self.aloud():  # nothing else tells the table: the game stops, saved
+                        raise
+                    self._warn(f"warning: {error}; the game goes on aloud.")
                 continue
             try:
                 speaker.say(text)
@@ -423,6 +443,10 @@ class Speakers:
             if speaker in self._silent:
                 self._silent.remove(speaker)
                 self._warn("the speaker plays again.")
+
+    def aloud(self) -> bool:
+        """Whether a voice still says the announcements."""
+        return any(isinstance(s, VoiceSpeaker) or (isinstance(s, Speakers) and s.aloud()) for s in self.speakers)
 
 
 def check_wav_out(wav_out: Path | None, kept: Sequence[Path]) -> None:
