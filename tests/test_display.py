@@ -161,6 +161,29 @@ def test_a_host_name_whose_lookup_never_answers_is_one_clear_error(monkeypatch):
         DisplayServer("slow.example", 8765).start()
 
 
+def test_a_display_given_up_on_does_not_start_listening_later(monkeypatch):
+    import companion.display.server as server
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    real_lookup = socket.getaddrinfo
+
+    def slow(host, *args, **kwargs):
+        time.sleep(1.0)  # answers, but after the game has gone on without the display
+        return real_lookup("127.0.0.1", *args, **kwargs)
+
+    monkeypatch.setattr(server, "START_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(socket, "getaddrinfo", slow)
+    display = DisplayServer("slow.example", port)
+    with pytest.raises(DisplayError, match="did not start listening"):
+        display.start()
+    display._thread.join(timeout=10)
+    assert not display._thread.is_alive()
+    with socket.socket() as client:
+        assert client.connect_ex(("127.0.0.1", port)) != 0  # nobody listens there
+
+
 def test_a_display_on_every_address_is_shown_at_this_machines_address():
     for host in ("0.0.0.0", "::"):
         url = DisplayServer(host, 8765).url

@@ -38,6 +38,10 @@ class DisplayServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner = None
         self._thread: threading.Thread | None = None
+        # A start given up on (a slow host lookup) must not come to life later unseen, serving
+        # a page the game never updates: whichever of the two comes first decides, under this.
+        self._starting = threading.Lock()
+        self._given_up = False
 
     @property
     def url(self) -> str:
@@ -60,8 +64,12 @@ class DisplayServer:
         try:
             error = started.exception(timeout=START_TIMEOUT_S)
         except FutureTimeout:  # a host name whose lookup never answers
-            raise DisplayError(f"{self.host}:{self.port} did not start listening within "
-                               f"{START_TIMEOUT_S:g} s (is the host name right?)") from None
+            with self._starting:
+                if not started.done():
+                    self._given_up = True
+                    raise DisplayError(f"{self.host}:{self.port} did not start listening within "
+                                       f"{START_TIMEOUT_S:g} s (is the host name right?)") from None
+            error = started.exception()
         if error is not None:
             raise DisplayError(_why_not(error, self.host, self.port)) from None
         return self.url
@@ -105,8 +113,13 @@ class DisplayServer:
             started.set_exception(error)
             loop.close()
             return
-        self._loop = loop
-        started.set_result(None)
+        with self._starting:
+            if self._given_up:  # listening at last, after the game went on without it
+                loop.run_until_complete(self._runner.cleanup())
+                loop.close()
+                return
+            self._loop = loop
+            started.set_result(None)
         try:
             loop.run_forever()
         finally:
