@@ -305,7 +305,12 @@ def _run_play(settings: PlaySettings) -> int:
                 print(f"companion: {journals.last_line(path)}", file=sys.stderr)
                 game = Game(game.players, game.rules, game.first)  # who opened it opens again
                 # beside the game before (a --journal elsewhere keeps the evening together)
-                journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
+                try:
+                    journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
+                except CompanionError as error:  # nothing of the new game to save: it cannot start
+                    _say_stopped(referee.say, error, started=False)
+                    error.said_aloud = True
+                    raise
                 path = journal.path
                 print(f"companion: journal {path}", file=sys.stderr)
                 journals.mark_played(path)
@@ -327,7 +332,8 @@ def _run_play(settings: PlaySettings) -> int:
             print(f"companion: {error}", file=sys.stderr)
             if getattr(error, "resumable", True):
                 print(f"companion: {journals.last_line(getattr(error, 'resume_from', None) or path)}", file=sys.stderr)
-            _say_stopped(referee.say, error)
+            if not getattr(error, "said_aloud", False):
+                _say_stopped(referee.say, error)
             return 2
         finally:
             close = getattr(source, "close", None)

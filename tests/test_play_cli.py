@@ -108,6 +108,30 @@ def test_new_game_at_a_won_game_plays_again_in_a_journal_of_its_own(tmp_path):
     assert f"companion play --resume {again}" in result.stderr.splitlines()[-1]
 
 
+_NEXT_GAME_UNSAVABLE = """
+import sys
+from pathlib import Path
+from companion import cli, journal
+
+journal.new_session_path = lambda folder: Path(sys.argv[1]) / "game.jsonl"  # under a file: no journal there
+sys.exit(cli.main(["play", "--players", "Ana", "Ben", "--input", "text", "--mute", "--dice", "1",
+                   "--journal", sys.argv[2]]))
+"""
+
+
+def test_a_new_game_that_cannot_be_saved_is_said_not_to_start(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    journal = tmp_path / "won.jsonl"
+    result = subprocess.run([sys.executable, "-c", _NEXT_GAME_UNSAVABLE, str(blocked), str(journal)],
+                            input="one three\ndudo\n0\nnew game\n", capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stdout.rstrip().endswith("I cannot start the game: I cannot save a game there. The screen says why.")
+    assert "I have to stop" not in result.stdout  # said once, and not as a game cut short
+    assert load_game(journal).winner == "Ben"  # the won game, as it was
+
+
 def test_rules_preset_changes_the_announcements(tmp_path):
     result, _ = play(tmp_path, "three fours\nfour aces\n", "--rules", "pressman")
     assert "four aces" in result.stdout and "in play" not in result.stdout
