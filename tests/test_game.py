@@ -220,6 +220,26 @@ def test_hands_are_checked_against_the_dice_each_player_holds():
     assert g.dice["Ben"] == 4
 
 
+def test_hands_without_every_player_still_in_are_refused():
+    # A count made from some hands only would settle the challenge on dice nobody said.
+    g = game()
+    g.bid("Ana", Bid(3, 5))
+    g.dudo("Ben")
+    with pytest.raises(BadCount) as caught:
+        g.reveal(3, {"Ana": [5, 5, 1, 2, 3], "Ben": [2, 2, 2, 2, 2]})
+    assert caught.value.reason is CountRefusal.HANDS_MISSING and caught.value.missing == ("Cleo",)
+    assert g.phase is Phase.REVEAL and g.dice == {"Ana": 5, "Ben": 5, "Cleo": 5}
+
+
+def test_a_count_of_every_die_in_play_is_accepted():
+    # Fifteen fives (pacos included) is the most there can be, not one too many.
+    g = game()
+    g.bid("Ana", Bid(3, 5))
+    g.dudo("Ben")
+    g.reveal(15)
+    assert g.dice["Ben"] == 4 and g.round_number == 2
+
+
 @pytest.mark.parametrize("count, ana, ben", [(2, 5, 0), (4, 5, 1), (5, 5, 4), (8, 5, 2), (0, 5, 0)])
 def test_losing_the_difference(count, ana, ben):
     g = game("Ana Ben Cleo", preset="wikipedia-difference")
@@ -524,6 +544,16 @@ def test_elimination_passes_the_opening_to_the_left_and_the_last_player_wins():
     assert isinstance(g.events[-1], GameOver)
     with pytest.raises(WrongPhase):
         g.bid("Ben", Bid(1, 2))
+
+
+def test_a_knocked_out_player_is_skipped_when_the_turn_passes():
+    g = game("Ana Ben Cleo", dice={"Ben": 1})
+    g.been_palifico.add("Ben")  # no palifico round to complicate the next one
+    play_round(g, [("Ana", (9, 3))], "Ben", 9)  # the bid stood: Ben is out
+    assert g.active_players == ("Ana", "Cleo") and g.turn == "Cleo"
+    g.bid("Cleo", Bid(2, 3))
+    events = g.bid("Ana", Bid(3, 3))
+    assert g.turn == "Cleo" and events[-1].next_player == "Cleo"  # not Ben, who sits between
 
 
 def test_eliminated_opener_passes_to_the_next_player_in_seating_order():
