@@ -509,6 +509,21 @@ def test_the_leaflet_declares_palifico_at_every_drop_from_two_dice_to_one():
     assert any(isinstance(e, PalificoDeclared) and e.player == "Ana" for e in g._history[-1][1])
 
 
+@pytest.mark.parametrize("preset, dice", [
+    ("leaflet", 1),  # palifico at every drop to one die, so none was had before to stop it
+    ("wikipedia-difference", 1),
+    ("wikipedia-difference", 3),  # three dice lost at once: off by three
+])
+def test_a_player_knocked_out_gets_no_palifico_round(preset, dice):
+    g = game("Ana Ben Cleo Dan", preset, dice={"Ana": dice})
+    events = play_round(g, [("Ana", (dice, 3))], "Ben", 0)
+    assert PlayerEliminated("Ana") in events
+    assert not any(isinstance(e, PalificoDeclared) for e in events)
+    assert g.palifico_player is None and events[-1].palifico is None
+    g.bid(g.turn, Bid(2, 5))
+    assert g.dudo(g.turn)[0].aces_wild  # the next round counts pacos as fives
+
+
 @pytest.mark.parametrize("preset, ana_may_change", [
     ("asmodee", False), ("asmodee-own-round", True),
     ("pressman", True),  # only "other players" are held to the face; Ana is on one die
