@@ -338,6 +338,29 @@ def test_wikipedia_spot_on_only_while_more_than_half_the_dice_remain():
         g2.calza("Ben")
 
 
+def test_wikipedia_spot_on_is_refused_with_exactly_half_the_dice_left():
+    # "More than half": ten of twenty is not, eleven is.
+    g = game("Ana Ben Cleo Dan", "wikipedia", dice={"Ana": 3, "Ben": 3, "Cleo": 2, "Dan": 2})
+    g.bid("Ana", Bid(2, 2))
+    with pytest.raises(CallNotAllowed) as caught:
+        g.calza("Ben")
+    assert caught.value.reason is ChallengeRefusal.CALZA_TOO_FEW_DICE and g.phase is Phase.BIDDING
+    g = game("Ana Ben Cleo Dan", "wikipedia", dice={"Ana": 3, "Ben": 3, "Cleo": 3, "Dan": 2})
+    g.bid("Ana", Bid(2, 2))
+    g.calza("Ben")
+    assert g.phase is Phase.REVEAL
+
+
+@pytest.mark.parametrize("preset", ["wikipedia", "wikipedia-difference"])
+def test_wikipedia_spot_on_goes_on_with_two_players(preset):
+    # Wikipedia sets no player minimum for spot on: the half of the dice is its one limit.
+    g = game("Ana Ben", preset, dice={"Ben": 4})
+    g.bid("Ana", Bid(2, 2))
+    g.calza("Ben")
+    events = g.reveal(2)
+    assert DieRegained("Ben", 1, 5) in events and g.dice == {"Ana": 5, "Ben": 5}
+
+
 @pytest.mark.parametrize("preset", ["wikipedia", "wikipedia-difference"])
 def test_wikipedia_spot_on_goes_on_in_an_obliga_round(preset):
     # Its one limit is the half of the dice; the obliga round sets none of its own.
