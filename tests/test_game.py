@@ -401,6 +401,18 @@ def test_palifico_round_after_first_dropping_to_one_die(preset):
     assert g.dice["Cleo"] == 2 and not g.is_palifico_round  # once per player
 
 
+def test_pacos_are_not_wild_in_a_palifico_count():
+    g = palifico_game("asmodee")  # Ana's palifico round: Ana and Ben hold one die, Cleo three
+    g.bid("Ana", Bid(3, 3))
+    g.dudo("Ben")
+    hands = {"Ana": [1], "Ben": [3], "Cleo": [1, 1, 3]}  # two threes, three pacos
+    with pytest.raises(BadCount) as caught:
+        g.reveal(5, hands)  # what wild pacos would make
+    assert (caught.value.reason, caught.value.actual) == (CountRefusal.HANDS_DISAGREE, 2)
+    events = g.reveal(2, hands)
+    assert PlayerEliminated("Ana") in events  # short of three threes: Ana loses her last die
+
+
 @pytest.mark.parametrize("preset, ben_may_change", [
     ("asmodee", True), ("web", True),  # already palifico once
     ("pressman", True),  # already palifico and on one die (Ben holds one)
