@@ -703,3 +703,30 @@ def test_calza_under_rules_without_it_is_said_not_played_even_before_any_bid():
     game = Game(["Ana", "Ben", "Cleo"], get_preset("pressman"))
     assert game.challenge_problem("calza", "Ben").reason is ChallengeRefusal.CALZA_NOT_PLAYED
     assert game.challenge_problem("dudo", "Ben").reason is ChallengeRefusal.NO_BID
+
+
+# --- preset names ----------------------------------------------------------------------------
+
+# Each alias by what it says: the game's own name and "default" are the default (Asmodee's
+# Perudo), the year is Pressman's 2008 rulebook, "jokers" the leaflet's faces, "dudo" the name
+# of Wikipedia's article, and its variant is the one where a loser loses the difference.
+ALIASES_MEANT = {
+    "default": "asmodee", "perudo": "asmodee",
+    "pressman-2008": "pressman", "2008": "pressman",
+    "jokers": "leaflet",
+    "webpage": "web",
+    "dudo": "wikipedia", "wiki": "wikipedia",
+    "lose-difference": "wikipedia-difference",
+}
+
+
+@pytest.mark.parametrize("alias, preset", ALIASES_MEANT.items())
+def test_each_preset_alias_names_the_preset_it_says(alias, preset):
+    assert get_preset(alias).name == preset
+    assert get_preset(alias.upper()).name == preset  # typed in any case
+
+
+def test_every_alias_has_its_meaning_written_down():
+    from companion.rules.presets import ALIASES
+
+    assert set(ALIASES) == set(ALIASES_MEANT)  # a new alias needs a line in ALIASES_MEANT
