@@ -1048,6 +1048,14 @@ def test_a_clearly_heard_illegal_move_keeps_the_question():
     assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
 
 
+@pytest.mark.parametrize("confidence", [0.9, None], ids=["spoken", "typed"])
+def test_wrong_answered_to_a_question_declines_it_as_no_does(confidence):
+    referee, journal = asking_four_fours()
+    before = len(journal.events)
+    assert say(referee, "wrong", confidence=confidence) == "Not taken. If you called, say it again."
+    assert referee.game.last_bid == Bid(3, 4) and referee.game.turn == "Ben" and len(journal.events) == before
+
+
 def test_the_asked_call_said_again_clearly_is_taken_as_a_yes():
     referee, _ = asking_four_fours()
     assert say(referee, "four fours", confidence=0.95) == "Ben: four fours. Cleo, your call."
