@@ -152,6 +152,14 @@ def test_deliberate_mishearings(text, bid):
     assert parse_call(text) == BidCall(bid)
 
 
+@pytest.mark.parametrize("text, bid", [
+    ("four deuces", Bid(4, 2)), ("one deuce", Bid(1, 2)), ("a deuce", Bid(1, 2)),
+    ("seven treys", Bid(7, 3)), ("one trey", Bid(1, 3)), ("a trey", Bid(1, 3))])
+def test_deuces_and_treys_are_twos_and_threes(text, bid):
+    # a card player's words for the two and the three
+    assert parse_call(text) == BidCall(bid)
+
+
 def test_vosk_sound_alikes_map_back():
     for word, options in SOUND_ALIKES.items():
         for option in options:
