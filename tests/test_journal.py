@@ -288,6 +288,23 @@ def test_a_damaged_event_is_dropped_with_the_lines_after_it(tmp_path, number, ol
     assert len(path.read_text().splitlines()) == number - 1
 
 
+def test_a_line_that_does_not_replay_before_an_unreadable_one_is_the_one_named(tmp_path):
+    # The game goes on from before the first damage, so that is the line the note names.
+    path = two_round_journal(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3].replace(b'"kind":"dudo"', b'"kind":"maybe"')  # line 4, Ben's dudo
+    path.write_bytes(b"".join(lines))
+    damage(path, 8, b"{")  # Ana's two sixes, not JSON
+    resumed = resume(path)
+    resumed.journal.close()
+    dropped = resumed.dropped
+    assert (dropped.first.number, dropped.first.damage, dropped.after) == (4, Damage.DOES_NOT_REPLAY, 6)
+    note = dropped.describe()
+    assert note.startswith("the journal was damaged: line 4 is not allowed by the rules")
+    assert "lines 4 to 10 were dropped (line 4 and the 6 events after it)" in note
+    assert resumed.game.bids == [("Ana", Bid(3, 4))] and resumed.game.round_number == 1
+
+
 def test_a_hand_or_an_undo_that_does_not_replay_is_dropped(tmp_path):
     path = two_round_journal(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
