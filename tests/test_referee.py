@@ -102,8 +102,8 @@ def test_a_challenge_before_any_bid_says_what_is_missing():
 def test_unparsable_and_out_of_turn_calls_change_nothing():
     referee, _, journal = make()
     assert "did not understand" in say(referee, "banana split")
-    assert "Ben's turn" not in say(referee, "Ben three threes")  # it is Ana's turn
-    assert referee.game.actions == () and journal.events == []
+    assert say(referee, "Ben three threes") == "It is Ana's turn, not Ben's."  # Ben's bid is not taken as Ana's
+    assert referee.game.actions == () and journal.events == [] and referee.game.turn == "Ana"
 
 
 def test_out_of_turn_named_bid():
