@@ -4,13 +4,15 @@ import argparse
 
 import pytest
 
-from companion.calls import parse_call
+from companion.calls import (
+    BidCall, CalzaCall, CommandCall, DudoCall, HandCall, NumberCall, PalificoCall, face_words, number_words,
+    parse_call)
 from companion.errors import CompanionError
 from companion.listen import vosk_engine
 from companion.listen.commands import add_models_arguments, run_models
 from companion.listen.errors import ModelError
 from companion.listen.vocabulary import (
-    DIE_WORDS, VocabularyError, grammar_words, normalise_name, phrase_list)
+    ACE_WORDS_HEARD, COMMANDS, DIE_WORDS, VocabularyError, grammar_words, normalise_name, phrase_list)
 from companion.listen.vosk_engine import checked_phrases, find_model, vosk_result
 from companion.sources import Expect
 
@@ -28,10 +30,39 @@ class FakeModel:
         return -1 if word in self.missing else 7
 
 
-def test_every_grammar_phrase_parses_to_a_call():
+# What each challenge phrase the grammar says means, by its words.
+CHALLENGES_MEANT = {"dudo": DudoCall, "i doubt it": DudoCall, "liar": DudoCall, "calza": CalzaCall,
+                    "calzo": CalzaCall, "spot on": CalzaCall, "exactly": CalzaCall, "palifico": PalificoCall}
+
+
+def test_every_grammar_phrase_parses_to_the_call_it_says():
+    # The grammar is all a recogniser can hear, so a phrase read as another call than its
+    # words say would be a call nobody made. Each is checked by its own words: a name and a
+    # challenge, a name and a die (a hand), a number alone, a command, or a count and a face.
     players = ("Ana", "Ben", "Cleo")
+    names = {p.lower(): p for p in players}
+    numbers = {number_words(n): n for n in range(31)}
     for phrase in phrase_list(players):
-        parse_call(phrase, players)  # raises if the grammar could say a non-call
+        call = parse_call(phrase, players)  # raises if the grammar could say a non-call
+        words = phrase.split()
+        speaker = names.get(words[0]) or names.get(words[-1])
+        rest = [w for w in words if w not in names]
+        if phrase in COMMANDS:
+            assert isinstance(call, CommandCall), phrase
+        elif " ".join(rest) in CHALLENGES_MEANT:
+            assert call == CHALLENGES_MEANT[" ".join(rest)](speaker), phrase
+        elif speaker is not None:  # a name and its first die
+            assert isinstance(call, HandCall) and call.player == speaker, phrase
+            assert [number_words(d) for d in call.dice] == rest, phrase
+        elif phrase in numbers:
+            assert call == NumberCall(numbers[phrase]), phrase
+        else:  # "[i bid] COUNT FACE": the count said, and the face in either number under any ace word
+            if rest[:2] == ["i", "bid"]:
+                rest = rest[2:]
+            assert isinstance(call, BidCall) and call.speaker is None, phrase
+            count, face = " ".join(rest[:-1]), rest[-1]
+            assert count == number_words(call.bid.count) or (count == "a" and call.bid.count == 1), phrase
+            assert face in {face_words(call.bid.face, n, w) for n in (1, 2) for w in ACE_WORDS_HEARD}, phrase
 
 
 def test_a_bigger_table_is_listened_to_up_to_its_most_dice():
