@@ -203,13 +203,14 @@ CALZA_PHRASES = {"calza", "calzo", "cal za", "cal so", "calls a", "call za", "ka
 PALIFICO_PHRASES = {"palifico", "palafico", "pally fico", "pal if ico", "paly fico"}
 COMMAND_PHRASES: dict[str, Command] = {
     "undo": Command.UNDO, "take it back": Command.UNDO, "take that back": Command.UNDO,
+    "cancel": Command.UNDO,  # "cancel" after a bid means that bid (with a question waiting, that question)
     "repeat": Command.REPEAT, "again": Command.REPEAT, "say again": Command.REPEAT, "say that again": Command.REPEAT,
     "pardon": Command.REPEAT, "what": Command.REPEAT,
     "status": Command.STATUS, "what is the bid": Command.STATUS, "whats the bid": Command.STATUS,
     "what was the bid": Command.STATUS, "the bid": Command.STATUS, "score": Command.STATUS,
     "how many dice": Command.STATUS, "whose turn": Command.STATUS, "whose turn is it": Command.STATUS,
     "yes": Command.YES, "yeah": Command.YES, "correct": Command.YES, "right": Command.YES,
-    "no": Command.NO, "nope": Command.NO, "wrong": Command.NO, "cancel": Command.NO,
+    "no": Command.NO, "nope": Command.NO, "wrong": Command.NO,
     "new game": Command.NEW_GAME, "play again": Command.NEW_GAME, "another game": Command.NEW_GAME,
 }
 # Said around a call without changing it ("um, I bid nine fives please", "the count is seven").

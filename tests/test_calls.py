@@ -122,10 +122,9 @@ def test_commands(text, name):
 
 
 # What a player means by each command phrase, written from the words, not from the parser's
-# table. "cancel" is left out: said after a bid it is read as a "no" to a question that was
-# never asked ("There is nothing to cancel."), where a player means take the bid back.
+# table.
 COMMANDS_MEANT = {
-    Command.UNDO: ["undo", "take it back", "take that back"],
+    Command.UNDO: ["undo", "take it back", "take that back", "cancel"],
     Command.REPEAT: ["repeat", "again", "say again", "say that again", "pardon", "what"],
     Command.STATUS: ["status", "what is the bid", "whats the bid", "what was the bid", "the bid", "score",
                      "how many dice", "whose turn", "whose turn is it"],

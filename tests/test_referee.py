@@ -1056,6 +1056,17 @@ def test_wrong_answered_to_a_question_declines_it_as_no_does(confidence):
     assert referee.game.last_bid == Bid(3, 4) and referee.game.turn == "Ben" and len(journal.events) == before
 
 
+def test_cancel_takes_back_the_bid_just_made_or_the_question_waiting():
+    referee, _, journal = make()
+    say(referee, "three fours", "four fours")
+    assert say(referee, "cancel").startswith("Undone: Ben's four fours.")
+    assert referee.game.last_bid == Bid(3, 4) and referee.game.turn == "Ben"
+    referee, _ = asking_four_fours()
+    before = len(referee.journal.events)
+    assert say(referee, "cancel", confidence=0.9).startswith("Not taken: four fours.")
+    assert referee.game.last_bid == Bid(3, 4) and len(referee.journal.events) == before
+
+
 def test_the_asked_call_said_again_clearly_is_taken_as_a_yes():
     referee, _ = asking_four_fours()
     assert say(referee, "four fours", confidence=0.95) == "Ben: four fours. Cleo, your call."
