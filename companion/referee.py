@@ -693,7 +693,7 @@ class Referee:
         return [announce.TookBack(action, self.status())]
 
     def status(self) -> announce.Status:
-        return announce.Status.of(self.game, tuple(self._hands))
+        return announce.Status.of(self.game, self._hands)
 
 
 def _move(call: Call) -> bool:

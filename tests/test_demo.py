@@ -86,7 +86,7 @@ def test_the_scripted_players_know_the_referees_words_for_what_took_nothing():
 
     game = Game(["Ana", "Ben", "Cleo"])
     said = lambda *announcements: " ".join(announce.sentences(list(announcements), game.rules))  # noqa: E731
-    status = announce.Status.of(game, ())
+    status = announce.Status.of(game)
     assert asked_about(said(announce.AskToConfirm(BidCall(Bid(4, 5))))) == "four fives"
     assert asked_about(said(announce.AskedAgain(DudoCall("Ben")))) is not None
     assert ASKED.search(said(announce.AskToConfirm(CommandCall(Command.UNDO))))

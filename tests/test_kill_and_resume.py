@@ -238,6 +238,6 @@ def test_a_game_killed_mid_reveal_resumes_to_the_same_journal(tmp_path):
     result = run_companion("play", "--resume", killed, "--input", "text", "--mute",
                            input_text="\n".join(SCRIPT[KILLED_AFTER:]) + "\n")
     assert result.returncode == 0, result.stderr
-    assert "Got Ben's dice. Still need Ana and Cleo." in result.stdout  # the hand said before the kill
+    assert "Got Ben's dice: six, one. Still need Ana and Cleo." in result.stdout  # the hand said before the kill
     assert result.stdout.strip().endswith("Ana wins the game!")
     assert journalled(killed) == journalled(whole)

@@ -388,7 +388,7 @@ def test_a_game_resumed_at_a_reveal_asks_for_the_cups_again(tmp_path):
     assert "Cleo called dudo on Ben's four fours. How many fours" in result.stdout  # status mid-reveal: no cups
     said = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="Ana 4 4 1 2 3\n")
     again = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
-    assert said.returncode == 0 and "Resuming the game. Cleo called dudo on Ben's four fours. Got Ana's dice." \
+    assert said.returncode == 0 and "Resuming the game. Cleo called dudo on Ben's four fours. Got Ana's dice: four, four, " \
         in again.stdout and "Lift the cups" not in again.stdout
 
 
@@ -498,7 +498,7 @@ def test_dice_said_before_a_pause_are_kept(tmp_path):
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute",
                            input_text="Ben 4 4 4 5 6\nCleo 1 2 2 2 2\n")
     assert result.returncode == 0, result.stderr
-    assert "Got Ana's dice. Still need Ben and Cleo." in result.stdout  # said when resuming
+    assert "Got Ana's dice: four, four, one, two, three. Still need Ben and Cleo." in result.stdout  # said when resuming
     assert "Seven counted" in result.stdout  # Ana's 4 4 1, Ben's 4 4 4 and Cleo's 1
     game = load_game(journal)
     assert game.dice["Ben"] == 4 and game.round_number == 2  # Ben doubted a right bid
@@ -811,7 +811,7 @@ def test_a_power_cut_never_parts_the_undo_of_a_count_from_the_dice_that_stand(tm
     assert "cut off mid-write" in result.stderr and "Round two" in result.stdout, result.stdout
     journal.write_text("".join(lines))
     result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="")
-    assert "Got Ana's and Ben's dice. Still need Cleo." in result.stdout, result.stdout
+    assert "Got Ana's dice: one, two, three, four, five; Ben's: three, three, four, four, five. Still need Cleo." in result.stdout, result.stdout
     start = json.loads(undo)
     del start["hands"]
     journal.write_text("".join(lines[:-1]) + json.dumps(start) + "\n")
@@ -907,4 +907,4 @@ def test_take_backs_after_a_resume_say_what_they_say_in_one_sitting(tmp_path):
     split, journal = play(tmp_path / "split", first)
     resumed = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text=then)
     assert resumed.stdout.splitlines()[-4:] == whole.stdout.splitlines()[-4:], resumed.stdout
-    assert resumed.stdout.splitlines()[-1].endswith("Got Ana's dice. Still need Ben and Cleo.")
+    assert resumed.stdout.splitlines()[-1].endswith("Got Ana's dice: one, two, three, four, five. Still need Ben and Cleo.")

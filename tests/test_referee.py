@@ -1101,7 +1101,7 @@ def test_undoing_a_count_the_dice_made_takes_back_only_the_last_dice():
     assert referee.game.round_number == 2
     said = say(referee, "undo")  # only what the table needs to go on: no prompt, no holdings
     assert said == ("Undone: the count of four. Cleo called dudo on Ben's four fives. "
-                    "Got Ana's and Ben's dice. Still need Cleo.")
+                    "Got Ana's dice: two, two, four, four, six; Ben's: six, six, one, three, three. Still need Cleo.")
     undo = journal.events[-1]  # the two that stand, in the undo's own line: no power cut parts them
     assert undo.type == "undo" and undo.hands == {"Ana": (2, 2, 4, 4, 6), "Ben": (6, 6, 1, 3, 3)}
     assert say(referee, "Cleo 5 5 3 1 5").startswith("Got Cleo's dice: five, five, three, one, five. Five counted")
@@ -1119,6 +1119,16 @@ def test_repeat_after_a_no_says_where_the_game_stands_not_the_question_declined(
     referee = four_fours_asked_about()
     assert say(referee, "no", confidence=0.9) == "Not taken. If you called, say it again."
     assert say(referee, "repeat", confidence=0.9).startswith("The bid is three fours by Ana. Ben, your call.")
+
+
+def test_status_with_hidden_dice_still_says_who_is_out():
+    # pressman hides how many dice each holds, not who is still playing
+    referee, _, _ = make(preset="pressman", starting_dice=1, max_dice=1)
+    say(referee, "one three", "dudo", "0")  # Ana's bid was wrong: her only die goes
+    said = say(referee, "status")
+    assert said.endswith("Ana is out.") and "dice" not in said
+    referee, _, _ = make(preset="pressman")
+    assert "out" not in say(referee, "status")
 
 
 def test_status_while_a_question_waits_says_the_question_again():

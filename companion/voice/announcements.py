@@ -10,7 +10,7 @@ Long: every announcement the referee makes is here, so that its wording is in on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Mapping, Sequence, Union
 
 from companion.calls import (HELP_WORDS, NOTHING_SAID, STOP_WORDS, Call, Command, CommandCall, NumberCall, UnparsableCall, bid_words,
                              describe_call, face_to_count, face_words, number_words)
@@ -422,6 +422,11 @@ class CountRuledOut:
         return [f"{dice} {low}, so the count is {low} to {high}, not {number_words(self.value)}. {again}"]
 
 
+def dice_words(dice: Sequence[int]) -> str:
+    """"dice: five, five, three", or "die: four" for a hand of one."""
+    return f"{'die' if len(dice) == 1 else 'dice'}: {', '.join(number_words(d) for d in dice)}"
+
+
 @dataclass(frozen=True)
 class GotHand:
     """One player's dice, read back so a hand heard under the wrong name is caught at once."""
@@ -432,8 +437,7 @@ class GotHand:
     replaced: tuple[int, ...] | None = None  # the other dice said for this player before
 
     def words(self, rules: Rules) -> list[str]:
-        held = "die" if len(self.dice) == 1 else "dice"
-        got = f"Got {self.player}'s {held}: {', '.join(number_words(d) for d in self.dice)}"
+        got = f"Got {self.player}'s {dice_words(self.dice)}"
         if self.replaced is not None:  # said aloud: a hand heard under the wrong name shows
             got += f" (in place of {', '.join(number_words(d) for d in self.replaced)})"
         return [f"{got}. Still need {join_and(self.missing)}." if self.missing else f"{got}."]
@@ -482,7 +486,7 @@ class Status:
     winner: str | None
     challenge: ChallengeCalled | None  # at a reveal
     count_prompt: CountPrompt | None  # at a reveal
-    hands_said: tuple[str, ...]  # at a reveal: whose dice are in
+    hands_said: tuple[tuple[str, tuple[int, ...]], ...]  # at a reveal: the dice said so far, by player
     hands_missing: tuple[str, ...]
     round_number: int
     last_bid: Bid | None
@@ -494,16 +498,18 @@ class Status:
     camera_looks: bool = False  # at a reveal: the camera is about to count, not the players
     lift_cups: bool = False  # at a reveal picked up again: the cups may be back down
     face_changers: tuple[str, ...] = ()  # in a palifico round: who may change the face
+    out: tuple[str, ...] = ()  # players knocked out
 
     @classmethod
-    def of(cls, game: Game, hands_said: Sequence[str] = ()) -> "Status":
-        """The game as it stands; `hands_said`: whose dice are in at a reveal."""
+    def of(cls, game: Game, hands_said: Mapping[str, tuple[int, ...]] | None = None) -> "Status":
+        """The game as it stands; `hands_said`: the dice said so far at a reveal."""
         reveal = game.phase is Phase.REVEAL
+        hands_said = dict(hands_said or {}) if reveal else {}
         return cls(
             winner=game.winner if game.phase is Phase.OVER else None,
             challenge=game.challenge if reveal else None,
             count_prompt=CountPrompt.of(game) if reveal else None,
-            hands_said=tuple(hands_said) if reveal else (),
+            hands_said=tuple(hands_said.items()),
             hands_missing=tuple(p for p in game.active_players if p not in hands_said) if reveal else (),
             round_number=game.round_number,
             last_bid=game.last_bid,
@@ -513,6 +519,7 @@ class Status:
             dice=tuple((p, game.dice[p]) for p in game.active_players),
             dice_in_play=game.dice_in_play,
             face_changers=game.face_changers(),
+            out=tuple(p for p in game.players if game.dice[p] == 0),
         )
 
     def words(self, rules: Rules) -> list[str]:
@@ -531,9 +538,12 @@ class Status:
             parts.append(f"{c.player} called {c.kind} on {c.bidder}'s {bid_words(Bid(c.count, c.face), ace)}.")
             if self.camera_looks or self.lift_cups:
                 parts.append("Lift the cups.")
-            if self.hands_said:  # the players are saying their dice: the rest of them, please
-                got = join_and([f"{player}'s" for player in self.hands_said])
-                parts.append(f"Got {got} dice. Still need {join_and(self.hands_missing)}.")
+            if self.hands_said:  # the players are saying their dice: read back, then the rest, please
+                (first, dice), *others = self.hands_said
+                got = "; ".join([f"Got {first}'s {dice_words(dice)}",
+                                 *(f"{player}'s: {', '.join(number_words(d) for d in held)}"
+                                   for player, held in others)])
+                parts.append(f"{got}. Still need {join_and(self.hands_missing)}.")
             elif not self.camera_looks:  # the players count
                 parts.append(self.count_prompt.sentence(rules))
             return " ".join(parts)
@@ -552,6 +562,8 @@ class Status:
             (first, held), *others = self.dice
             holdings = join_and([f"{first} has {count_of(held)}", *(f"{p} {number_words(n)}" for p, n in others)])
             parts.append(f"{holdings}; {count_of(self.dice_in_play)} in play.")
+        elif self.out:  # how many each holds stays hidden, but not who is still playing
+            parts.append(f"{join_and(self.out)} {'is' if len(self.out) == 1 else 'are'} out.")
         return " ".join(parts)
 
 
