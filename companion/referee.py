@@ -479,9 +479,9 @@ class Referee:
         game = self.game
         if isinstance(call, CommandCall):
             return self._command(call)
-        if isinstance(call, PalificoCall):  # a question: a call waiting for "yes" still waits
+        if isinstance(call, PalificoCall):  # a question: a call waiting for "yes" still waits, and is said so
             palifico = game.palifico_player if game.is_palifico_round else None
-            return [announce.PalificoInfo(palifico, len(game.active_players))]
+            return [announce.PalificoInfo(palifico, len(game.active_players)), *self._questions_waiting()]
         self._pending = None
         if game.phase is Phase.OVER:
             return [announce.GameIsOver(game.winner)]
@@ -672,11 +672,15 @@ class Referee:
 
     def _where_we_are(self) -> list[Announcement]:
         """Where the game stands, and the question waiting, if one is: it still waits."""
+        return [self.status(), *self._questions_waiting()]
+
+    def _questions_waiting(self) -> list[Announcement]:
+        """The question the referee waits for an answer to, asked again (or nothing)."""
         if self._pending is not None:
-            return [self.status(), announce.AskToConfirm(self._pending)]
+            return [announce.AskToConfirm(self._pending)]
         if self._round.who_calls_open:
-            return [self.status(), self._who_calls_calza()]
-        return [self.status()]
+            return [self._who_calls_calza()]
+        return []
 
     def _undo(self) -> list[Announcement]:
         self._pending = None

@@ -1121,6 +1121,13 @@ def test_repeat_after_a_no_says_where_the_game_stands_not_the_question_declined(
     assert say(referee, "repeat", confidence=0.9).startswith("The bid is three fours by Ana. Ben, your call.")
 
 
+def test_asking_about_palifico_while_a_question_waits_says_the_question_again():
+    referee, _ = asking_four_fours()
+    said = say(referee, "palifico", confidence=0.9)
+    assert said.startswith("This is not a palifico round") and said.endswith("Did you say four fours?")
+    assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
+
+
 def test_status_with_hidden_dice_still_says_who_is_out():
     # pressman hides how many dice each holds, not who is still playing
     referee, _, _ = make(preset="pressman", starting_dice=1, max_dice=1)
