@@ -227,7 +227,10 @@ class Referee:
         self.say(outcome.announcements)
         if outcome.camera_due:
             # Only now, with "lift the cups" said, is there anything for the camera to see.
+            challenge = self._last_said
             self.say(self.read_camera().announcements)
+            if challenge and self._last_said is not challenge:  # "repeat" says the reveal whole
+                self._last_said = challenge + self._last_said
 
     def say(self, announcements: Sequence[Announcement]) -> None:
         text = " ".join(announce.sentences(announcements, self.game.rules))

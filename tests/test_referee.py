@@ -548,6 +548,13 @@ def test_camera_count_settles_the_challenge():
     assert [e for e in journal.events if e.type == "count"][0].source == "camera"
 
 
+def test_repeat_after_a_camera_count_says_the_challenge_and_the_count():
+    referee, _, _ = make(counter=FakeCounter(camera_sees({4: 2, 1: 1})))
+    say(referee, "three fours", "dudo")
+    again = say(referee, "repeat")
+    assert again.startswith("Again: Dudo from Ben on Ana's three fours!") and "I see three fours" in again
+
+
 def test_a_camera_reading_of_other_dice_than_in_play_settles_nothing():
     # A counter that let a wrong number of dice through must not end the game: the players
     # are asked for the count instead.
