@@ -1135,6 +1135,12 @@ def test_asking_about_palifico_while_a_question_waits_says_the_question_again():
     assert say(referee, "yes", confidence=0.9) == "Ben: four fours. Cleo, your call."
 
 
+def test_a_bid_named_for_a_player_who_is_out_says_so():
+    referee, _, _ = make(starting_dice=1, max_dice=1)
+    say(referee, "one three", "dudo", "0")  # Ana's only die goes; Ben opens round two
+    assert say(referee, "Ana two fours") == "Ana is out of the game; it is Ben's turn."
+
+
 def test_status_with_hidden_dice_still_says_who_is_out():
     # pressman hides how many dice each holds, not who is still playing
     referee, _, _ = make(preset="pressman", starting_dice=1, max_dice=1)

@@ -65,10 +65,11 @@ class IllegalBid(RulesError):
 class OutOfTurn(RulesError):
     """`player` tried to `call` ("bid", "dudo" or "calza") when only `turn` may."""
 
-    def __init__(self, player: str, turn: str, call: str = "bid") -> None:
+    def __init__(self, player: str, turn: str, call: str = "bid", player_out: bool = False) -> None:
         self.player = player
         self.turn = turn
         self.call = call
+        self.player_out = player_out  # the player has no dice left: never their turn again
         super().__init__(f"it is {turn}'s turn, not {player}'s" if call == "bid"
                          else f"only {turn} may call {call} now, not {player}")
 

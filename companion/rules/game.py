@@ -393,7 +393,7 @@ class Game:
         if self.phase is not Phase.BIDDING:
             raise self._wrong_phase()
         if player != self.turn:
-            raise OutOfTurn(player, self.turn)
+            raise OutOfTurn(player, self.turn, player_out=self.dice[player] == 0)
         problem = self.bid_problem(player, action.bid)
         if problem is not None:
             raise problem

@@ -110,6 +110,8 @@ def why_refused(error: RulesError, rules: Rules) -> str:
     if isinstance(error, IllegalBid):
         return why_bid_refused(error, rules.ace_word)
     if isinstance(error, OutOfTurn):
+        if error.call == "bid" and error.player_out:
+            return f"{error.player} is out of the game; it is {error.turn}'s turn"
         if error.call == "bid":
             return f"it is {error.turn}'s turn, not {error.player}'s"
         return f"only {error.turn} may call {error.call} now"
