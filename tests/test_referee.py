@@ -152,7 +152,7 @@ def test_the_words_a_table_hears_often_say_each_thing_once():
 def test_a_count_ruled_out_by_one_die_speaks_of_a_die():
     referee, _, _ = make(starting_dice=1)
     say(referee, "one five", "dudo", "Ana 5")
-    assert say(referee, "zero").startswith("Ana's die already counts one, so the count is one to three, not zero.")
+    assert say(referee, "zero").startswith("Ana's die already counts one, so the count is between one and three, not zero.")
     say(referee, "Ben 5")
     assert say(referee, "zero").startswith("Ana's and Ben's dice already count two")
 
@@ -173,7 +173,7 @@ def test_a_count_the_dice_already_said_rule_out_is_refused():
     say(referee, "three fives", "dudo", "Ana 1 1 1 1 1", "Ben 5 5 5 2 2")
     before = len(journal.events)
     text = say(referee, "two")
-    assert text.startswith("Ana's and Ben's dice already count eight, so the count is eight to thirteen, not two.")
+    assert text.startswith("Ana's and Ben's dice already count eight, so the count is between eight and thirteen, not two.")
     assert "the dice of Cleo" in text
     assert "Ana's and Ben's dice already count" in say(referee, "fourteen")
     assert len(journal.events) == before and referee.game.phase is Phase.REVEAL
@@ -1474,7 +1474,7 @@ def test_one_die_hands_are_offered_number_by_number_and_round_again():
     say(referee, "no", confidence=0.9)
     # with nobody left to offer it to, it is refused as the count, with the count's range,
     # then offered round again
-    assert "six to seven, not four" in say(referee, "four", confidence=0.95)
+    assert "between six and seven, not four" in say(referee, "four", confidence=0.95)
     assert say(referee, "four", confidence=0.95) == "Did you say Dev four?"
 
 

@@ -419,7 +419,8 @@ class CountRuledOut:
                 return [f"The count cannot be {number_words(self.value)}: that is more than the dice said "
                         f"and the dice still hidden can show. {again}"]
             return [f"{dice} {low}, so the count is at least {low}, not {number_words(self.value)}. {again}"]
-        return [f"{dice} {low}, so the count is {low} to {high}, not {number_words(self.value)}. {again}"]
+        # "between three and eight": "three to eight" is heard as three numbers
+        return [f"{dice} {low}, so the count is between {low} and {high}, not {number_words(self.value)}. {again}"]
 
 
 def dice_words(dice: Sequence[int]) -> str:
