@@ -649,6 +649,36 @@ def test_a_new_game_of_the_evening_is_shown_from_its_start():
     assert [p["dice"] for p in shown["players"]] == [1, 1]
 
 
+def test_talk_given_no_reply_never_shows_the_last_line_as_its_answer():
+    class Shown:
+        def __init__(self):
+            self.states = []
+
+        def publish(self, state):
+            self.state = state
+            self.states.append(state)
+
+    class Source:
+        def __init__(self, heard):
+            self.heard = list(heard)
+
+        def next_utterance(self):
+            return self.heard.pop(0)
+
+    server = Shown()
+    display = TableDisplay(Game(PLAYERS), server)
+    source = display.watch_source(Source([Utterance("four fives", confidence=0.15, origin="mic"),
+                                          Utterance("three fours", confidence=0.9, origin="mic")]))
+    speaker = display.watch_speaker(type("Quiet", (), {"say": lambda self, text: None})())
+    speaker.say("Ben: four fours. Cleo, your call.")
+    source.next_utterance()  # chatter: the referee passes over it in silence
+    assert server.state["said_earlier"] is False  # not before the referee is done with it
+    source.next_utterance()  # ... and it is listening again
+    passed_over = server.states[-2]  # shown while it listened for the next
+    assert passed_over["said_earlier"] is True and passed_over["heard"]["text"] == "four fives"
+    assert server.state["said_earlier"] is False and server.state["heard"]["text"] == "three fours"  # reply to come
+
+
 def test_a_name_nobody_said_leaves_the_heard_line_alone():
     class Shown:
         def publish(self, state):

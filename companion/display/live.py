@@ -44,6 +44,8 @@ class TableDisplay:
         self.game, self.server, self._warn = game, server, warn
         self.heard: HeardLine | None = None
         self.said: str | None = None
+        self.answered = True  # the referee spoke after the last utterance heard
+        self.said_earlier = False  # ... it did not: what it said last was said before that
         self.reveal: RevealShown | None = None
         self.learning_names = False  # the players say their names before the game
         self._pictures = 0
@@ -56,6 +58,7 @@ class TableDisplay:
     def new_game(self, game: Game) -> None:
         """The table plays again: the page shows the new game from its start."""
         self.game, self.heard, self.said, self.reveal = game, None, None, None
+        self.answered, self.said_earlier = True, False
         self.refresh()
 
     def close(self) -> None:
@@ -70,7 +73,7 @@ class TableDisplay:
             return
         try:
             self.server.publish(table_view(self.game, self.heard, self.said, self.reveal, self.learning_names,
-                                           self.stopped))
+                                           self.stopped, self.said_earlier))
         except Exception as error:  # noqa: BLE001 - the page is never worth the game
             self._give_up(error)
 
@@ -96,11 +99,19 @@ class TableDisplay:
         # (not a try at a name that nobody said: no voice, no words)
         if utterance.text or not (utterance.typed or utterance.voiced is False):
             self.heard = HeardLine(utterance.text, utterance.confidence, utterance.origin)
+            self.answered, self.said_earlier = False, False  # its reply, if any, is to come
             self.refresh()
 
     def spoke(self, text: str) -> None:
-        self.said = text
+        self.said, self.answered, self.said_earlier = text, True, False
         self.refresh()
+
+    def listening_again(self) -> None:
+        """The referee is done with the last utterance: if it said nothing to it (chatter, a
+        "yes" with nothing asked), the page must not show its last line as the reply."""
+        if self.heard is not None and not self.answered and not self.said_earlier:
+            self.said_earlier = True
+            self.refresh()
 
     def revealed(self, outcome) -> None:
         if self._broken:
@@ -164,6 +175,7 @@ class _WatchedSource(_Watched):
         if self._display.learning_names and not self._learning_now:  # the game itself begins
             self._display.learning_names = False
             self._display.refresh()
+        self._display.listening_again()
         utterance = self._inner.next_utterance()
         if utterance is not None:
             self._display.heard_utterance(utterance)

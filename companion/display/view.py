@@ -32,11 +32,12 @@ class RevealShown:
 
 def table_view(game: Game, heard: HeardLine | None = None, said: str | None = None,
                reveal: RevealShown | None = None, learning_names: bool = False,
-               stopped: bool = False) -> dict[str, Any]:
+               stopped: bool = False, said_earlier: bool = False) -> dict[str, Any]:
     """The whole page's state. Dice counts are left out (None) where the rules hide lost
     dice, as "status" leaves them out (a die lost is said as it goes, and a player who keeps
     track can add them up, but nothing shows the sum). `stopped`: the companion has stopped
-    (the game paused, or over), so the page stops showing a live game."""
+    (the game paused, or over), so the page stops showing a live game. `said_earlier`: the
+    referee gave the last utterance heard no reply, so what it said was said before it."""
     shown = game.rules.announce_dice_in_play
     turn = None if learning_names else game.current_player  # nobody's call while names are said
     bid = game.last_bid
@@ -69,6 +70,7 @@ def table_view(game: Game, heard: HeardLine | None = None, said: str | None = No
             "changed": heard.changed_the_game},
         "stopped": stopped,
         "said": said,
+        "said_earlier": said_earlier and heard is not None,
         # where the rules hide the dice in play, the last reveal's picture and count go once the
         # next round's bidding is under way (they would tell the total, less the die lost, all
         # of it); until its first bid the table may still check the camera's count
