@@ -210,14 +210,15 @@ def _counter(settings: PlaySettings, first_round: int | None):
     return CameraCounter(frames, DiceReader(profile), warn=lambda note: print(f"companion: {note}", file=sys.stderr))
 
 
-def _display(settings: PlaySettings, game):
-    """The table's web page, if asked for (None when not, or when it cannot start)."""
+def _display(settings: PlaySettings, game, hands=None):
+    """The table's web page, if asked for (None when not, or when it cannot start);
+    `hands`: the dice said at a resumed game's reveal."""
     if not settings.display:
         return None
     from companion.display.live import open_display
 
     return open_display(game, settings.display_host, settings.display_port,
-                        lambda line: print(f"companion: {line}", file=sys.stderr))
+                        lambda line: print(f"companion: {line}", file=sys.stderr), hands)
 
 
 def _tell(line: str) -> None:
@@ -283,7 +284,7 @@ def _run_play(settings: PlaySettings) -> int:
                 raise
         print(f"companion: journal {path}", file=sys.stderr)
         journals.mark_played(path)
-        display = _display(settings, game)
+        display = _display(settings, game, hands=resumed.hands if resumed is not None else None)
         if display is not None:
             journal, speaker = display.watch_journal(journal), display.watch_speaker(speaker)
             source, counter = display.watch_source(source), display.watch_counter(counter)

@@ -329,6 +329,8 @@ def test_the_page_follows_a_typed_game_in_a_browser(browser, tmp_path):
         game.say("dudo")
         WebDriverWait(browser, 10).until(
             lambda d: "Dudo from Cleo on Ben" in d.find_element(By.ID, "challenge").text)
+        game.say("Ana 5 5 3 4 2")  # the dice said, shown in her row for all to check
+        WebDriverWait(browser, 10).until(lambda d: dice_shown()["Ana"] == "5 5 3 4 2", "Ana's dice")
         game.say("two")  # four fives was a bluff: Ben loses a die
         shows("", "", "Ben, your call")
         WebDriverWait(browser, 10).until(lambda d: dice_shown()["Ben"] == "4 dice")
@@ -647,6 +649,31 @@ def test_a_new_game_of_the_evening_is_shown_from_its_start():
     assert shown["winner"] is None and shown["turn"] == "Ana" and shown["round"] == 1
     assert shown["said"] is None and shown["heard"] is None and shown["reveal"] is None  # nothing of the last game
     assert [p["dice"] for p in shown["players"]] == [1, 1]
+
+
+def test_the_dice_said_at_a_reveal_are_shown_until_they_count():
+    from companion.rules import BidAction, ChallengeAction
+    from companion.rules.events import DiceCounted, HandShown, HandTakenBack, Undone
+
+    class Shown:
+        def publish(self, state):
+            self.hands = {p["name"]: p["hand"] for p in state["players"]}
+
+    game = Game(PLAYERS)
+    for action in (BidAction("Ana", Bid(3, 4)), ChallengeAction("dudo", "Ben")):
+        game.apply(action)
+    server = Shown()
+    display = TableDisplay(game, server)
+    journal = display.watch_journal(type("Kept", (), {"append": lambda self, events: None})())
+    journal.append([HandShown("Ana", (4, 4, 1, 2, 3))])
+    journal.append([HandShown("Ben", (6, 6, 6, 6, 6))])
+    assert server.hands == {"Ana": [4, 4, 1, 2, 3], "Ben": [6, 6, 6, 6, 6], "Cleo": None}
+    journal.append([HandTakenBack("Ben")])
+    assert server.hands["Ben"] is None and server.hands["Ana"] == [4, 4, 1, 2, 3]
+    journal.append([DiceCounted(3)])  # (the page shows the count's round from here)
+    assert display.hands == {}
+    journal.append([Undone({"kind": "count"}, hands={"Ana": (4, 4, 1, 2, 3)})])  # taken back: hers stand
+    assert display.hands == {"Ana": (4, 4, 1, 2, 3)}
 
 
 def test_talk_given_no_reply_never_shows_the_last_line_as_its_answer():

@@ -446,7 +446,7 @@ class TerminalGone(io.StringIO):
     def write(self, text):
         raise OSError(5, "Input/output error")  # as a hung-up terminal's writes fail
 
-def display(settings, game):
+def display(settings, game, hands=None):
     if sys.argv[1] == "HUP":
         sys.stderr = TerminalGone()  # the terminal went with the hang-up
     os.kill(os.getpid(), getattr(signal, "SIG" + sys.argv[1]))

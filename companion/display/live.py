@@ -9,20 +9,21 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from companion.display import DEFAULT_HOST, DEFAULT_PORT, is_local
 from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
 from companion.rules import CALZA, COUNT, DUDO, Event, Game
-from companion.rules.events import Undone
+from companion.rules.events import HandShown, HandTakenBack, Undone
 from companion.sources import Utterance
 
 
 def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                 warn: Callable[[str], None] = lambda line: None) -> "TableDisplay | None":
+                 warn: Callable[[str], None] = lambda line: None,
+                 hands: Mapping[str, tuple[int, ...]] | None = None) -> "TableDisplay | None":
     """Start the page and show the game; says where, or in one line why it could not (then
-    None: the game goes on without it)."""
+    None: the game goes on without it). `hands`: dice said before a resume, at its reveal."""
     server = DisplayServer(host, port)
     try:
         url = server.start()
@@ -30,6 +31,7 @@ def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
         warn(f"the display could not start: {error}; the game goes on without it")
         return None
     display = TableDisplay(game, server, warn)
+    display.hands = dict(hands or {})
     display.refresh()
     warn(f"the table display is at {url}")
     if not is_local(host):
@@ -47,6 +49,7 @@ class TableDisplay:
         self.answered = True  # the referee spoke after the last utterance heard
         self.said_earlier = False  # ... it did not: what it said last was said before that
         self.reveal: RevealShown | None = None
+        self.hands: dict[str, tuple[int, ...]] = {}  # the dice said so far at the reveal in progress
         self.learning_names = False  # the players say their names before the game
         self._pictures = 0
         # a page left open across a resume must not take this game's first picture for the
@@ -58,7 +61,7 @@ class TableDisplay:
     def new_game(self, game: Game) -> None:
         """The table plays again: the page shows the new game from its start."""
         self.game, self.heard, self.said, self.reveal = game, None, None, None
-        self.answered, self.said_earlier = True, False
+        self.answered, self.said_earlier, self.hands = True, False, {}
         self.refresh()
 
     def close(self) -> None:
@@ -73,7 +76,7 @@ class TableDisplay:
             return
         try:
             self.server.publish(table_view(self.game, self.heard, self.said, self.reveal, self.learning_names,
-                                           self.stopped, self.said_earlier))
+                                           self.stopped, self.said_earlier, self.hands))
         except Exception as error:  # noqa: BLE001 - the page is never worth the game
             self._give_up(error)
 
@@ -149,6 +152,14 @@ class _WatchedJournal(_Watched):
             self._display.heard = dataclasses.replace(self._display.heard, changed_the_game=True)
         if any(isinstance(e, Undone) and e.action.get("kind") in (COUNT, DUDO, CALZA) for e in events):
             self._display.reveal = None  # the reveal it showed was taken back, or its count was
+        for event in events:  # the dice said at a reveal, as the journal keeps them across a crash
+            hands = self._display.hands
+            if isinstance(event, (HandShown, HandTakenBack)):
+                hands.pop(event.player, None)  # said again: in the order said, as the count takes them
+                if isinstance(event, HandShown):
+                    hands[event.player] = event.dice
+            else:  # a count made, or taken back with the dice said before it standing again
+                self._display.hands = dict(event.hands) if isinstance(event, Undone) and event.hands else {}
         if events:
             self._display.refresh()
 

@@ -4,7 +4,7 @@ things heard, said and seen. The page draws it; nothing here does any I/O."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from companion.calls import bid_words, face_to_count
 from companion.rules import Game
@@ -32,16 +32,19 @@ class RevealShown:
 
 def table_view(game: Game, heard: HeardLine | None = None, said: str | None = None,
                reveal: RevealShown | None = None, learning_names: bool = False,
-               stopped: bool = False, said_earlier: bool = False) -> dict[str, Any]:
+               stopped: bool = False, said_earlier: bool = False,
+               hands: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, Any]:
     """The whole page's state. Dice counts are left out (None) where the rules hide lost
     dice, as "status" leaves them out (a die lost is said as it goes, and a player who keeps
     track can add them up, but nothing shows the sum). `stopped`: the companion has stopped
     (the game paused, or over), so the page stops showing a live game. `said_earlier`: the
-    referee gave the last utterance heard no reply, so what it said was said before it."""
+    referee gave the last utterance heard no reply, so what it said was said before it.
+    `hands`: the dice said so far at a reveal, by player (shown in their rows, to be checked)."""
     shown = game.rules.announce_dice_in_play
     turn = None if learning_names else game.current_player  # nobody's call while names are said
     bid = game.last_bid
     challenge = game.challenge if game.phase is Phase.REVEAL else None
+    hands = dict(hands or {}) if challenge is not None else {}
     return {
         "round": game.round_number,
         "phase": game.phase.value,
@@ -53,7 +56,8 @@ def table_view(game: Game, heard: HeardLine | None = None, said: str | None = No
         "dice_in_play": game.dice_in_play if shown else None,
         "players": [{"name": p, "dice": game.dice[p] if shown else None,
                      "out": game.dice[p] == 0, "turn": p == turn,
-                     "palifico": p == game.palifico_player} for p in game.players],
+                     "palifico": p == game.palifico_player,
+                     "hand": list(hands[p]) if p in hands else None} for p in game.players],
         "bid": None if bid is None else {
             "count": bid.count, "face": bid.face, "by": game.last_bidder,
             "words": bid_words(bid, game.rules.ace_word)},
