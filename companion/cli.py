@@ -221,6 +221,20 @@ def _display(settings: PlaySettings, game, hands=None):
                         lambda line: print(f"companion: {line}", file=sys.stderr), hands)
 
 
+def _check_names_said_apart(players) -> None:
+    """Two names the voice says alike (Jon and John) leave a table that listens unable to
+    tell whose turn it calls, whatever the input: refused, as the bundled recogniser refuses
+    them for its own ears."""
+    from companion.listen.names import sound_alikes
+
+    alike = sound_alikes(players)
+    if alike:
+        one, other = alike[0]
+        raise CompanionError(f"{one} and {other} sound the same when I say them, so nobody could tell "
+                             f"whose turn I call: please take another name (like {other}-B), or play "
+                             f"with --mute")
+
+
 def _tell(line: str) -> None:
     """A line on stderr that cannot fail: the terminal it goes to may be gone (a hang-up)."""
     with contextlib.suppress(OSError):
@@ -258,6 +272,8 @@ def _run_play(settings: PlaySettings) -> int:
         rules = _build_rules(settings)
         Game(settings.players, rules, settings.first)  # refused in the names as typed
         game = Game([as_written(p) for p in settings.players], rules, settings.first)
+        if not settings.mute:
+            _check_names_said_apart(game.players)
         path = settings.journal or journals.new_session_path()
         if settings.journal:  # a name chosen here is free (or, taken meanwhile, passed over)
             journals.check_new(path)

@@ -132,6 +132,16 @@ def test_a_new_game_that_cannot_be_saved_is_said_not_to_start(tmp_path):
     assert load_game(journal).winner == "Ben"  # the won game, as it was
 
 
+def test_names_the_voice_says_alike_are_refused_unless_muted(tmp_path):
+    said = run_companion("play", "--players", "Jon", "John", "--input", "text", "--journal",
+                         tmp_path / "said.jsonl", input_text="")
+    assert said.returncode == 2 and "Jon and John sound the same when I say them" in said.stderr
+    assert not (tmp_path / "said.jsonl").exists()
+    printed = run_companion("play", "--players", "Jon", "John", "--input", "text", "--mute", "--journal",
+                            tmp_path / "printed.jsonl", input_text="")
+    assert printed.returncode == 0, printed.stderr  # on the screen they are two names
+
+
 def test_rules_preset_changes_the_announcements(tmp_path):
     result, _ = play(tmp_path, "three fours\nfour aces\n", "--rules", "pressman")
     assert "four aces" in result.stdout and "in play" not in result.stdout
