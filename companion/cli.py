@@ -36,8 +36,11 @@ ROOM_COMMANDS = {
 class _Parser(argparse.ArgumentParser):
     """argparse, with a mistake in the options said in one line (and where to read more)."""
 
+    help_for: str | None = None  # the command given, whose help to point to
+
     def error(self, message: str):
-        self.exit(2, f"companion: {message} (see: {self.prog} --help)\n")
+        prog = f"{self.prog} {self.help_for}" if self.help_for else self.prog
+        self.exit(2, f"companion: {message} (see: {prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -57,7 +60,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="speech and vision benchmarks")
     bench.add_argument("suite", choices=("speech", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
+    parser.add_argument("--version", action="version", version=f"companion {_version()}")
+    # an option the command does not know is reported by this parser: point to that command's help
+    parser.help_for = command if command in sub.choices else None
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("companion")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
@@ -92,6 +107,9 @@ def _steady_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _steady_streams()
+    if not argv:  # what there is to do, rather than "COMMAND is required"
+        build_parser().print_help(sys.stderr)
+        return 2
     try:
         args = build_parser(_command_in(argv)).parse_args(argv)  # a room's options import it
         if args.command == "play":

@@ -212,8 +212,13 @@ def run_demo(args) -> int:
     """`companion demo`."""
     if not 0 <= args.display_port <= 65535:
         raise DemoError(f"--display-port must be a port number (0-65535), not {args.display_port}")
-    if args.journal is not None and args.journal.exists() and args.journal.stat().st_size > 0:
-        raise DemoError(f"{args.journal} already holds a game; the demo keeps its journal in a new file")
+    if args.journal is not None:
+        from companion.journal import JournalTaken, check_new
+
+        try:
+            check_new(args.journal)  # a folder, another file, a game: each said as itself
+        except JournalTaken:
+            raise DemoError(f"{args.journal} already holds a game; the demo keeps its journal in a new file") from None
     from companion.voice.speakers import check_wav_out
 
     check_wav_out(args.wav_out, [args.journal] if args.journal else [])

@@ -47,11 +47,18 @@ class PlaySettings:
             raise CompanionError("--camera-images takes every file after it as a photo: name the recordings before it")
         if self.input == "wav" and not self.paths:
             raise CompanionError("name the recordings to play from: companion play --input wav FILE_OR_FOLDER...")
+        if (self.paths and not self.players and self.resume is None and self.input != "wav"
+                and all(p.parent == Path() and not p.suffix and not p.exists() for p in self.paths)):
+            # `companion play Ana Ben Cleo`: names, not files
+            names = " ".join(str(p) for p in self.paths)
+            raise CompanionError(f"{names} look like the players' names: companion play --players {names}")
         if self.input != "wav" and self.paths:
             hint = ("; add --input wav to play recordings" if self.paths[0].suffix.lower() == ".wav" else
                     f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}")
             raise CompanionError(f"files are only read with --input wav (got {self.paths[0]} "
                                  f"with --input {self.input}){hint}")
+        if self.preset is not None and not self.preset.strip():
+            raise CompanionError("--rules needs a preset's name: companion rules lists them")
         if self.starting_dice is not None and not 1 <= self.starting_dice <= MOST_DICE:
             raise CompanionError(f"--dice must be 1 to {MOST_DICE} (as many as a cup holds), not {self.starting_dice}")
         if not 0 <= self.display_port <= 65535:

@@ -49,14 +49,19 @@ def test_a_demo_that_cannot_speak_where_asked_leaves_no_journal(tmp_path):
 
 
 def test_a_demo_refuses_a_bad_port_or_a_journal_that_holds_a_game_before_it_starts(tmp_path):
-    kept = tmp_path / "kept.jsonl"
-    kept.write_text("{}\n")
+    kept, notes = tmp_path / "kept.jsonl", tmp_path / "notes.txt"
+    subprocess.run([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "--input", "text",
+                    "--mute", "--journal", str(kept)], input="", capture_output=True, text=True, cwd=ROOT, timeout=120)
+    game = kept.read_text()
+    notes.write_text("shopping list\n")
     for args, says in ((["--display", "--display-port", "70000"], "--display-port must be a port number"),
-                       (["--journal", str(kept)], "already holds a game; the demo keeps its journal in a new file")):
+                       (["--journal", str(kept)], "already holds a game; the demo keeps its journal in a new file"),
+                       (["--journal", str(notes)], "is not empty and holds no game"),
+                       (["--journal", str(tmp_path)], "is a folder: name a journal file")):
         demo = subprocess.run([sys.executable, "-m", "companion", "demo", "--mute", *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert demo.returncode == 2 and says in demo.stderr and "--resume" not in demo.stderr, demo.stderr
-    assert kept.read_text() == "{}\n"
+    assert kept.read_text() == game and notes.read_text() == "shopping list\n"
 
 
 def test_a_scripted_player_answers_a_question_asked_again_and_repeats_a_line_let_go():

@@ -451,10 +451,14 @@ def test_without_the_voice_activity_model_listening_starts_with_one_warning(monk
 
 
 def test_the_bundled_engine_refuses_a_model_that_is_no_network(tmp_path):
+    (tmp_path / "vosk-model-small-en-us").mkdir()
     with pytest.raises(ModelError, match="takes a network file"):
         make_engine("bundled", str(tmp_path / "vosk-model-small-en-us"))
-    with pytest.raises(ModelError, match="missing"):  # a network file, any case of .npz
+    (tmp_path / "mine.NPZ").write_bytes(b"not a network")
+    with pytest.raises(ModelError, match="is not a network"):  # a network file, any case of .npz
         make_engine("bundled", str(tmp_path / "mine.NPZ"))
+    with pytest.raises(ModelError, match="no such file or folder"):
+        make_engine("bundled", str(tmp_path / "typo.npz"))
 
 
 def test_auto_engine_without_a_vosk_model_is_the_bundled_recogniser(monkeypatch):
@@ -465,7 +469,7 @@ def test_auto_engine_without_a_vosk_model_is_the_bundled_recogniser(monkeypatch)
     said = []
     engine = make_engine("auto", None, ("Ana",), said.append)
     assert isinstance(engine, CallRecogniser)
-    assert said == ["speech engine: bundled call recogniser (speech embedding + call network)"]
+    assert said == ["companion: speech engine: bundled call recogniser (speech embedding + call network)"]
 
 
 def test_microphone_problems_are_typed_errors():

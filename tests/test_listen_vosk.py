@@ -72,6 +72,24 @@ def test_a_model_loads_by_path_and_its_words_are_looked_up(korean_model, korean_
         assert not knows(korean_model, words, english)
 
 
+def test_a_model_path_that_is_not_there_is_said_as_that(tmp_path):
+    from conftest import run_companion
+
+    for missing in (tmp_path / "nowhere", tmp_path / "network.npz"):
+        heard = run_companion("hear", "--model", missing, tmp_path / "call.wav")
+        assert heard.returncode == 2, heard.stderr
+        assert f"--model {missing}: no such file or folder" in heard.stderr and "pass --model" not in heard.stderr
+
+
+def test_hear_refuses_the_names_play_refuses(tmp_path):
+    from conftest import run_companion
+
+    for players, says in ((["Ana", "Ana"], "each player needs a different name"),
+                          (["Ana", "Ana-Ben"], "holds another player's name")):
+        heard = run_companion("hear", "--players", *players, "--", tmp_path / "call.wav")
+        assert heard.returncode == 2 and says in heard.stderr and "Traceback" not in heard.stderr, heard.stderr
+
+
 def test_load_model_refuses_a_folder_without_a_model(tmp_path):
     with pytest.raises(ModelError, match="no Vosk model at .*--model PATH"):
         load_model(tmp_path / "nowhere")

@@ -142,6 +142,20 @@ def test_names_the_voice_says_alike_are_refused_unless_muted(tmp_path):
     assert printed.returncode == 0, printed.stderr  # on the screen they are two names
 
 
+def test_a_command_typed_from_memory_is_told_what_to_do():
+    names = run_companion("play", "Ana", "Ben", "Cleo", "--input", "text")
+    assert names.returncode == 2
+    assert "Ana Ben Cleo look like the players' names: companion play --players Ana Ben Cleo" in names.stderr
+    typo = run_companion("play", "--playerz", "Ana", "Ben")
+    assert typo.returncode == 2 and "unrecognized arguments: --playerz (see: companion play --help)" in typo.stderr
+    bare = run_companion()
+    assert bare.returncode == 2 and "play" in bare.stderr and "recap" in bare.stderr  # the commands, listed
+    nameless = run_companion("play", "--players", "Ana", "Ben", "--rules", "", "--input", "text", "--mute")
+    assert nameless.returncode == 2 and "--rules needs a preset's name" in nameless.stderr  # not asmodee, unasked
+    version = run_companion("--version")
+    assert version.returncode == 0 and version.stdout.startswith("companion ")
+
+
 def test_rules_preset_changes_the_announcements(tmp_path):
     result, _ = play(tmp_path, "three fours\nfour aces\n", "--rules", "pressman")
     assert "four aces" in result.stdout and "in play" not in result.stdout

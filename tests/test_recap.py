@@ -136,6 +136,11 @@ def test_a_finished_game_has_its_winner_and_its_names_escaped_on_the_page(tmp_pa
     assert "Ben &amp; Co won after 2 rounds." in text
     assert "the bid was wrong: Ana &lt;b&gt; lost a die" in text
     assert "the bid was right: Cleo$\\frac$ lost a die" in text
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    with pytest.raises(RecapError, match="--out takes a folder .* is a file"):
+        write_recap(recap, notes, "Recap")
+    assert notes.read_text() == "mine"
 
 
 def test_recap_journal_writes_the_page_and_charts_beside_the_journal(tmp_path, capsys):

@@ -41,6 +41,15 @@ def add_hear_arguments(parser: argparse.ArgumentParser) -> None:
     add_engine_arguments(parser)
 
 
+def _check_names(players) -> None:
+    from companion.calls import check_player_names
+    from companion.rules import Game
+
+    check_player_names(players)
+    if len(players) > 1:
+        Game(players)  # each a different name
+
+
 def run_hear(args: argparse.Namespace) -> int:
     """One line per file; a file or folder that cannot be read is reported and the rest
     still heard (exit 1), while a missing engine or model stops everything (exit 2)."""
@@ -50,6 +59,7 @@ def run_hear(args: argparse.Namespace) -> int:
         print("companion: name the WAV files or folders to hear: companion hear FILE...", file=sys.stderr)
         return 2
     try:
+        _check_names(args.players)  # as `play` checks them, so a name hear takes is one play takes
         engine = make_engine(args.engine, args.model, args.players,
                              lambda line: print(line, file=sys.stderr))
         engine.expect(Expect(args.expect))

@@ -48,6 +48,9 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     if engine not in ENGINES:
         raise ModelError(f"unknown engine {engine!r}: use {', '.join(ENGINES)}")
     model_dir = Path(model) if model else None
+    if model_dir is not None and not model_dir.exists():  # a typo: say so, not what else to pass
+        raise ModelError(f"--model {model_dir}: no such file or folder (give a Vosk model folder, or a "
+                         "network .npz for the bundled recogniser)")
     # A .npz file is a network for the bundled recogniser (one trained by training/),
     # anything else a Vosk model folder.
     network = model_dir if model_dir is not None and model_dir.suffix.lower() == ".npz" else None
@@ -82,7 +85,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         what += (f"; it hears bids and counts up to {largest}: for a bigger count say each "
                  f"player's dice, or let the camera count")
     if announce:
-        announce(f"speech engine: {what}")
+        announce(f"companion: speech engine: {what}")
         deaf = voice_activity_problem()
         if deaf:
             announce(f"warning: {deaf}")

@@ -187,6 +187,8 @@ def write_recap(recap: Recap, out_dir: Path, title: str) -> Path:
     written when matplotlib is missing; the page is written last, once its charts are."""
     plt = _pyplot()
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RecapError(f"--out takes a folder for the page and its charts; {out_dir} is a file")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         images = []
