@@ -177,8 +177,7 @@ def make_speaker(settings: PlaySettings, journal: Path | None = None):
 
     check_wav_out(settings.wav_out, [*(p for p in (journal, settings.profile) if p), *settings.paths,
                                      *settings.camera_images])
-    return announcer(settings.mute, settings.wav_out,
-                     lambda line: print(f"companion: {line}", file=sys.stderr),
+    return announcer(settings.mute, settings.wav_out, lambda line: _tell(f"companion: {line}"),
                      resuming=settings.resume is not None)
 
 

@@ -493,6 +493,37 @@ def test_a_stop_while_the_game_gets_ready_is_a_stop_too(tmp_path, stop):
         assert f"continue it with: companion play --resume {journal}" in result.stderr
 
 
+_WITH_A_SPEAKER = """
+import sys, sounddevice
+sounddevice.query_devices = lambda *a, **k: [{"name": "speaker", "max_input_channels": 0, "max_output_channels": 2}]
+from companion import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_voiced_game_goes_on_aloud_when_its_log_pipe_goes(tmp_path):
+    # `companion play 2>&1 | tee log` with tee killed: announcements and warnings both lost,
+    # the voice (a stand-in aplay that plays nothing) says the game on
+    (tmp_path / "aplay").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "aplay").chmod(0o755)
+    journal = tmp_path / "game.jsonl"
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", _WITH_A_SPEAKER, "play", "--players", "Ana", "Ben", "Cleo",
+                             "--input", "text", "--journal", str(journal)], stdin=subprocess.PIPE,
+                            stdout=write_end, stderr=write_end, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{tmp_path}:{os.environ['PATH']}"))
+    os.close(write_end)
+    proc.stdin.write("three fours\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
+        time.sleep(0.05)
+    os.close(read_end)  # tee goes
+    proc.communicate("four fours\ndudo\n", timeout=120)
+    assert proc.returncode == 0
+    assert [e.type for e in load_game(journal).events][-1] == "challenge"  # every call after it was taken
+
+
 def test_announcements_that_cannot_be_printed_stop_a_muted_game_saved(tmp_path):
     # `companion play --mute | tee log` with tee killed: the game stops and says so, saved.
     journal = tmp_path / "game.jsonl"

@@ -55,7 +55,12 @@ class PrintSpeaker:
         except OSError as error:
             if stream is sys.stdout:  # what is still buffered would fail again at every flush
                 with contextlib.suppress(OSError, ValueError):
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                    gone = os.fstat(sys.stdout.fileno())
+                    null = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(null, sys.stdout.fileno())
+                    if os.path.samestat(gone, os.fstat(sys.stderr.fileno())):  # `2>&1 | tee`: both went
+                        os.dup2(null, sys.stderr.fileno())
+                    os.close(null)
             raise PrintedLinesLost(f"the announcements cannot be printed ({error.strerror or error})") from None
 
 
