@@ -296,6 +296,7 @@ class TypedGame:
 
 
 def test_the_page_follows_a_typed_game_in_a_browser(browser, tmp_path):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -330,10 +331,12 @@ def test_the_page_follows_a_typed_game_in_a_browser(browser, tmp_path):
         WebDriverWait(browser, 10).until(
             lambda d: "Dudo from Cleo on Ben" in d.find_element(By.ID, "challenge").text)
         game.say("Ana 5 5 3 4 2")  # the dice said, shown in her row for all to check
-        WebDriverWait(browser, 10).until(lambda d: dice_shown()["Ana"] == "5 5 3 4 2", "Ana's dice")
+        # the rows are drawn anew on each update: a row read as it is replaced is read again
+        settled = WebDriverWait(browser, 10, ignored_exceptions=[StaleElementReferenceException])
+        settled.until(lambda d: dice_shown()["Ana"] == "5 5 3 4 2", "Ana's dice")
         game.say("two")  # four fives was a bluff: Ben loses a die
         shows("", "", "Ben, your call")
-        WebDriverWait(browser, 10).until(lambda d: dice_shown()["Ben"] == "4 dice")
+        settled.until(lambda d: dice_shown()["Ben"] == "4 dice")
         assert dice_shown() == {"Ana": "5 dice", "Ben": "4 dice", "Cleo": "5 dice"}
         assert "two" in browser.find_element(By.ID, "heard").text
         assert "Ben" in browser.find_element(By.ID, "said").text
