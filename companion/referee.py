@@ -130,7 +130,7 @@ class Referee:
         # one announcement, so that "repeat" says the start (or where a resume stands) with it
         self.say((self._resume() if resumed else [announce.EventsHappened(tuple(self.game.events))]) + aces_as)
         if resumed and self._camera_due_on_resuming():
-            self.say(self.read_camera().announcements)
+            self._camera_looks()
         was_over = False
         while not self.new_game_wanted:
             if self.game.phase is Phase.OVER and not was_over and self.settings.can_type:
@@ -227,10 +227,15 @@ class Referee:
         self.say(outcome.announcements)
         if outcome.camera_due:
             # Only now, with "lift the cups" said, is there anything for the camera to see.
-            challenge = self._last_said
-            self.say(self.read_camera().announcements)
-            if challenge and self._last_said is not challenge:  # "repeat" says the reveal whole
-                self._last_said = challenge + self._last_said
+            self._camera_looks()
+
+    def _camera_looks(self) -> None:
+        """The camera reads the reveal just said, and what it saw is said; "repeat" then says
+        the two together, the challenge (or where a resumed game stands) with the count."""
+        before = self._last_said
+        self.say(self.read_camera().announcements)
+        if before and self._last_said is not before:
+            self._last_said = before + self._last_said
 
     def say(self, announcements: Sequence[Announcement]) -> None:
         text = " ".join(announce.sentences(announcements, self.game.rules))

@@ -147,13 +147,15 @@ def test_a_game_stopped_before_the_camera_looked_has_it_look_on_resuming(tmp_pat
     stopped.write_text("".join(journal.read_text().splitlines(keepends=True)[:4]))
     assert '"type":"challenge"' in stopped.read_text().splitlines()[-1]
     result = run_companion("play", "--resume", stopped, "--input", "text", "--mute", "--camera-images", path,
-                           input_text="")
+                           input_text="repeat\n")
     assert result.returncode == 0, result.stderr
     counts = [json.loads(line) for line in stopped.read_text().splitlines() if '"type":"count"' in line]
     assert [(c["count"], c["source"]) for c in counts] == [(count_matching(faces, 4, aces_wild=True), "camera")]
     # said first, as a fresh challenge is: which challenge, and that the cups go up
     assert result.stdout.index("Resuming the game. Ben called dudo on Ana's two fours. Lift the cups.") < \
         result.stdout.index("I see ")
+    again = result.stdout.splitlines()[-1]  # "repeat" says the challenge with the camera's count
+    assert again.startswith("Again: Resuming the game. Ben called dudo on Ana's two fours.") and "I see " in again
 
 
 def test_a_camera_count_taken_back_is_not_counted_again_on_resuming(tmp_path, table_photo):
