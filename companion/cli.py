@@ -238,18 +238,19 @@ def _display(settings: PlaySettings, game, hands=None):
                         lambda line: print(f"companion: {line}", file=sys.stderr), hands)
 
 
-def _check_names_said_apart(players) -> None:
+def _check_names_said_apart(players, typed: bool) -> None:
     """Two names the voice says alike (Jon and John) leave a table that listens unable to
     tell whose turn it calls, whatever the input: refused, as the bundled recogniser refuses
-    them for its own ears."""
+    them for its own ears. `typed`: calls are typed, so a game on the screen alone could
+    keep them."""
     from companion.listen.names import sound_alikes
 
     alike = sound_alikes(players)
     if alike:
         one, other = alike[0]
         raise CompanionError(f"{one} and {other} sound the same when I say them, so nobody could tell "
-                             f"whose turn I call: please take another name (like {other}-B), or play "
-                             f"with --mute")
+                             f"whose turn I call: please take another name (like {other}-B)"
+                             + (", or play on the screen alone with --mute" if typed else ""))
 
 
 def _tell(line: str) -> None:
@@ -289,8 +290,6 @@ def _run_play(settings: PlaySettings) -> int:
         rules = _build_rules(settings)
         Game(settings.players, rules, settings.first)  # refused in the names as typed
         game = Game([as_written(p) for p in settings.players], rules, settings.first)
-        if not settings.mute:
-            _check_names_said_apart(game.players)
         path = settings.journal or journals.new_session_path()
         if settings.journal:  # a name chosen here is free (or, taken meanwhile, passed over)
             journals.check_new(path)
@@ -300,6 +299,8 @@ def _run_play(settings: PlaySettings) -> int:
         # leave an empty game behind; the photos first, before the speech engine's wait.
         counter = _counter(settings, None if resumed is None else resumed.latest_round)
         speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
+        if resumed is None and speaker.aloud():
+            _check_names_said_apart(game.players, typed=settings.input == "text")
         source = _source(settings, game)
         if resumed is not None:
             resumed = resumed.write_repair()

@@ -132,14 +132,28 @@ def test_a_new_game_that_cannot_be_saved_is_said_not_to_start(tmp_path):
     assert load_game(journal).winner == "Ben"  # the won game, as it was
 
 
-def test_names_the_voice_says_alike_are_refused_unless_muted(tmp_path):
-    said = run_companion("play", "--players", "Jon", "John", "--input", "text", "--journal",
-                         tmp_path / "said.jsonl", input_text="")
+def test_names_the_voice_says_alike_are_refused_where_it_says_them(tmp_path):
+    (tmp_path / "aplay").write_text("#!/bin/sh\nexit 0\n")  # a speaker to say the game on
+    (tmp_path / "aplay").chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{tmp_path}:{os.environ['PATH']}")
+
+    def play_as(*options, journal):
+        return subprocess.run([sys.executable, "-c", _WITH_A_SPEAKER, "play", "--players", "Jon", "John",
+                               "--input", "text", *options, "--journal", str(journal)],
+                              input="", capture_output=True, text=True, timeout=120, env=env)
+
+    said = play_as(journal=tmp_path / "said.jsonl")
     assert said.returncode == 2 and "Jon and John sound the same when I say them" in said.stderr
-    assert not (tmp_path / "said.jsonl").exists()
-    printed = run_companion("play", "--players", "Jon", "John", "--input", "text", "--mute", "--journal",
-                            tmp_path / "printed.jsonl", input_text="")
+    assert "or play on the screen alone with --mute" in said.stderr and not (tmp_path / "said.jsonl").exists()
+    printed = play_as("--mute", journal=tmp_path / "printed.jsonl")
     assert printed.returncode == 0, printed.stderr  # on the screen they are two names
+    # where no voice can speak (no sound card), the announcements are printed: two names again
+    unvoiced = subprocess.run([sys.executable, "-c", _WITH_A_SPEAKER.replace("max_output_channels\": 2",
+                                                                             "max_output_channels\": 0"),
+                               "play", "--players", "Jon", "John", "--input", "text", "--journal",
+                               str(tmp_path / "unvoiced.jsonl")], input="", capture_output=True, text=True,
+                              timeout=120, env=env)
+    assert unvoiced.returncode == 0 and "printed only" in unvoiced.stderr, unvoiced.stderr
 
 
 def test_a_command_typed_from_memory_is_told_what_to_do():
