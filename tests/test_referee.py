@@ -690,6 +690,7 @@ def test_a_question_lapses_once_the_table_has_talked_past_it():
     # a "yes" said to a neighbour after that applies nothing, and gets no reply
     assert say(referee, "yes", confidence=0.9) == ""
     assert say(referee, "yes") == "There is nothing to confirm."  # a typed one is meant
+    assert say(referee, "no") == "There is no question to say no to."
     assert referee.game.last_bid == Bid(3, 4)
     # a typed line is no utterance the question waits through
     assert say(referee, "five fours", confidence=0.6) == "Did you say five fours?"

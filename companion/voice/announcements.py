@@ -184,7 +184,8 @@ class NothingToConfirm:
 @dataclass(frozen=True)
 class NothingToCancel:
     def words(self, rules: Rules) -> list[str]:
-        return ["There is nothing to cancel."]
+        # (not "nothing to cancel": typed, "cancel" takes back the last call)
+        return ["There is no question to say no to."]
 
 
 @dataclass(frozen=True)
