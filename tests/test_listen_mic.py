@@ -330,6 +330,28 @@ def test_a_stopped_process_is_not_a_microphone_that_stopped():
     assert source.next_utterance().text.startswith("level ")
 
 
+def test_a_name_said_after_a_stop_is_heard_as_the_name():
+    # Ctrl-Z while a player was asked their name, longer than the wait for it, then fg: the
+    # time stopped was no time to say it in
+    source = mic(LearningEngine(), name_wait=1.0)
+    assert source.learn_name("Ana", "calza")
+    rng = np.random.default_rng(5)
+    real_get = source._queue.get
+    stopped = []
+
+    def get(timeout=None):
+        if not stopped:
+            stopped.append(True)
+            time.sleep(2.0)  # the process was stopped here
+            put(source, blocks(0, 0.3, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+            raise queue.Empty
+        return real_get(timeout=timeout)
+
+    source._queue.get = get
+    heard = source.next_utterance()
+    assert heard.text.startswith("level ") and heard.voiced is not False
+
+
 def test_closing_an_unplugged_microphone_is_quiet():
     opened = []
     source = MicSource(HeardEngine(), open_stream=lambda receive: opened.append(Stream()) or opened[-1])

@@ -192,9 +192,16 @@ class MicSource:
             waiting_since = time.monotonic()
             try:
                 arrived, block, lost_before, away_before = self._queue.get(timeout=BLOCK_WAIT_S)
+                got = True
             except queue.Empty:
-                # a wait far over its timeout was a stop of the whole process, counted as one wait
-                self._waited_for_sound += min(time.monotonic() - waiting_since, 2 * BLOCK_WAIT_S)
+                got = False
+            waited = time.monotonic() - waiting_since
+            # A wait far over its timeout was a stop of the whole process (Ctrl-Z, a freeze):
+            # counted as one wait, and no time a player had to say their name.
+            stopped_for = waited - BLOCK_WAIT_S if waited > 2 * BLOCK_WAIT_S else 0.0
+            asked += stopped_for
+            if not got:
+                self._waited_for_sound += waited - stopped_for
                 if self._waited_for_sound > self.stalled_after:
                     raise MicrophoneError(
                         f"the microphone {self._name()} stopped sending sound for "
