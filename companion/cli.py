@@ -418,7 +418,9 @@ def _stopped_by_sigterm():
         stopped.signal = signum  # the exit status says which: 128 + 15
         raise stopped
 
-    stopping = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    # one ignored on purpose stays so (`nohup companion play` keeps playing when the terminal goes)
+    stopping = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None))
+                if s is not None and signal.getsignal(s) is not signal.SIG_IGN]
     try:
         previous = {s: signal.signal(s, stop) for s in stopping}
     except ValueError:  # not the main thread: leave signals alone

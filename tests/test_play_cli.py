@@ -560,6 +560,25 @@ def test_announcements_that_cannot_be_printed_stop_a_muted_game_saved(tmp_path):
     assert load_game(journal).last_bid == Bid(4, 4)  # taken, then stopped on saying it
 
 
+def test_a_game_started_with_hangups_ignored_plays_on_through_one(tmp_path):
+    # `nohup companion play`: the terminal going is no reason to stop
+    journal = tmp_path / "game.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "companion", "play", "--players", "Ana", "Ben", "--input", "text",
+                             "--mute", "--journal", str(journal)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    proc.stdin.write("three fours\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate("four fours\n", timeout=60)
+    assert proc.returncode == 0, err
+    assert load_game(journal).last_bid == Bid(4, 4)
+
+
 def test_dice_said_before_a_pause_are_kept(tmp_path):
     script = "three fours\ndudo\nAna 4 4 1 2 3\n"  # then the game stops: only Ana's dice said
     result, journal = play(tmp_path, script)
