@@ -2,6 +2,9 @@
 
 This is the only module that knows every room; device libraries are imported only when the
 command that needs them runs, so `companion play --input text` starts in a blink anywhere.
+
+Long: `play` joins every room (rules, journal, devices, display) and owns how a game starts
+and stops (signals, a new game of the evening), which only this module may see all of.
 """
 
 from __future__ import annotations
