@@ -113,7 +113,36 @@ def test_the_server_serves_the_page_the_state_and_a_stream():
         with pytest.raises(urllib.error.HTTPError):
             fetch(url + "camera.png")  # no picture yet
         server.show_image(b"\x89PNG...")
+        server.publish({"round": 2, "reveal": {"image": "/camera.png?v=1"}})
         assert urllib.request.urlopen(url + "camera.png", timeout=5).read() == b"\x89PNG..."
+        # gone from the page (where the rules hide the dice, at the next round's first bid):
+        # gone from here too, with the total the picture shows
+        server.publish({"round": 2, "reveal": None})
+        with pytest.raises(urllib.error.HTTPError):
+            fetch(url + "camera.png")
+    finally:
+        server.close()
+
+
+def test_a_crowd_of_streams_is_turned_away_past_a_few_dozen(monkeypatch):
+    import companion.display.server as display_server
+
+    monkeypatch.setattr(display_server, "MAX_STREAMS", 3)
+    server = DisplayServer("127.0.0.1", 0)
+    url = server.start()
+    try:
+        server.publish({"round": 1})
+        streams = [urllib.request.urlopen(url + "events", timeout=5) for _ in range(3)]
+        for stream in streams:
+            assert stream.readline() == b'data: {"round": 1}\n'
+        with pytest.raises(urllib.error.HTTPError, match="503"):
+            urllib.request.urlopen(url + "events", timeout=5)
+        streams.pop().close()  # one leaves: a place for another
+        wait_for(lambda: len(server._clients) == 2, what="the stream to end")
+        with urllib.request.urlopen(url + "events", timeout=5) as again:
+            assert again.readline() == b'data: {"round": 1}\n'
+        for stream in streams:
+            stream.close()
     finally:
         server.close()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import threading
 from concurrent.futures import Future
@@ -19,6 +20,11 @@ from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
 
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies and browsers from giving up
+# On a shared network (a tablet's setup) anyone may connect. A connection that asks nothing is
+# let go after IDLE_S (aiohttp's default is an hour: a thousand of them took every file the
+# companion may open), and at most MAX_STREAMS pages follow the game at once.
+IDLE_S = 30.0
+MAX_STREAMS = 32
 START_TIMEOUT_S = 10.0  # a host name whose lookup takes longer is refused
 STOP_GRACE_S = 1.0  # streams still writing this long after the game ends are cut
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # listen on every address (a tablet's setup)
@@ -107,6 +113,12 @@ class DisplayServer:
     def _serve(self, started: Future) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
+        # What a stranger's malformed requests make aiohttp and asyncio report (a traceback
+        # each) is no news for the players' terminal: the page only reads, and goes on.
+        loop.set_exception_handler(lambda loop, context: None)
+        for name in ("aiohttp.server", "aiohttp.web", "aiohttp.access"):
+            logging.getLogger(name).addHandler(logging.NullHandler())
+            logging.getLogger(name).propagate = False
         try:
             loop.run_until_complete(self._listen())
         except BaseException as error:  # noqa: BLE001 - handed to the game's thread
@@ -133,7 +145,10 @@ class DisplayServer:
         app.router.add_get("/state", self._state_json)
         app.router.add_get("/events", self._events)
         app.router.add_get("/camera.png", self._camera)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        # handler_cancellation: a viewer gone ends its stream at once, not at the next state
+        # (reconnecting in a loop otherwise piled up streams by the thousand)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, keepalive_timeout=IDLE_S,
+                                     handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         try:
@@ -173,14 +188,18 @@ class DisplayServer:
     async def _camera(self, request):
         from aiohttp import web
 
-        if self._image is None:
-            raise web.HTTPNotFound(text="no picture yet")
+        # only while the page shows it: where the rules hide the dice in play, the picture
+        # (and its total) goes from the page with the next round's first bid, and from here too
+        if self._image is None or not (self._state.get("reveal") or {}).get("image"):
+            raise web.HTTPNotFound(text="no picture now")
         return web.Response(body=self._image, content_type="image/png",
                             headers={"Cache-Control": "no-store"})
 
     async def _events(self, request):
         from aiohttp import web
 
+        if len(self._clients) >= MAX_STREAMS:
+            raise web.HTTPServiceUnavailable(text="too many pages are following this game")
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
         queue: asyncio.Queue = asyncio.Queue(maxsize=1)  # each state is whole: only the latest counts
