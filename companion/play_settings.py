@@ -12,7 +12,7 @@ from companion.errors import CompanionError
 from companion.listen import ENGINES
 from companion.files import read_bytes
 from companion.rules import Rules, RulesFileError
-from companion.rules.presets import MOST_DICE, house_rules
+from companion.rules.presets import DEFAULT_PRESET, MOST_DICE, PRESETS, house_rules
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,8 @@ class PlaySettings:
 def add_play_parser(sub) -> None:
     p = sub.add_parser("play", help="referee a game", description="Referee a game of Perudo.")
     p.add_argument("--players", nargs="+", metavar="NAME", help="players in seating order")
-    p.add_argument("--rules", metavar="PRESET", help="rules preset (see `companion rules`; default asmodee)")
+    p.add_argument("--rules", metavar="PRESET", help=f"rules preset: {', '.join(PRESETS)} (default "
+                                                     f"{DEFAULT_PRESET}; `companion rules` says what each changes)")
     p.add_argument("--house-rules", type=Path, metavar="TOML", help="TOML file of rule fields to override")
     p.add_argument("--dice", type=int, metavar="N", help="starting dice per player (default 5)")
     p.add_argument("--first", metavar="NAME", help="who opens the first round (default: the first named)")
