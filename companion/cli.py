@@ -63,19 +63,25 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="speech and vision benchmarks")
     bench.add_argument("suite", choices=("speech", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
-    parser.add_argument("--version", action="version", version=f"companion {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     # an option the command does not know is reported by this parser: point to that command's help
     parser.help_for = command if command in sub.choices else None
     return parser
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """--version, looked up only when asked for (reading the package's metadata costs every
+    command's start)."""
 
-    try:
-        return version("companion")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "(not installed)"
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("companion")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            found = "(not installed)"
+        print(f"companion {found}")  # on standard output, as argparse's own version action
+        parser.exit(0)
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
@@ -175,13 +181,15 @@ def _build_rules(settings: PlaySettings):
     return rules
 
 
-def make_speaker(settings: PlaySettings, journal: Path | None = None):
+def make_speaker(settings: PlaySettings, journal: Path | None = None, new_players: Sequence[str] = ()):
+    """`new_players`: a new game's players, whose names a voice must say apart."""
     from companion.voice.speakers import announcer, check_wav_out
 
     check_wav_out(settings.wav_out, [*(p for p in (journal, settings.profile) if p), *settings.paths,
                                      *settings.camera_images])
+    said_apart = (lambda: _check_names_said_apart(new_players, typed=settings.input == "text")) if new_players else None
     return announcer(settings.mute, settings.wav_out, lambda line: _tell(f"companion: {line}"),
-                     resuming=settings.resume is not None)
+                     resuming=settings.resume is not None, when_voiced=said_apart)
 
 
 def _source(settings: PlaySettings, game):
@@ -301,9 +309,8 @@ def _run_play(settings: PlaySettings) -> int:
         # Devices before the journal: a missing microphone, camera or profile must not
         # leave an empty game behind; the photos first, before the speech engine's wait.
         counter = _counter(settings, None if resumed is None else resumed.latest_round)
-        speaker = make_speaker(settings, path)  # before the engine's wait: it checks --wav-out
-        if resumed is None and speaker.aloud():
-            _check_names_said_apart(game.players, typed=settings.input == "text")
+        # before the engine's wait: it checks --wav-out, and names a voice would say alike
+        speaker = make_speaker(settings, path, new_players=game.players if resumed is None else ())
         source = _source(settings, game)
         if resumed is not None:
             resumed = resumed.write_repair()

@@ -48,12 +48,16 @@ class PlaySettings:
         if self.input == "wav" and not self.paths:
             raise CompanionError("name the recordings to play from: companion play --input wav FILE_OR_FOLDER...")
         if (self.paths and not self.players and self.resume is None and self.input != "wav"
-                and all(p.parent == Path() and not p.suffix and not p.exists() for p in self.paths)):
+                and all(p.parent == Path() and not p.suffix and str(p)[:1].isalpha() and not p.exists()
+                        for p in self.paths)):
             # `companion play Ana Ben Cleo`: names, not files
             names = " ".join(str(p) for p in self.paths)
-            raise CompanionError(f"{names} look like the players' names: companion play --players {names}")
+            seem = "looks like a player's name" if len(self.paths) == 1 else "look like the players' names"
+            raise CompanionError(f"{names} {seem}: companion play --players {names}")
         if self.input != "wav" and self.paths:
             hint = ("; add --input wav to play recordings" if self.paths[0].suffix.lower() == ".wav" else
+                    "; add --input wav to read the recordings' paths from standard input"
+                    if str(self.paths[0]) == "-" else
                     f"; to play a typed script, pipe it in: companion play --input text < {self.paths[0]}")
             raise CompanionError(f"files are only read with --input wav (got {self.paths[0]} "
                                  f"with --input {self.input}){hint}")

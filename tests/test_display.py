@@ -16,7 +16,7 @@ import pytest
 from companion.display.live import TableDisplay
 from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, table_view
-from companion.rules import Bid, Game, get_preset
+from companion.rules import Bid, BidAction, Game, get_preset
 from companion.sources import Utterance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -602,6 +602,31 @@ def test_a_paused_game_says_so_and_a_lost_referee_too(browser, tmp_path):
         assert "cannot be reached" in browser.find_element(By.ID, "banner").text
     finally:
         game.process.wait(timeout=30)
+
+
+def test_a_page_turned_away_by_a_crowd_comes_back_when_there_is_room(browser, monkeypatch):
+    import companion.display.server as display_server
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    monkeypatch.setattr(display_server, "MAX_STREAMS", 1)
+    server = DisplayServer("127.0.0.1", 0)
+    url = server.start()
+    try:
+        game = Game(PLAYERS)
+        server.publish(table_view(game))
+        crowd = urllib.request.urlopen(url + "events", timeout=5)  # the one place, taken
+        crowd.readline()
+        browser.get(url)  # the TV is turned away
+        WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "connection").text == "reconnecting")
+        crowd.close()
+        wait_for(lambda: not server._clients, what="the crowd to go")
+        game.apply(BidAction("Ana", Bid(2, 5)))
+        server.publish(table_view(game))
+        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "turn").text == "Ben, your call",
+                                         "the page to follow the game again")
+    finally:
+        server.close()
 
 
 def test_eight_players_with_long_names_fit_a_720_line_tv(browser, tmp_path):

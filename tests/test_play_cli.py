@@ -142,9 +142,10 @@ def test_names_the_voice_says_alike_are_refused_where_it_says_them(tmp_path):
                                "--input", "text", *options, "--journal", str(journal)],
                               input="", capture_output=True, text=True, timeout=120, env=env)
 
-    said = play_as(journal=tmp_path / "said.jsonl")
+    said = play_as("--wav-out", str(tmp_path / "said.wav"), journal=tmp_path / "said.jsonl")
     assert said.returncode == 2 and "Jon and John sound the same when I say them" in said.stderr
-    assert "or play on the screen alone with --mute" in said.stderr and not (tmp_path / "said.jsonl").exists()
+    assert "or play on the screen alone with --mute" in said.stderr
+    assert not (tmp_path / "said.jsonl").exists() and not (tmp_path / "said.wav").exists()  # nothing left behind
     printed = play_as("--mute", journal=tmp_path / "printed.jsonl")
     assert printed.returncode == 0, printed.stderr  # on the screen they are two names
     # where no voice can speak (no sound card), the announcements are printed: two names again
@@ -160,6 +161,8 @@ def test_a_command_typed_from_memory_is_told_what_to_do():
     names = run_companion("play", "Ana", "Ben", "Cleo", "--input", "text")
     assert names.returncode == 2
     assert "Ana Ben Cleo look like the players' names: companion play --players Ana Ben Cleo" in names.stderr
+    dash = run_companion("play", "-")  # recordings' paths from standard input, without --input wav
+    assert dash.returncode == 2 and "add --input wav to read the recordings' paths" in dash.stderr
     typo = run_companion("play", "--playerz", "Ana", "Ben")
     assert typo.returncode == 2 and "unrecognized arguments: --playerz (see: companion play --help)" in typo.stderr
     bare = run_companion()

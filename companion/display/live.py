@@ -24,7 +24,7 @@ def open_display(game: Game, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  hands: Mapping[str, tuple[int, ...]] | None = None) -> "TableDisplay | None":
     """Start the page and show the game; says where, or in one line why it could not (then
     None: the game goes on without it). `hands`: dice said before a resume, at its reveal."""
-    server = DisplayServer(host, port)
+    server = DisplayServer(host, port, warn)
     try:
         url = server.start()
     except DisplayError as error:

@@ -7,6 +7,7 @@ only reads what it is given, so the page can never change the game."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import socket
@@ -14,7 +15,7 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 
 from companion.display import DEFAULT_HOST, DEFAULT_PORT
 from companion.errors import CompanionError
@@ -35,8 +36,11 @@ class DisplayError(CompanionError):
 
 
 class DisplayServer:
-    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                 warn: Callable[[str], None] = lambda line: None) -> None:
         self.host, self.port = host, port
+        self._warn = warn
+        self._out_of_files_said = False
         self._state: dict[str, Any] = {}
         self._image: bytes | None = None
         self._clients: set[asyncio.Queue] = set()
@@ -115,7 +119,7 @@ class DisplayServer:
         asyncio.set_event_loop(loop)
         # What a stranger's malformed requests make aiohttp and asyncio report (a traceback
         # each) is no news for the players' terminal: the page only reads, and goes on.
-        loop.set_exception_handler(lambda loop, context: None)
+        loop.set_exception_handler(self._loop_problem)
         for name in ("aiohttp.server", "aiohttp.web", "aiohttp.access"):
             logging.getLogger(name).addHandler(logging.NullHandler())
             logging.getLogger(name).propagate = False
@@ -136,6 +140,14 @@ class DisplayServer:
             loop.run_forever()
         finally:
             loop.close()
+
+    def _loop_problem(self, loop, context) -> None:
+        # Out of files (a crowd of connections) is worth one line: the page stops taking
+        # viewers until they go. Anything else a stranger's requests cause is passed over.
+        error = context.get("exception")
+        if isinstance(error, OSError) and error.errno in (errno.EMFILE, errno.ENFILE) and not self._out_of_files_said:
+            self._out_of_files_said = True
+            self._warn("the display has too many connections open (out of files): new viewers wait until some go")
 
     async def _listen(self) -> None:
         from aiohttp import web

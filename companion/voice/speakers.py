@@ -477,16 +477,20 @@ def _empty_or_wav(path: Path) -> bool:
 
 
 def announcer(mute: bool = False, wav_out: Path | None = None,
-              warn: Callable[[str], None] = lambda line: None, resuming: bool = False) -> Speakers:
+              warn: Callable[[str], None] = lambda line: None, resuming: bool = False,
+              when_voiced: Callable[[], None] | None = None) -> Speakers:
     """Printed lines, plus the voice unless muted, plus a WAV file if asked for (a resumed
     game's goes on in the file). Without a working voice the announcements are still
-    printed, with one warning."""
+    printed, with one warning. `when_voiced`: a check for a game a voice will say, made
+    before the WAV file is begun (so a refusal leaves no file behind)."""
     speakers: list[Speaker] = [PrintSpeaker()]
     if not mute:
         try:
             speakers.append(VoiceSpeaker())
         except VoiceUnavailable as error:
             warn(f"warning: {error}; announcements will be printed only.")
+    if when_voiced is not None and len(speakers) > 1:
+        when_voiced()
     if wav_out:
         speakers.append(WavRecorder(wav_out, keep=resuming, warn=warn))
     return Speakers(speakers, warn)
