@@ -314,7 +314,13 @@ def test_a_stopped_process_is_not_a_microphone_that_stopped():
     # Ctrl-Z for longer than the stall line, then fg: the wait in progress ends long after its
     # timeout, with the device's next block still to come. That is one wait, not a silence.
     source = mic(HeardEngine(), stalled_after=1.2)
-    rng = np.random.default_rng(4)
+    stopped_then_called(source, np.random.default_rng(4), quiet_before=0.5)
+    assert source.next_utterance().text.startswith("level ")
+
+
+def stopped_then_called(source, rng, quiet_before):
+    """The process stopped for 2 s in its first wait for sound (Ctrl-Z, then fg), after which
+    the device sends the room and a call."""
     real_get = source._queue.get
     stopped = []
 
@@ -322,12 +328,11 @@ def test_a_stopped_process_is_not_a_microphone_that_stopped():
         if not stopped:
             stopped.append(True)
             time.sleep(2.0)  # the process was stopped here
-            put(source, blocks(0, 0.5, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+            put(source, blocks(0, quiet_before, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
             raise queue.Empty
         return real_get(timeout=timeout)
 
     source._queue.get = get
-    assert source.next_utterance().text.startswith("level ")
 
 
 def test_a_name_said_after_a_stop_is_heard_as_the_name():
@@ -335,19 +340,7 @@ def test_a_name_said_after_a_stop_is_heard_as_the_name():
     # time stopped was no time to say it in
     source = mic(LearningEngine(), name_wait=1.0)
     assert source.learn_name("Ana", "calza")
-    rng = np.random.default_rng(5)
-    real_get = source._queue.get
-    stopped = []
-
-    def get(timeout=None):
-        if not stopped:
-            stopped.append(True)
-            time.sleep(2.0)  # the process was stopped here
-            put(source, blocks(0, 0.3, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
-            raise queue.Empty
-        return real_get(timeout=timeout)
-
-    source._queue.get = get
+    stopped_then_called(source, np.random.default_rng(5), quiet_before=0.3)
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and heard.voiced is not False
 

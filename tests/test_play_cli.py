@@ -510,6 +510,15 @@ def test_a_stop_while_the_game_gets_ready_is_a_stop_too(tmp_path, stop):
         assert f"continue it with: companion play --resume {journal}" in result.stderr
 
 
+def _call_and_wait(proc, journal, call, timeout=120):
+    """Type `call` (a bid of three) to a game in a child process, and wait until it is journalled."""
+    proc.stdin.write(call + "\n")
+    proc.stdin.flush()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
+        time.sleep(0.05)
+
+
 _WITH_A_SPEAKER = """
 import sys, sounddevice
 sounddevice.query_devices = lambda *a, **k: [{"name": "speaker", "max_input_channels": 0, "max_output_channels": 2}]
@@ -530,11 +539,7 @@ def test_a_voiced_game_goes_on_aloud_when_its_log_pipe_goes(tmp_path):
                             stdout=write_end, stderr=write_end, text=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{tmp_path}:{os.environ['PATH']}"))
     os.close(write_end)
-    proc.stdin.write("three fours\n")
-    proc.stdin.flush()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
-        time.sleep(0.05)
+    _call_and_wait(proc, journal, "three fours")
     os.close(read_end)  # tee goes
     proc.communicate("four fours\ndudo\n", timeout=120)
     assert proc.returncode == 0
@@ -550,11 +555,7 @@ def test_announcements_that_cannot_be_printed_stop_a_muted_game_saved(tmp_path):
                             stdout=write_end, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)))
     os.close(write_end)
-    proc.stdin.write("three fours\n")
-    proc.stdin.flush()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
-        time.sleep(0.05)
+    _call_and_wait(proc, journal, "three fours")
     os.close(read_end)  # the reader goes
     _, err = proc.communicate("four fours\nAna dudo\n", timeout=60)
     assert proc.returncode == 2, err
@@ -571,11 +572,7 @@ def test_a_game_started_with_hangups_ignored_plays_on_through_one(tmp_path):
                              "--mute", "--journal", str(journal)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env,
                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
-    proc.stdin.write("three fours\n")
-    proc.stdin.flush()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (journal.exists() and '"count":3' in journal.read_text()):
-        time.sleep(0.05)
+    _call_and_wait(proc, journal, "three fours")
     proc.send_signal(signal.SIGHUP)
     _, err = proc.communicate("four fours\n", timeout=60)
     assert proc.returncode == 0, err
