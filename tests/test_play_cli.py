@@ -167,6 +167,8 @@ def test_a_command_typed_from_memory_is_told_what_to_do():
     assert typo.returncode == 2 and "unrecognized arguments: --playerz (see: companion play --help)" in typo.stderr
     bare = run_companion()
     assert bare.returncode == 2 and "play" in bare.stderr and "recap" in bare.stderr  # the commands, listed
+    empty = run_companion("rules", "")
+    assert empty.returncode == 2 and "unknown rules preset ''" in empty.stderr  # not the list of all
     nameless = run_companion("play", "--players", "Ana", "Ben", "--rules", "", "--input", "text", "--mute")
     assert nameless.returncode == 2 and "--rules needs a preset's name" in nameless.stderr  # not asmodee, unasked
     version = run_companion("--version")

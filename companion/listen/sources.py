@@ -88,7 +88,7 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
         announce(f"companion: speech engine: {what}")
         deaf = voice_activity_problem()
         if deaf:
-            announce(f"warning: {deaf}")
+            announce(f"companion: warning: {deaf}")
     return chosen
 
 

@@ -314,7 +314,7 @@ def toml_value(value: Any) -> str:
 def preset_lines(name: str | None = None) -> list[str]:
     """What `companion rules` prints: every preset with what it changes from the base, or
     every field of one, each line as a house-rules file says it, so any can be copied in."""
-    if name:
+    if name is not None:  # (an empty name is no preset: refused, not the whole list)
         rules = get_preset(name)
         return [f"# {rules.name}: {PRESET_SOURCES[rules.name]}",
                 *(f"{key} = {toml_value(value)}" for key, value in rules.to_dict().items() if key != "name")]
