@@ -47,6 +47,7 @@ from companion.rules.events import (
     HandShown,
     HandTakenBack,
     Undone,
+    hands_so_far,
 )
 
 
@@ -581,23 +582,6 @@ def _replay_one(game: Game, events: Sequence[Event], i: int) -> list[Event]:
     if [e.to_dict() for e in produced[: len(written)]] != [e.to_dict() for e in written]:
         raise _DoesNotReplay("is followed by events that do not match the rules engine's replay")
     return produced
-
-
-def hands_so_far(events: Sequence[Event]) -> dict[str, tuple[int, ...]]:
-    """The dice said at the reveal in progress: the hands journalled since the last action,
-    after the dice an undo of a count left standing."""
-    start = len(events)
-    while start and isinstance(events[start - 1], (HandShown, HandTakenBack)):
-        start -= 1
-    before = events[start - 1] if start else None
-    hands: dict[str, tuple[int, ...]] = dict(before.hands) if isinstance(before, Undone) and before.hands else {}
-    for event in events[start:]:
-        # In the order said, as the referee keeps them (and a count made from them is
-        # written); a hand said again replaces the first, and one taken back is gone.
-        hands.pop(event.player, None)
-        if isinstance(event, HandShown):
-            hands[event.player] = event.dice
-    return hands
 
 
 class Dropped(NamedTuple):

@@ -15,7 +15,7 @@ from companion.display import DEFAULT_HOST, DEFAULT_PORT, is_local
 from companion.display.server import DisplayError, DisplayServer
 from companion.display.view import HeardLine, RevealShown, table_view
 from companion.rules import CALZA, COUNT, DUDO, Event, Game
-from companion.rules.events import HandShown, HandTakenBack, Undone
+from companion.rules.events import Undone, hands_so_far
 from companion.sources import Utterance
 
 
@@ -152,14 +152,8 @@ class _WatchedJournal(_Watched):
             self._display.heard = dataclasses.replace(self._display.heard, changed_the_game=True)
         if any(isinstance(e, Undone) and e.action.get("kind") in (COUNT, DUDO, CALZA) for e in events):
             self._display.reveal = None  # the reveal it showed was taken back, or its count was
-        for event in events:  # the dice said at a reveal, as the journal keeps them across a crash
-            hands = self._display.hands
-            if isinstance(event, (HandShown, HandTakenBack)):
-                hands.pop(event.player, None)  # said again: in the order said, as the count takes them
-                if isinstance(event, HandShown):
-                    hands[event.player] = event.dice
-            else:  # a count made, or taken back with the dice said before it standing again
-                self._display.hands = dict(event.hands) if isinstance(event, Undone) and event.hands else {}
+        # the dice said at a reveal, read as a resume reads them from the journal
+        self._display.hands = hands_so_far(events, self._display.hands)
         if events:
             self._display.refresh()
 

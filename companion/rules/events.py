@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 from companion.rules.errors import RulesError
 
@@ -230,6 +230,28 @@ class HandTakenBack(Event):
 
     type: ClassVar[str] = "hand_taken_back"
     player: str
+
+
+def hands_so_far(events: Sequence[Event],
+                 said_before: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, tuple[int, ...]]:
+    """The dice said at the reveal in progress: the hands recorded since the last action,
+    after the dice an undo of a count left standing. `said_before`: the dice said before
+    `events`, which stand if nothing in them but hands follows (a record read on as it grows)."""
+    start = len(events)
+    while start and isinstance(events[start - 1], (HandShown, HandTakenBack)):
+        start -= 1
+    if start:
+        before = events[start - 1]
+        hands = dict(before.hands) if isinstance(before, Undone) and before.hands else {}
+    else:
+        hands = dict(said_before or {})
+    for event in events[start:]:
+        # In the order said, as the referee keeps them (and a count made from them is
+        # written); a hand said again replaces the first, and one taken back is gone.
+        hands.pop(event.player, None)
+        if isinstance(event, HandShown):
+            hands[event.player] = event.dice
+    return hands
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
