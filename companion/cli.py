@@ -343,6 +343,7 @@ def _run_play(settings: PlaySettings) -> int:
                            resumed=resumed, log=lambda text: print(text, file=sys.stderr))
 
         referee = referee_for(game, journal, path, resumed)
+        starting_next = False  # a new game of the evening is being started: nothing of it is saved yet
         try:
             referee.run(source, resumed=settings.resuming)
             while referee.new_game_wanted:  # the same table plays again, in a journal of its own
@@ -350,12 +351,9 @@ def _run_play(settings: PlaySettings) -> int:
                 print(f"companion: {journals.last_line(path)}", file=sys.stderr)
                 game = Game(game.players, game.rules, game.first)  # who opened it opens again
                 # beside the game before (a --journal elsewhere keeps the evening together)
-                try:
-                    journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
-                except CompanionError as error:  # nothing of the new game to save: it cannot start
-                    _say_stopped(referee.say, error, started=False)
-                    error.said_aloud = True
-                    raise
+                starting_next = True
+                journal = journals.Journal.start_in_sessions(journals.new_session_path(path.parent), game)
+                starting_next = False
                 path = journal.path
                 print(f"companion: journal {path}", file=sys.stderr)
                 journals.mark_played(path)
@@ -377,8 +375,7 @@ def _run_play(settings: PlaySettings) -> int:
             print(f"companion: {error}", file=sys.stderr)
             if getattr(error, "resumable", True):
                 print(f"companion: {journals.last_line(getattr(error, 'resume_from', None) or path)}", file=sys.stderr)
-            if not getattr(error, "said_aloud", False):
-                _say_stopped(referee.say, error)
+            _say_stopped(referee.say, error, started=not starting_next)
             return 2
         finally:
             close = getattr(source, "close", None)
