@@ -424,9 +424,14 @@ class CountRuledOut:
         return [f"{dice} {low}, so the count is between {low} and {high}, not {number_words(self.value)}. {again}"]
 
 
+def faces_said(dice: Sequence[int]) -> str:
+    """A hand's faces as read back: "five, five, three"."""
+    return ", ".join(number_words(d) for d in dice)
+
+
 def dice_words(dice: Sequence[int]) -> str:
     """"dice: five, five, three", or "die: four" for a hand of one."""
-    return f"{'die' if len(dice) == 1 else 'dice'}: {', '.join(number_words(d) for d in dice)}"
+    return f"{'die' if len(dice) == 1 else 'dice'}: {faces_said(dice)}"
 
 
 @dataclass(frozen=True)
@@ -441,7 +446,7 @@ class GotHand:
     def words(self, rules: Rules) -> list[str]:
         got = f"Got {self.player}'s {dice_words(self.dice)}"
         if self.replaced is not None:  # said aloud: a hand heard under the wrong name shows
-            got += f" (in place of {', '.join(number_words(d) for d in self.replaced)})"
+            got += f" (in place of {faces_said(self.replaced)})"
         return [f"{got}. Still need {join_and(self.missing)}." if self.missing else f"{got}."]
 
 
@@ -543,7 +548,7 @@ class Status:
             if self.hands_said:  # the players are saying their dice: read back, then the rest, please
                 (first, dice), *others = self.hands_said
                 got = "; ".join([f"Got {first}'s {dice_words(dice)}",
-                                 *(f"{player}'s: {', '.join(number_words(d) for d in held)}"
+                                 *(f"{player}'s: {faces_said(held)}"
                                    for player, held in others)])
                 parts.append(f"{got}. Still need {join_and(self.hands_missing)}.")
             elif not self.camera_looks:  # the players count

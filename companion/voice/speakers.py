@@ -489,7 +489,7 @@ def announcer(mute: bool = False, wav_out: Path | None = None,
             speakers.append(VoiceSpeaker())
         except VoiceUnavailable as error:
             warn(f"warning: {error}; announcements will be printed only.")
-    if when_voiced is not None and len(speakers) > 1:
+    if when_voiced is not None and Speakers(speakers).aloud():
         when_voiced()
     if wav_out:
         speakers.append(WavRecorder(wav_out, keep=resuming, warn=warn))
