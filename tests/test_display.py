@@ -124,6 +124,54 @@ def test_the_server_serves_the_page_the_state_and_a_stream():
         server.close()
 
 
+def ask_as(port: int, host: str, path: str = "/state") -> tuple[int, str | None, bytes]:
+    """GET `path` with the Host header a browser sends for `host`."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.getheader("Server"), response.read()
+    finally:
+        connection.close()
+
+
+def test_a_page_asked_for_under_another_sites_name_is_refused():
+    # DNS rebinding: a web page elsewhere points its own name at this address and reads the
+    # game through a player's browser; the browser sends that name as the Host
+    import socket
+
+    server = DisplayServer("127.0.0.1", 0)
+    server.start()
+    try:
+        server.publish({"round": 3})
+        for host in ("evil.example", f"evil.example:{server.port}", "rebind.127.0.0.1.nip.io"):
+            status, _, body = ask_as(server.port, host)
+            assert status == 421 and b"round" not in body and f"127.0.0.1:{server.port}".encode() in body
+            assert ask_as(server.port, host, "/events")[0] == 421
+        this_machine = socket.gethostname().split(".")[0]
+        for host in (f"127.0.0.1:{server.port}", "localhost", f"[::1]:{server.port}", this_machine,
+                     f"{this_machine}.local:{server.port}", f"{this_machine}.lan"):
+            status, _, body = ask_as(server.port, host)
+            assert (status, json.loads(body)) == (200, {"round": 3}), host
+    finally:
+        server.close()
+
+
+def test_the_server_does_not_name_the_software_it_runs_on():
+    server = DisplayServer("127.0.0.1", 0)
+    server.start()
+    try:
+        for path in ("/", "/state", "/camera.png", "/nothing-here"):
+            _, software, _ = ask_as(server.port, "localhost", path)
+            assert software == "companion", path
+    finally:
+        server.close()
+
+
 def test_a_crowd_of_streams_is_turned_away_past_a_few_dozen(monkeypatch):
     import companion.display.server as display_server
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import ipaddress
 import json
 import logging
 import socket
@@ -152,7 +153,15 @@ class DisplayServer:
     async def _listen(self) -> None:
         from aiohttp import web
 
-        app = web.Application()
+        @web.middleware
+        async def only_our_names(request, handler):
+            # (a request with no Host at all is no browser's: a rebinding page's always has one)
+            if not self._is_our_name(request.headers.get("Host", "localhost")):
+                raise web.HTTPMisdirectedRequest(text=f"this page is served as {self.url}\n")
+            return await handler(request)
+
+        app = web.Application(middlewares=[only_our_names])
+        app.on_response_prepare.append(_plain_server_header)
         app.router.add_get("/", self._page)
         app.router.add_get("/state", self._state_json)
         app.router.add_get("/events", self._events)
@@ -181,6 +190,26 @@ class DisplayServer:
             await asyncio.gather(*stalled, return_exceptions=True)
         if self._runner is not None:
             await self._runner.cleanup()
+
+    def _is_our_name(self, host_header: str) -> bool:
+        """Is the Host a page asked for one this server answers to: an address, localhost, this
+        machine's own name (with any domain after it: raspberrypi.local, raspberrypi.lan) or
+        the name it was told to listen on? Any other name is a web page elsewhere that made its
+        own name point here (DNS rebinding) to read the game through a player's browser."""
+        host = host_header.strip().lower()
+        if host.startswith("["):  # [::1]:8765
+            host = host[1:].split("]", 1)[0]
+        elif host.count(":") == 1:
+            host = host.split(":", 1)[0]
+        host = host.rstrip(".")
+        try:
+            ipaddress.ip_address(host)
+            return True
+        except ValueError:
+            pass
+        this_machine = socket.gethostname().lower().split(".")[0]
+        return (host in ("localhost", self.host.lower().rstrip(".")) or host.endswith(".localhost")
+                or host.split(".")[0] == this_machine)
 
     def _send(self, state: dict[str, Any]) -> None:
         for queue in self._clients:
@@ -237,6 +266,10 @@ class DisplayServer:
             self._clients.discard(queue)
             self._streams.discard(asyncio.current_task())
         return response
+
+
+async def _plain_server_header(request, response) -> None:
+    response.headers["Server"] = "companion"  # not which aiohttp and Python answer
 
 
 def _latest(queue: asyncio.Queue, item) -> None:
