@@ -199,7 +199,25 @@ def test_calibrate_missing_images_folder(tmp_path, capsys):
     p = argparse.ArgumentParser()
     add_calibrate_arguments(p)
     code = run_calibrate(p.parse_args(["--images", str(tmp_path / "none"), "--out", str(tmp_path / "prof")]))
-    assert code != 0 and "calibration failed" in capsys.readouterr().err
+    # as `see`: 2 where it cannot start, 1 where the photos were read and did not calibrate
+    assert code == 2 and "calibration cannot start: " in capsys.readouterr().err
+    assert not (tmp_path / "prof").exists()
+
+
+def test_calibrate_with_a_camera_that_cannot_be_opened_cannot_start(capsys, monkeypatch):
+    import companion.vision.frames as frames
+
+    class NoCamera:
+        def __init__(self, index):
+            from companion.vision.errors import CameraUnavailable
+            raise CameraUnavailable(f"camera {index} cannot be opened (is it plugged in and free?)")
+
+    monkeypatch.setattr(frames, "CameraFrames", NoCamera)
+    said = []
+    p = argparse.ArgumentParser()
+    add_calibrate_arguments(p)
+    assert run_calibrate(p.parse_args(["--camera", "3", "--headless"]), say=said.append) == 2
+    assert "calibration cannot start: camera 3 cannot be opened" in capsys.readouterr().err
 
 
 def test_see_says_a_picture_has_no_colour(scene_file, capsys, tmp_path):

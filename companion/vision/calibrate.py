@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from companion.vision.detect import crop
-from companion.vision.errors import CalibrationFailed, ImageUnreadable
+from companion.vision.errors import CalibrationCannotStart, CalibrationFailed, ImageUnreadable
 from companion.vision.frames import IMAGE_SUFFIXES, FrameSource, read_frame, without_colour, write_image
 from companion.calls import number_words
 from companion.sources import files_in
@@ -61,11 +61,11 @@ def expected_faces(name: str) -> tuple[int, ...] | None:
 def load_calibration_images(folder: str | pathlib.Path) -> CalibrationImages:
     d = pathlib.Path(folder)
     if not d.is_dir():
-        raise CalibrationFailed(f"{d} is not a folder of calibration images")
+        raise CalibrationCannotStart(f"{d} is not a folder of calibration images")
     try:
         files = files_in(d, IMAGE_SUFFIXES)
     except OSError as exc:
-        raise CalibrationFailed(f"cannot read the folder {d}: {exc.strerror or exc}") from None
+        raise CalibrationCannotStart(f"cannot read the folder {d}: {exc.strerror or exc}") from None
     pick = lambda prefix: [p for p in files if p.name.lower().startswith(prefix)]  # noqa: E731
     empty, dice, paco = pick("empty"), pick("dice"), pick("paco")
     # Every problem with the folder at once, so it can be put right in one go.

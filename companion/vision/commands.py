@@ -5,10 +5,11 @@ import argparse
 import json
 import os
 import pathlib
+import signal
 import sys
 from typing import Callable
 
-from companion.vision.errors import VisionError
+from companion.vision.errors import CalibrationCannotStart, CameraUnavailable, VisionError
 from companion.vision.settings import CameraSettings
 from companion.vision.types import DiceReading
 
@@ -244,11 +245,13 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
              "(no folders; use --out DIR for another place)")
         return 2
     out = args.out or CALIBRATION_ROOT / name
+    started = False
     try:
         if args.images is not None:
             prof = calibrate_images(args.images, out, name)
         else:
             with CameraFrames(args.camera) as cam:
+                started = True
                 # Spoken too: the person is at the table, not at the screen.
                 say = say or announcer(args.mute, warn=_err).say
                 prompter = TerminalPrompter() if _headless(args, "calibrate") else \
@@ -257,14 +260,25 @@ def run_calibrate(args: argparse.Namespace, say: Callable[[str], None] | None = 
                     prof = calibrate_live(cam, out, name=name, say=say, prompter=prompter)
                 finally:
                     prompter.close()
+    except CalibrationCannotStart as exc:  # as `see` does: exit 2 where it could not start
+        _err(f"calibration cannot start: {exc}")
+        return 2
+    except CameraUnavailable as exc:
+        if not started:
+            _err(f"calibration cannot start: {exc}")
+            return 2
+        _err(f"calibration failed: {exc}")
+        if say is not None:
+            say("Calibration failed; no profile was saved. The reason is on the screen.")
+        return 1
     except VisionError as exc:
         _err(f"calibration failed: {exc}")
         if args.camera is not None and say is not None:
             say("Calibration failed; no profile was saved. The reason is on the screen.")
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         _err("calibration stopped; no profile was saved")
-        return 1
+        return 128 + getattr(stop, "signal", signal.SIGINT)
     size = f"{prof.die_size:.0f} px" if prof.die_size else "unknown"
     n = len(prof.paco_patches)
     paco = ("no Paco reference (the ace shown is a single pip, which needs none)" if not n

@@ -41,5 +41,9 @@ class CalibrationFailed(VisionError):
     """Calibration photos were missing or the check read the shown dice wrongly."""
 
 
+class CalibrationCannotStart(CalibrationFailed):
+    """Calibration has nothing to start from: no folder of photos where one was named."""
+
+
 class ModelError(VisionError):
     """The shipped face model is missing or corrupt."""
