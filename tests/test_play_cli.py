@@ -297,6 +297,16 @@ def test_what_companion_rules_prints_of_a_preset_is_a_house_rules_file_of_it(tmp
     assert copied.name == name  # announced as the preset it is, not as asmodee's house rules
 
 
+def test_companion_rules_marks_the_fields_a_preset_leaves_unused():
+    from companion.rules.presets import preset_lines
+
+    pressman = preset_lines("pressman")  # calza off: its fields are there for a house rule that turns it on
+    calza_fields = [line for line in pressman if line.startswith("calza_")]
+    assert calza_fields and all(line.endswith("# used only with calza = true") for line in calza_fields)
+    assert not any("used only" in line for line in pressman if not line.startswith("calza_"))
+    assert not any("used only" in line for line in preset_lines("asmodee"))  # calza and palifico on
+
+
 def test_a_house_rules_preset_and_another_rules_preset_given_are_refused_together(tmp_path):
     from companion.rules import RulesFileError, get_preset
     from companion.play_settings import load_house_rules

@@ -311,13 +311,23 @@ def toml_value(value: Any) -> str:
     return str(value) if isinstance(value, int) else f'"{value}"'
 
 
+def _unused_under(rules: Rules, key: str) -> str:
+    """A note for a field these rules leave unused (calza's, with calza off), which a house-rules
+    file that turns its switch on would use."""
+    for switch in ("calza", "palifico"):
+        if key.startswith(f"{switch}_") and not getattr(rules, switch):
+            return f"  # used only with {switch} = true"
+    return ""
+
+
 def preset_lines(name: str | None = None) -> list[str]:
     """What `companion rules` prints: every preset with what it changes from the base, or
     every field of one, each line as a house-rules file says it, so any can be copied in."""
     if name is not None:  # (an empty name is no preset: refused, not the whole list)
         rules = get_preset(name)
         return [f"# {rules.name}: {PRESET_SOURCES[rules.name]}",
-                *(f"{key} = {toml_value(value)}" for key, value in rules.to_dict().items() if key != "name")]
+                *(f"{key} = {toml_value(value)}{_unused_under(rules, key)}"
+                  for key, value in rules.to_dict().items() if key != "name")]
     lines = []
     for key, rules in PRESETS.items():
         lines.append(f"{key}{' (default)' if key == DEFAULT_PRESET else ''}: {PRESET_SOURCES[key]}")
