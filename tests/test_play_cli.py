@@ -88,6 +88,14 @@ def test_a_won_game_resumed_can_undo_its_last_count(tmp_path):
     assert game.winner is None and game.dice == {"Ana": 1, "Ben": 1}
 
 
+def test_repeat_after_resuming_says_where_the_game_stands_not_a_second_resume(tmp_path):
+    _, journal = play(tmp_path, "three fours\n", players=("Ana", "Ben"))
+    result = run_companion("play", "--resume", journal, "--input", "text", "--mute", input_text="repeat\n")
+    resumed, again = result.stdout.strip().splitlines()[-2:]
+    assert resumed.startswith("Resuming the game. The bid is three fours by Ana. Ben, your call.")
+    assert again == "Again: " + resumed.removeprefix("Resuming the game. ")
+
+
 def test_new_game_at_a_won_game_plays_again_in_a_journal_of_its_own(tmp_path):
     script = "one three\nnew game\ndudo\n0\nnew game\ntwo fours\n"  # Ben opens, Ana calls dudo
     result, journal = play(tmp_path, script, "--dice", "1", "--rules", "pressman", "--first", "ben",

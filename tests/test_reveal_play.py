@@ -155,7 +155,8 @@ def test_a_game_stopped_before_the_camera_looked_has_it_look_on_resuming(tmp_pat
     assert result.stdout.index("Resuming the game. Ben called dudo on Ana's two fours. Lift the cups.") < \
         result.stdout.index("I see ")
     again = result.stdout.splitlines()[-1]  # "repeat" says the challenge with the camera's count
-    assert again.startswith("Again: Resuming the game. Ben called dudo on Ana's two fours.") and "I see " in again
+    # (where the game stands: "Resuming the game" said again would sound like a second resume)
+    assert again.startswith("Again: Ben called dudo on Ana's two fours.") and "I see " in again
 
 
 def test_a_camera_count_taken_back_is_not_counted_again_on_resuming(tmp_path, table_photo):

@@ -9,6 +9,7 @@ Long: every announcement the referee makes is here, so that its wording is in on
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
@@ -582,7 +583,9 @@ class Repeated:
     said: tuple  # the announcements, as said
 
     def words(self, rules: Rules) -> list[str]:
-        again = sentences(self.said, rules)
+        # (a resumed game's line is said again as where the game stands, without "Resuming the game")
+        said = tuple(dataclasses.replace(a, said_again=True) if isinstance(a, Resumed) else a for a in self.said)
+        again = sentences(said, rules)
         return [f"Again: {again[0]}", *again[1:]] if again else []
 
 
@@ -592,6 +595,7 @@ class Resumed:
     # the challenge the round before ended on, and how it ended, when no round is under way
     last_round: tuple[ChallengeCalled, EventsHappened] | None = None
     damaged: bool = False  # the journal's last lines were damaged and dropped: the game is from before them
+    said_again: bool = False  # on "repeat"
 
     def words(self, rules: Rules) -> list[str]:
         before = ""
@@ -607,7 +611,8 @@ class Resumed:
             before += f" Last round, {c.player} called {c.kind} on {c.bidder}'s {bid}. {said}"
         # a won game is resumed to take back its last count
         after = " Say 'take it back' to undo the last count." if self.status.winner else ""
-        return [f"Resuming the game.{before} {self.status.sentence(rules)}{after}"]
+        opening = "" if self.said_again else "Resuming the game."
+        return [f"{opening}{before} {self.status.sentence(rules)}{after}".lstrip()]
 
 
 @dataclass(frozen=True)
