@@ -269,7 +269,7 @@ class Journal:
 
     def append(self, events: Sequence[Event]) -> None:
         # One write per action: a kill can cut at most the last line, which resume drops.
-        text = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events)
+        text = journal_lines(events)
         before = None
         try:
             self._still_at_its_path()
@@ -774,12 +774,17 @@ def _keep_copy(path: Path, raw: bytes, suffix: str, what: str) -> Path:
                                f"{exc.strerror or exc}; nothing was changed") from None
 
 
+def journal_lines(events: Sequence[Event]) -> str:
+    """The events as the journal stores them: one compact JSON object a line."""
+    return "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events)
+
+
 def _rewrite(path: Path, events: Sequence[Event]) -> None:
     """Replace the journal by these events in one atomic step, so a second crash cannot hurt it."""
     tmp = Path(f"{path}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            f.write("".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in events))
+            f.write(journal_lines(events))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
