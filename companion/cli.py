@@ -177,7 +177,7 @@ def _build_rules(settings: PlaySettings):
         rules = load_house_rules(settings.house_rules, rules, preset_given=settings.preset is not None,
                                  dice_given=settings.starting_dice)
     elif settings.starting_dice is not None:  # (house rules take --dice themselves)
-        rules = rules.replace(starting_dice=settings.starting_dice, max_dice=settings.starting_dice)
+        rules = rules.with_starting_dice(settings.starting_dice)
     return rules
 
 

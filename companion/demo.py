@@ -240,7 +240,7 @@ def play_demo(wav_out: Path | None = None, mute: bool = False, display: bool = F
         print(f"companion: {line}", file=sys.stderr)
 
     lines = script_lines()
-    rules = get_preset("asmodee").replace(starting_dice=STARTING_DICE, max_dice=STARTING_DICE)
+    rules = get_preset("asmodee").with_starting_dice(STARTING_DICE)
     with tempfile.TemporaryDirectory(prefix="companion-demo-") as tmp:
         folder = Path(tmp)
         typed = Game(PLAYERS, rules)

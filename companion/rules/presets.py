@@ -100,6 +100,10 @@ class Rules:
     def replace(self, **changes: Any) -> "Rules":
         return dataclasses.replace(self, **changes)
 
+    def with_starting_dice(self, dice: int) -> "Rules":
+        """These rules with `dice` each at the start, and as the most a calza can bring back to."""
+        return self.replace(starting_dice=dice, max_dice=dice)
+
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
