@@ -25,8 +25,8 @@ from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes
                                is_challenge_or_undo, is_undo, says_it_again, unsure_call, why_ignored)
 from companion.journal import Resumed
 from companion.rules import (
-    CALZA, DUDO, Action, BidAction, CalzaCaller, ChallengeAction, CountAction, DudoCaller, Game, Phase,
-    RulesError, count_matching, dice_left_standing, undone_event)
+    CALZA, DUDO, Action, BidAction, CallNotAllowed, CalzaCaller, ChallengeAction, ChallengeRefusal, CountAction,
+    DudoCaller, Game, Phase, RulesError, count_matching, dice_left_standing, undone_event)
 from companion.rules.events import (COUNTED_BY_CAMERA, ChallengeCalled, DiceCounted, Event, HandShown, HandTakenBack,
                                     PlayerEliminated, RoundStarted)
 from companion.round_the_table import RoundTheTable, challengers
@@ -540,7 +540,8 @@ class Referee:
         if game.rules.calza_caller is CalzaCaller.NEXT_PLAYER:
             return self._challenge(CALZA, game.turn)
         if not game.rules.calza:
-            return [announce.CalzaNotPlayed()]
+            # (at any moment: that it is not played says more than that now is not the time)
+            return [announce.Refused(CallNotAllowed(CALZA, game.turn, ChallengeRefusal.CALZA_NOT_PLAYED))]
         eligible = challengers(game, CALZA)
         if len(eligible) == 1:  # typed (a heard one is named, and asked about, first)
             return self._challenge(CALZA, eligible[0])

@@ -281,12 +281,6 @@ class NameLearned:
 
 
 @dataclass(frozen=True)
-class CalzaNotPlayed:
-    def words(self, rules: Rules) -> list[str]:
-        return [f"Calza is not played under the {rules_words(rules)}."]
-
-
-@dataclass(frozen=True)
 class SayAcesAs:
     """The preset's word for aces is one the speech engine cannot hear (the leaflet's jokers)."""
 
@@ -636,7 +630,7 @@ class GameStopped:
 Announcement = Union[
     EventsHappened, Refused, GameIsOver, NewGameNotYet, TookBack, SayAgain, NotUnderstood, AskToConfirm,
     NothingToConfirm, NothingToCancel, Declined, StillAsking, QuestionDropped, HandTakenBack,
-    SayYourName, NameLearned, CalzaNotPlayed, SayAcesAs, WhoCallsCalza,
+    SayYourName, NameLearned, SayAcesAs, WhoCallsCalza,
     NumberWhileBidding, HandsStayHidden, PalificoInfo, CountPrompt, CupsAreUp, CountRuledOut,
     GotHand, CameraFailed, CameraCannotCount, CameraSaw, Status, Resumed, Repeated, GameStopped]
 
