@@ -175,6 +175,13 @@ class TextSource:
     def __init__(self, lines: Iterable[str] | TextIO | None = None, prompt: str = "> ") -> None:
         self._stream = lines if lines is not None else sys.stdin
         self._interactive = lines is None and sys.stdin.isatty()
+        if self._interactive:
+            try:  # input() then edits the line (arrows, Ctrl-A) and recalls earlier calls (up arrow)
+                import readline
+            except ImportError:  # a Python built without it: plain lines, as a pipe gives
+                pass
+            else:
+                readline.set_completer(lambda text, state: None)  # Tab: no file names
         self._prompt = prompt
         self._lines: Iterator[str] = iter(self._stream)
 

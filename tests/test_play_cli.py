@@ -96,6 +96,50 @@ def test_repeat_after_resuming_says_where_the_game_stands_not_a_second_resume(tm
     assert again == "Again: " + resumed.removeprefix("Resuming the game. ")
 
 
+def test_a_call_typed_at_a_terminal_can_be_edited_and_recalled(tmp_path):
+    # a line typed at the terminal is edited as in a shell: Ctrl-A goes to its start, the up
+    # arrow brings back the last call (without line editing both are control characters,
+    # refused as "not text")
+    import pty
+    import select
+
+    journal = tmp_path / "game.jsonl"
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: the real command line, at a terminal
+        os.environ["PYTHONPATH"] = str(ROOT)
+        os.chdir(ROOT)
+        os.execv(sys.executable, [sys.executable, "-m", "companion", "play", "--input", "text", "--mute",
+                                  "--players", "Ana", "Ben", "--journal", str(journal)])
+    shown = b""
+
+    def wait_for(text: bytes) -> None:
+        nonlocal shown
+        end = time.monotonic() + 60
+        while text not in shown and time.monotonic() < end:
+            if select.select([terminal], [], [], 0.5)[0]:
+                try:
+                    shown += os.read(terminal, 4096)
+                except OSError:  # the child has gone
+                    break
+        assert text in shown, shown.decode(errors="replace")
+
+    try:
+        wait_for(b"> ")
+        os.write(terminal, b"wo fours\x01t\r")  # "two fours", its first letter put in last
+        wait_for(b"Ben, your call.")
+        shown = b""
+        wait_for(b"> ")
+        os.write(terminal, b"\x1b[A" + b"\x7f" * 5 + b"fives\r")  # up: "two fours", edited to "two fives"
+        wait_for(b"Ana, your call.")
+        os.write(terminal, b"quit\r")
+        wait_for(b"continue it with")
+    finally:
+        os.close(terminal)
+        os.waitpid(pid, 0)
+    game = load_game(journal)
+    assert game.last_bid == Bid(2, 5) and game.last_bidder == "Ben"
+
+
 def test_new_game_at_a_won_game_plays_again_in_a_journal_of_its_own(tmp_path):
     script = "one three\nnew game\ndudo\n0\nnew game\ntwo fours\n"  # Ben opens, Ana calls dudo
     result, journal = play(tmp_path, script, "--dice", "1", "--rules", "pressman", "--first", "ben",
