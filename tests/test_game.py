@@ -730,3 +730,33 @@ def test_every_alias_has_its_meaning_written_down():
     from companion.rules.presets import ALIASES
 
     assert set(ALIASES) == set(ALIASES_MEANT)  # a new alias needs a line in ALIASES_MEANT
+
+
+def test_true_is_no_number_of_dice():
+    # Python takes True for 1; the journal's reader refuses JSON's true, so a game that took it
+    # could never be resumed
+    from companion.rules.events import Event
+
+    with pytest.raises(ValueError):
+        Bid(True, 3)
+    with pytest.raises(ValueError):
+        Bid(2, True)
+    game = Game(["Ana", "Ben", "Cleo"], get_preset("asmodee"))
+    game.bid("Ana", Bid(1, 3))
+    game.dudo("Ben")
+    for count, hands in ((True, None), (1, {"Ana": [True] * 5, "Ben": [3] * 5, "Cleo": [3] * 5})):
+        with pytest.raises(BadCount):
+            game.reveal(count, hands)
+    assert game.phase is Phase.REVEAL  # nothing taken
+    game.reveal(1)
+    assert all(Event.from_dict(e.to_dict()) == e for e in game.events)
+
+
+def test_the_rules_questions_take_a_name_in_any_spelling_as_the_actions_do():
+    game = Game(["Ana", "Ben"], get_preset("wikipedia"))  # who may open on aces depends on the player's dice
+    assert game.smallest_raises("ana") == game.smallest_raises("Ana")
+    assert str(game.bid_problem("ana", Bid(1, 1))) == str(game.bid_problem("Ana", Bid(1, 1))) != "None"
+    assert game.is_legal(Bid(1, 3), "ana") and not game.is_legal(Bid(1, 3), "ben")
+    game.bid("ana", Bid(1, 3))
+    assert game.challenge_problem("dudo", "ben") is None  # not "Ben is out": Ben holds five dice
+    assert game.challenge_problem("dudo", "ANA") is not None

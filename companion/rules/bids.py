@@ -12,6 +12,15 @@ ACE = 1
 FACES = (1, 2, 3, 4, 5, 6)
 PLAIN_FACES = (2, 3, 4, 5, 6)
 
+
+def is_whole_number(x: object) -> bool:
+    """An int, and not a bool (True == 1 in Python, and JSON's true is no number of dice)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_face(x: object) -> bool:
+    return is_whole_number(x) and x in FACES
+
 @dataclass(frozen=True)
 class Bid:
     """A claim that at least `count` dice under all cups show `face` (1 = aces/pacos)."""
@@ -20,9 +29,9 @@ class Bid:
     face: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.count, int) or self.count < 1:
+        if not is_whole_number(self.count) or self.count < 1:
             raise ValueError(f"a bid needs a count of at least one, not {self.count!r}")
-        if self.face not in FACES:
+        if not is_face(self.face):
             raise ValueError(f"a die face is 1 to 6, not {self.face!r}")
 
     @property

@@ -13,15 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
+from companion.rules.bids import is_whole_number as _whole
 from companion.rules.errors import RulesError
 
 
 class EventFormatError(RulesError):
     pass
-
-
-def _whole(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)  # JSON's true is no number of dice
 
 
 def _dice(x: Any) -> bool:

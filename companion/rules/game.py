@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
-from companion.rules.bids import ACE, FACES, Bid, bid_key, smallest_count_above
+from companion.rules.bids import ACE, FACES, Bid, bid_key, is_face, is_whole_number, smallest_count_above
 from companion.rules.errors import (
     BadCount,
     BadSetup,
@@ -247,6 +247,7 @@ class Game:
 
     def may_open_with_aces(self, player: str) -> bool:
         """May `player` open this round with aces (pacos, jokers)?"""
+        player = self.player_named(player)
         rules = self.rules
         return (rules.aces_opening
                 or (rules.palifico_opens_aces and self.is_palifico_round and player == self.palifico_player)
@@ -254,6 +255,7 @@ class Game:
 
     def bid_problem(self, player: str, bid: Bid) -> IllegalBid | None:
         """Why `player` may not bid `bid` now (turn and phase aside), or None if legal."""
+        player = self.player_named(player)  # any spelling the actions take ("ana")
         reason = self._bid_refusal(player, bid)
         if reason is None:
             return None
@@ -287,13 +289,13 @@ class Game:
 
     def is_legal(self, bid: Bid, player: str | None = None) -> bool:
         player = player or self.current_player
-        if player is None or self.phase is not Phase.BIDDING or player != self.turn:
+        if player is None or self.phase is not Phase.BIDDING or self.player_named(player) != self.turn:
             return False
         return self.bid_problem(player, bid) is None
 
     def smallest_raises(self, player: str | None = None) -> list[Bid]:
         """For each face `player` may bid now, the smallest legal count, lowest first."""
-        player = player or self.turn
+        player = self.player_named(player) if player else self.turn
         last = self.last_bid
         raises = []
         for face in FACES:
@@ -313,6 +315,7 @@ class Game:
         """Why `player` may not call dudo/calza now, or None if they may."""
         if self.phase is not Phase.BIDDING:
             return self._wrong_phase()
+        player = self.player_named(player)
         if self.dice.get(player, 0) == 0:
             return CallNotAllowed(kind, player, ChallengeRefusal.PLAYER_OUT)
         if kind == CALZA and not self.rules.calza:  # before "no bid yet", which says it may come later
@@ -424,7 +427,7 @@ class Game:
             if len(dice) != self.dice[player]:
                 raise BadCount(CountRefusal.WRONG_NUMBER_OF_DICE, player=player, said=len(dice),
                                actual=self.dice[player])
-            if any(d not in FACES for d in dice):
+            if not all(is_face(d) for d in dice):
                 raise BadCount(CountRefusal.NOT_A_FACE, player=player, dice=dice)
             checked[player] = tuple(dice)
         return checked
@@ -437,7 +440,7 @@ class Game:
         challenge = self.challenge
         assert challenge is not None
         count = action.count
-        if not isinstance(count, int) or count < 0:
+        if not is_whole_number(count) or count < 0:
             raise BadCount(CountRefusal.NOT_A_COUNT, said=count)
         if count > self.dice_in_play:
             raise BadCount(CountRefusal.MORE_THAN_IN_PLAY, said=count, actual=self.dice_in_play)
@@ -454,7 +457,7 @@ class Game:
         if action.camera_dice is not None:
             # The camera counts only when it saw every die in play; the count must be theirs.
             camera_dice = tuple(action.camera_dice)
-            if len(camera_dice) != self.dice_in_play or any(d not in FACES for d in camera_dice):
+            if len(camera_dice) != self.dice_in_play or not all(is_face(d) for d in camera_dice):
                 raise BadCount(CountRefusal.CAMERA_DICE_NOT_IN_PLAY, actual=self.dice_in_play, dice=camera_dice)
             counted = count_matching(camera_dice, challenge.face, challenge.aces_wild)
             if counted != count:
