@@ -195,6 +195,37 @@ def test_a_crowd_of_streams_is_turned_away_past_a_few_dozen(monkeypatch):
         server.close()
 
 
+def test_a_crowd_of_idle_connections_is_held_to_a_few_and_viewers_come_back_after(monkeypatch):
+    # connections that never ask for anything, held open within the idle limit, must not take
+    # every file the game needs (its journal, its voice): past the cap they are closed at once
+    import socket
+
+    import companion.display.server as display_server
+
+    monkeypatch.setattr(display_server, "MAX_CONNECTIONS", 4)
+    server = DisplayServer("127.0.0.1", 0)
+    url = server.start()
+    crowd = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(10)]
+    try:
+        wait_for(lambda: len(server._runner.server.connections) <= 4, what="the crowd to be cut")
+        for s in crowd:
+            s.settimeout(0.3)  # those let in stay open: each waits this long
+        closed = 0
+        for s in crowd:
+            try:
+                closed += s.recv(1) == b""
+            except (socket.timeout, ConnectionResetError):
+                pass
+        assert closed >= 6
+    finally:
+        for s in crowd:
+            s.close()
+    try:
+        wait_for(lambda: fetch(url + "state") == "{}", what="a viewer let in again")
+    finally:
+        server.close()
+
+
 def test_viewers_that_hang_up_at_once_leave_no_traceback(caplog):
     # A phone that drops its connection before the stream starts: the referee's terminal,
     # where the announcements are printed, must not fill with aiohttp's tracebacks.

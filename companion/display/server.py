@@ -27,6 +27,9 @@ KEEPALIVE_S = 15.0  # a comment line this often keeps proxies and browsers from 
 # companion may open), and at most MAX_STREAMS pages follow the game at once.
 IDLE_S = 30.0
 MAX_STREAMS = 32
+# More connections than this at once are closed as they come (a crowd of idle ones held
+# within IDLE_S could otherwise still take every file the game needs: its journal, its voice).
+MAX_CONNECTIONS = 128
 START_TIMEOUT_S = 10.0  # a host name whose lookup takes longer is refused
 STOP_GRACE_S = 1.0  # streams still writing this long after the game ends are cut
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # listen on every address (a tablet's setup)
@@ -171,6 +174,15 @@ class DisplayServer:
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None, keepalive_timeout=IDLE_S,
                                      handler_cancellation=True)
         await self._runner.setup()
+        server = self._runner.server
+        let_in = server.connection_made
+
+        def let_in_while_there_is_room(handler, transport) -> None:
+            let_in(handler, transport)
+            if len(server.connections) > MAX_CONNECTIONS:
+                transport.close()
+
+        server.connection_made = let_in_while_there_is_room
         site = web.TCPSite(self._runner, self.host, self.port)
         try:
             await site.start()
