@@ -221,7 +221,8 @@ def test_a_crowd_of_idle_connections_is_held_to_a_few_and_viewers_come_back_afte
         for s in crowd:
             s.close()
     try:
-        wait_for(lambda: fetch(url + "state") == "{}", what="a viewer let in again")
+        wait_for(lambda: len(server._runner.server.connections) == 0, what="the crowd to be gone")
+        assert fetch(url + "state") == "{}"  # a viewer let in again
     finally:
         server.close()
 
