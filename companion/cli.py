@@ -128,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command in ROOM_COMMANDS:
             module, room, _ = ROOM_COMMANDS[args.command]
             status = getattr(importlib.import_module(module), f"run_{room}")(args)
-        else:  # bench: beside the package, with the training tools they need
-            status = importlib.import_module(f"benchmarks.{args.suite}").main(list(args.bench_args))
+        else:
+            status = _bench(args.suite).main(list(args.bench_args))
         sys.stdout.flush()  # what is still buffered fails here, where the handlers below catch it
         return status
     except CompanionError as error:
@@ -144,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise  # the program's own import gone wrong: a bug, with its traceback
         what = f"the Python package {error.name}" if error.name else "a library"
         print(f"companion: {what} cannot be loaded ({error}); ./setup.sh installs what the companion "
-              "needs", file=sys.stderr)
+              "needs (from a checkout; else: apt-get install espeak-ng libportaudio2 libgl1 libglib2.0-0, "
+              "then pip install the companion again)", file=sys.stderr)
         return 2
     except OSError as error:  # a path that cannot be used (too long, under a file), or the output's
         if error.filename is not None:
@@ -159,6 +160,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _OUTPUT_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT)
+
+
+def _bench(suite: str):
+    """A benchmark's module. They live in the repository beside the package, with the training
+    tools they use, not in an installed package (whose site-packages would hold a `benchmarks`
+    of any other project's under the same name)."""
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "benchmarks" / "__init__.py").is_file():
+        raise CompanionError("the benchmarks run from a checkout of the repository (they use its training "
+                             "tools and the data beside it); this installed companion has none")
+    if str(checkout) not in sys.path[:1]:
+        sys.path.insert(0, str(checkout))
+    return importlib.import_module(f"benchmarks.{suite}")
 
 
 def run_rules(name: str | None) -> int:

@@ -73,3 +73,27 @@ def test_a_folder_the_results_cannot_go_in_is_said_before_the_run(tmp_path, caps
     assert vision.main(["--scenes", "50", "--out", str(tmp_path / "file" / "bench")]) == 2
     err = capsys.readouterr().err
     assert f"cannot save the results in {tmp_path / 'file' / 'bench'}: " in err and "worst" not in err
+
+
+def test_the_benchmarks_are_the_checkouts_wherever_companion_runs_from(tmp_path):
+    # they are not installed with the package: run from anywhere, `companion bench` uses the
+    # repository's, and not another project's `benchmarks` that happens to be importable
+    import os
+    import subprocess
+
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "__init__.py").write_text("raise SystemExit('another project')\n")
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")  # the other project first
+    result = subprocess.run([sys.executable, "-c", "import sys; sys.path.remove(''); from companion.cli import main; "
+                             "sys.exit(main(['bench', 'vision', '--help']))"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "--scenes" in result.stdout, result.stdout + result.stderr
+
+
+def test_an_installed_companion_without_a_checkout_says_where_the_benchmarks_are(tmp_path, monkeypatch, capsys):
+    from companion import cli
+
+    monkeypatch.setattr(cli, "__file__", str(tmp_path / "site-packages" / "companion" / "cli.py"))
+    assert cli.main(["bench", "vision"]) == 2
+    err = capsys.readouterr().err
+    assert "the benchmarks run from a checkout of the repository" in err and "Traceback" not in err

@@ -20,7 +20,9 @@ from companion.listen.vocabulary import (DIE_WORDS, MAX_COUNT, SOUND_ALIKES, Voc
                                          normalise_name, phrase_list)
 from companion.sources import Expect
 
-CHECKOUT_MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+_CHECKOUT = Path(__file__).resolve().parents[2]
+# the repository's models/ folder; an installed package has no checkout around it
+CHECKOUT_MODELS_DIR = _CHECKOUT / "models" if (_CHECKOUT / "pyproject.toml").is_file() else None
 DEFAULT_MODEL = "vosk-model-small-en-us-0.15"
 MODEL_URL = "https://alphacephei.com/vosk/models/{name}.zip"
 
@@ -36,7 +38,7 @@ def user_models_dir() -> Path:
 def models_dirs() -> list[Path]:
     """Where models are looked for, in order: the user's data directory, then the source
     checkout's models/ folder."""
-    return [user_models_dir(), CHECKOUT_MODELS_DIR]
+    return [user_models_dir(), *([CHECKOUT_MODELS_DIR] if CHECKOUT_MODELS_DIR else [])]
 
 
 def find_model(models_dir: Path | None = None) -> Path | None:

@@ -3,8 +3,8 @@
 The recap is read from the events that stand once the journal is replayed (the game's own
 record, so a bid taken back is not in it), never from the raw lines. `recap_of` is pure: no
 files and no plotting, so every figure can be checked against the events. `write_recap`
-draws the charts with matplotlib, which stays optional (the `bench` extra): it is imported
-only there, and its absence is one plain line saying how to install it.
+draws the charts with matplotlib (a dependency, imported only there, so a game starts without
+it); where it cannot be loaded, one plain line says how to install it.
 """
 
 from __future__ import annotations
