@@ -526,6 +526,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         specs.append(SetSpec(real_set, None, None, args.quick))
     else:
         log(f"real speech: skipped (no recordings of {speaker!r} under {args.real})")
+        if args.real_only:  # nothing left to measure: no table of n/a
+            log("companion: --real-only, and no real recordings to hear (--real DIR names their folder)")
+            return 2
     if args.lofo:
         for family in LOFO_FAMILIES:
             path = args.lofo / f"{family}.npz"

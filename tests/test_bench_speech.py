@@ -190,3 +190,11 @@ def test_mix_puts_noise_at_the_asked_snr_over_the_speech():
     snr = 10 * np.log10(speech_power(speech_) / np.mean(residual ** 2))
     assert snr == pytest.approx(6.0, abs=0.3)
     assert speech_audio.speech_end(speech_) == len(speech_)
+
+
+def test_real_only_with_no_real_recordings_is_a_clear_message_not_a_table_of_nothing(tmp_path, capsys):
+    from benchmarks import speech
+
+    status = speech.main(["--quick", "--real-only", "--real", str(tmp_path / "none"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr()
+    assert status == 2 and "no real recordings to hear" in err.out + err.err
