@@ -262,3 +262,4 @@ def test_opencv_that_cannot_be_loaded_is_one_line_not_a_traceback(monkeypatch, c
     assert main(["see", str(scene_file[0])]) == 2
     err = capsys.readouterr().err
     assert err.startswith("companion: the Python package cv2 cannot be loaded (") and "./setup.sh" in err
+    assert "apt-get install" in err and "libgl1" in err  # for an install without the checkout's setup.sh
