@@ -172,6 +172,9 @@ def build_set(spec: SetSpec, out: Path, noises: dict[str, np.ndarray], workers: 
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
         kept = {i.key for i in items} & set(manifest["ends"])
+        if len(kept) < len(items):  # said on every run that reuses the set, not only the first
+            log(f"{spec.name}: {len(items) - len(kept)} of {len(items)} items could not be made and are "
+                f"left out (why: the run that made {folder})")
         return Corpus(spec, folder, [i for i in items if i.key in kept], manifest["ends"])
     for sub in ["speech"] + [name for name, _, _ in conds]:
         (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -190,5 +193,5 @@ def build_set(spec: SetSpec, out: Path, noises: dict[str, np.ndarray], workers: 
     manifest_path.write_text(json.dumps({"set": spec.name, "items": [asdict(i) for i in items],
                                          "ends": ends}, indent=1))
     log(f"{spec.name}: {len(ends)} utterances x {len(conds)} conditions in {folder} "
-        f"({time.time() - t:.0f} s)")
+        f"({time.time() - t:.0f} s)" + (f"; {len(failed)} of {len(items)} left out" if failed else ""))
     return Corpus(spec, folder, [i for i in items if i.key in ends], ends)
