@@ -248,9 +248,11 @@ def main(argv: list[str] | None = None) -> int:
             img = cv2.imread(str(a.real / rec["file"]))
             if img is None:  # its dice count as missed, not as never there
                 print(f"(real photo {rec['file']} cannot be read: its dice count as missed)")
+                gt = labels_of(rec)
                 for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
                     t.images += 1
-                    t.gt += len(labels_of(rec))
+                    t.gt += len(gt)
+                    t.paco_gt += sum(1 for g in gt if g[2])
                 continue
             t0 = time.perf_counter()
             r = reader.read(img)

@@ -167,7 +167,8 @@ def _bench(suite: str):
     tools they use, not in an installed package (whose site-packages would hold a `benchmarks`
     of any other project's under the same name)."""
     checkout = Path(__file__).resolve().parents[1]
-    if not (checkout / "benchmarks" / "__init__.py").is_file():
+    # a checkout, not site-packages with another project's `benchmarks` beside the package
+    if not ((checkout / "pyproject.toml").is_file() and (checkout / "benchmarks" / f"{suite}.py").is_file()):
         raise CompanionError("the benchmarks run from a checkout of the repository (they use its training "
                              "tools and the data beside it); this installed companion has none")
     if str(checkout) not in sys.path[:1]:

@@ -93,7 +93,13 @@ def test_the_benchmarks_are_the_checkouts_wherever_companion_runs_from(tmp_path)
 def test_an_installed_companion_without_a_checkout_says_where_the_benchmarks_are(tmp_path, monkeypatch, capsys):
     from companion import cli
 
-    monkeypatch.setattr(cli, "__file__", str(tmp_path / "site-packages" / "companion" / "cli.py"))
+    site = tmp_path / "site-packages"
+    monkeypatch.setattr(cli, "__file__", str(site / "companion" / "cli.py"))
+    assert cli.main(["bench", "vision"]) == 2
+    # nor is another project's `benchmarks` installed beside it taken for the checkout's
+    (site / "benchmarks").mkdir(parents=True)
+    (site / "benchmarks" / "__init__.py").write_text("")
+    (site / "benchmarks" / "vision.py").write_text("def main(args):\n    raise SystemExit('another project')\n")
     assert cli.main(["bench", "vision"]) == 2
     err = capsys.readouterr().err
     assert "the benchmarks run from a checkout of the repository" in err and "Traceback" not in err

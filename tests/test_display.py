@@ -148,13 +148,14 @@ def test_a_page_asked_for_under_another_sites_name_is_refused():
     server.start()
     try:
         server.publish({"round": 3})
-        for host in ("evil.example", f"evil.example:{server.port}", "rebind.127.0.0.1.nip.io"):
+        this_machine = socket.gethostname().split(".")[0]
+        for host in ("evil.example", f"evil.example:{server.port}", "rebind.127.0.0.1.nip.io",
+                     f"{this_machine}.evil.example", f"{this_machine}.local.evil.example:{server.port}"):
             status, _, body = ask_as(server.port, host)
             assert status == 421 and b"round" not in body and f"127.0.0.1:{server.port}".encode() in body
             assert ask_as(server.port, host, "/events")[0] == 421
-        this_machine = socket.gethostname().split(".")[0]
         for host in (f"127.0.0.1:{server.port}", "localhost", f"[::1]:{server.port}", this_machine,
-                     f"{this_machine}.local:{server.port}", f"{this_machine}.lan"):
+                     f"{this_machine}.local:{server.port}", f"{this_machine.upper()}.LOCAL."):
             status, _, body = ask_as(server.port, host)
             assert (status, json.loads(body)) == (200, {"round": 3}), host
     finally:
@@ -168,6 +169,13 @@ def test_the_server_does_not_name_the_software_it_runs_on():
         for path in ("/", "/state", "/camera.png", "/nothing-here"):
             _, software, _ = ask_as(server.port, "localhost", path)
             assert software == "companion", path
+        import socket  # aiohttp's own answer to a request it cannot parse too
+
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
+            raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            answer = raw.recv(4096)
+        assert answer.startswith(b"HTTP/1.") and b"400" in answer.split(b"\r\n")[0]
+        assert b"\r\nServer: companion\r\n" in answer and b"aiohttp" not in answer
     finally:
         server.close()
 

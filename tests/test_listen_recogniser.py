@@ -262,3 +262,18 @@ def test_without_espeak_ng_no_name_could_be_heard_so_it_is_said_at_start(tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ModelError, match="espeak-ng is not installed; on Debian or Ubuntu: apt-get install espeak-ng"):
         CallRecogniser(("Ana", "Ben"))
+
+
+@pytest.mark.parametrize("machine, says", [("armv7l", "cannot run on 32-bit ARM"), ("x86_64", "pip install pyopen-wakeword")])
+def test_a_missing_speech_embedding_says_what_to_do_on_this_machine(monkeypatch, machine, says):
+    # on 32-bit ARM it is left out on purpose (no wheel: pip would have to compile it), so
+    # "pip install" is no remedy there
+    import platform
+    import sys
+
+    from companion.listen.embedding import SpeechEmbedding
+
+    monkeypatch.setitem(sys.modules, "pyopen_wakeword", None)
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    with pytest.raises(ModelError, match=says):
+        SpeechEmbedding()

@@ -163,8 +163,12 @@ class DisplayServer:
                 raise web.HTTPMisdirectedRequest(text=f"this page is served as {self.url}\n")
             return await handler(request)
 
+        # Not which aiohttp and Python answer, in any response, aiohttp's own error pages too
+        # (they skip the application's hooks): the default it sets every response from.
+        from aiohttp import web_response
+
+        web_response.SERVER_SOFTWARE = "companion"
         app = web.Application(middlewares=[only_our_names])
-        app.on_response_prepare.append(_plain_server_header)
         app.router.add_get("/", self._page)
         app.router.add_get("/state", self._state_json)
         app.router.add_get("/events", self._events)
@@ -205,9 +209,10 @@ class DisplayServer:
 
     def _is_our_name(self, host_header: str) -> bool:
         """Is the Host a page asked for one this server answers to: an address, localhost, this
-        machine's own name (with any domain after it: raspberrypi.local, raspberrypi.lan) or
-        the name it was told to listen on? Any other name is a web page elsewhere that made its
-        own name point here (DNS rebinding) to read the game through a player's browser."""
+        machine's own name (raspberrypi, raspberrypi.local) or the name it was told to listen
+        on? Any other name is a web page elsewhere that made its own name point here (DNS
+        rebinding) to read the game through a player's browser: even raspberrypi.evil.example,
+        so only these names exactly."""
         host = host_header.strip().lower()
         if host.startswith("["):  # [::1]:8765
             host = host[1:].split("]", 1)[0]
@@ -219,9 +224,9 @@ class DisplayServer:
             return True
         except ValueError:
             pass
-        this_machine = socket.gethostname().lower().split(".")[0]
-        return (host in ("localhost", self.host.lower().rstrip(".")) or host.endswith(".localhost")
-                or host.split(".")[0] == this_machine)
+        this_machine = socket.gethostname().lower().rstrip(".")
+        return (host in ("localhost", self.host.lower().rstrip("."), this_machine, f"{this_machine.split('.')[0]}.local")
+                or host.endswith(".localhost"))
 
     def _send(self, state: dict[str, Any]) -> None:
         for queue in self._clients:
@@ -278,10 +283,6 @@ class DisplayServer:
             self._clients.discard(queue)
             self._streams.discard(asyncio.current_task())
         return response
-
-
-async def _plain_server_header(request, response) -> None:
-    response.headers["Server"] = "companion"  # not which aiohttp and Python answer
 
 
 def _latest(queue: asyncio.Queue, item) -> None:

@@ -93,6 +93,12 @@ class SpeechEmbedding:
             from pyopen_wakeword import openwakeword as oww
             from pyopen_wakeword.wakeword import TfLiteWakeWord
         except ImportError as err:
+            import platform
+
+            if platform.machine() in ("armv7l", "armv6l"):  # no wheel of it there: not installed
+                raise ModelError("the bundled recogniser cannot run on 32-bit ARM (its speech embedding has no "
+                                 "build for it): use Vosk (companion models download, then --engine vosk) "
+                                 "or a 64-bit OS") from None
             raise ModelError(f"the speech embedding needs the pyopen-wakeword package ({err}): "
                              "pip install pyopen-wakeword") from None
         models = Path(oww.__file__).parent / "models"
