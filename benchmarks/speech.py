@@ -372,8 +372,8 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
 
 
 def _latency_words(x: float) -> str:
-    if x == float("inf"):
-        return "never (among the calls whose end was not found)"
+    if x == float("inf"):  # among the calls whose end was never found
+        return "never"
     return "n/a" if x != x else f"{1000 * x:.0f} ms"
 
 

@@ -252,7 +252,6 @@ def main(argv: list[str] | None = None) -> int:
                 for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
                     t.images += 1
                     t.gt += len(gt)
-                    t.paco_gt += sum(1 for g in gt if g[2])
                 continue
             t0 = time.perf_counter()
             r = reader.read(img)

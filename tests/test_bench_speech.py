@@ -155,8 +155,17 @@ def test_a_call_whose_end_was_never_found_counts_as_the_slowest_in_the_latency()
     speech.print_table(speech.summarise(rows), out)
     assert " never " in out.getvalue()
     top = speech.overall(rows, speech.summarise(rows), "festival", None)
-    assert ("latency p90 never (among the calls whose end was not found) (150 ms over the calls whose end was found"
-            in speech.summary_line(top, None, 1.0, None))
+    assert "latency p90 never (150 ms over the calls whose end was found" in speech.summary_line(top, None, 1.0, None)
+
+
+def test_the_worst_shares_of_wrong_calls_are_each_said_where_they_are():
+    # of all calls the worst is where most wrong calls are acted on; of the calls acted on,
+    # where the recogniser acts on little but wrongly
+    rows = ([row("five fives", 0.95, "four fives", condition="pink6")] * 2 + [row("four fives", 0.95, "four fives", condition="pink6")] * 2
+            + [row("five fives", 0.95, "four fives", condition="babble6")] + [row("four fives", 0.1, "four fives", condition="babble6")] * 3)
+    top = speech.overall(rows, speech.summarise(rows), "festival", None)
+    line = speech.summary_line(top, None, 1.0, None)
+    assert "silent errors max 50.0% of calls (festival pink6), 100.0% of calls acted on (festival babble6;" in line
 
 
 def test_the_end_of_an_utterance_is_known_when_its_block_has_come():

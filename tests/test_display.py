@@ -162,6 +162,21 @@ def test_a_page_asked_for_under_another_sites_name_is_refused():
         server.close()
 
 
+def test_a_machine_named_in_full_answers_to_its_short_name_too(monkeypatch):
+    import socket
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "Pi.Example.Internal")
+    server = DisplayServer("127.0.0.1", 0)
+    server.start()
+    try:
+        for host in ("pi", "pi.local", "pi.example.internal", f"PI:{server.port}"):
+            assert ask_as(server.port, host)[0] == 200, host
+        for host in ("pi.evil.example", "pi.example.internal.evil.example"):
+            assert ask_as(server.port, host)[0] == 421, host
+    finally:
+        server.close()
+
+
 def test_the_server_does_not_name_the_software_it_runs_on():
     server = DisplayServer("127.0.0.1", 0)
     server.start()

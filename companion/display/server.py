@@ -224,8 +224,9 @@ class DisplayServer:
             return True
         except ValueError:
             pass
-        this_machine = socket.gethostname().lower().rstrip(".")
-        return (host in ("localhost", self.host.lower().rstrip("."), this_machine, f"{this_machine.split('.')[0]}.local")
+        full = socket.gethostname().lower().rstrip(".")  # pi, or pi.example.com
+        short = full.split(".")[0]  # a name of one label no outside site can hold
+        return (host in ("localhost", self.host.lower().rstrip("."), full, short, f"{short}.local")
                 or host.endswith(".localhost"))
 
     def _send(self, state: dict[str, Any]) -> None:

@@ -94,8 +94,11 @@ class SpeechEmbedding:
             from pyopen_wakeword.wakeword import TfLiteWakeWord
         except ImportError as err:
             import platform
+            import sys
 
-            if platform.machine() in ("armv7l", "armv6l"):  # no wheel of it there: not installed
+            # no wheel of it there, so not installed (32-bit Python on a 64-bit ARM kernel too)
+            if platform.machine() in ("armv7l", "armv6l", "armv8l") or (
+                    sys.maxsize < 2**32 and platform.machine().startswith(("arm", "aarch64"))):
                 raise ModelError("the bundled recogniser cannot run on 32-bit ARM (its speech embedding has no "
                                  "build for it): use Vosk (companion models download, then --engine vosk) "
                                  "or a 64-bit OS") from None
