@@ -345,12 +345,12 @@ def overall(rows: list[dict], summary: dict[str, dict[str, dict]], main_set: str
     every = metrics(held, settings) if held else {}
     main = metrics([r for r in rows if r["set"] == main_set], settings) if fest else {}
     levels = [s for name in (main_set, real_set or "") for s in summary.get(name, {}).values()]
-    worst = max(((s["silent_errors"], f"{name} {c}") for name in (main_set, real_set or "")
-                 for c, s in summary.get(name, {}).items() if s["silent_errors"] == s["silent_errors"]),
-                default=(nan, ""))
-    worst_of_acted = max(((s["silent_of_acted"], f"{name} {c}") for name in (main_set, real_set or "")
-                          for c, s in summary.get(name, {}).items() if s["silent_of_acted"] == s["silent_of_acted"]),
-                         default=(nan, ""))
+    def worst_of(key: str) -> tuple[float, str]:
+        """The highest `key` over both sets' conditions, and where it is ("festival babble6")."""
+        return max(((s[key], f"{name} {c}") for name in (main_set, real_set or "")
+                    for c, s in summary.get(name, {}).items() if s[key] == s[key]), default=(nan, ""))
+
+    worst, worst_of_acted = worst_of("silent_errors"), worst_of("silent_of_acted")
     moves = [s["wrong_moves"] for s in levels if s["wrong_moves"] == s["wrong_moves"]]
     return {
         "clean_accuracy": fest.get("clean", {}).get("accuracy", nan),

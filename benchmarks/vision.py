@@ -43,6 +43,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks import out_problem  # noqa: E402
+from companion.vision.types import DiceReading  # noqa: E402
 from training.dice_photos import PHOTOS, Tally, labels_of, load_labels, match, real_split, score  # noqa: E402
 
 # Synthetic sets: name, generate_scene options, and which --*-scenes option sets how many.
@@ -245,19 +246,18 @@ def main(argv: list[str] | None = None) -> int:
         held_files = {r["file"] for r in held}
         t_held, t_all = Tally("real held-out"), Tally("real all")
         for rec in recs:
+            gt = labels_of(rec)
+            counted_in = [t_all, t_held] if rec["file"] in held_files else [t_all]
             img = cv2.imread(str(a.real / rec["file"]))
-            if img is None:  # its dice count as missed, not as never there
+            if img is None:  # its dice count as missed, not as never there: scored as a reading of none
                 print(f"(real photo {rec['file']} cannot be read: its dice count as missed)")
-                gt = labels_of(rec)
-                for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
-                    t.images += 1
-                    t.gt += len(gt)
+                for t in counted_in:
+                    score(t, DiceReading(dice=()), gt)
                 continue
             t0 = time.perf_counter()
             r = reader.read(img)
             ms = (time.perf_counter() - t0) * 1000
-            gt = labels_of(rec)
-            for t in ([t_all, t_held] if rec["file"] in held_files else [t_all]):
+            for t in counted_in:
                 t.ms.append(ms)
                 errs = score(t, r, gt)
             if rec["file"] in held_files:
