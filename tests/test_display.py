@@ -1,6 +1,7 @@
 """The table display: the state it shows, its server, `play --display`, and the page itself
 in a real browser (Debian's headless chromium, driven by selenium)."""
 
+import contextlib
 import json
 import re
 import shutil
@@ -139,14 +140,21 @@ def ask_as(port: int, host: str, path: str = "/state") -> tuple[int, str | None,
         connection.close()
 
 
-def test_a_page_asked_for_under_another_sites_name_is_refused():
-    # DNS rebinding: a web page elsewhere points its own name at this address and reads the
-    # game through a player's browser; the browser sends that name as the Host
-    import socket
-
+@contextlib.contextmanager
+def serving():
+    """A display server on a free port of this machine, closed after the block."""
     server = DisplayServer("127.0.0.1", 0)
     server.start()
     try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_a_page_asked_for_under_another_sites_name_is_refused():
+    # DNS rebinding: a web page elsewhere points its own name at this address and reads the
+    # game through a player's browser; the browser sends that name as the Host
+    with serving() as server:
         server.publish({"round": 3})
         this_machine = socket.gethostname().split(".")[0]
         for host in ("evil.example", f"evil.example:{server.port}", "rebind.127.0.0.1.nip.io",
@@ -158,41 +166,28 @@ def test_a_page_asked_for_under_another_sites_name_is_refused():
                      f"{this_machine}.local:{server.port}", f"{this_machine.upper()}.LOCAL."):
             status, _, body = ask_as(server.port, host)
             assert (status, json.loads(body)) == (200, {"round": 3}), host
-    finally:
-        server.close()
 
 
 def test_a_machine_named_in_full_answers_to_its_short_name_too(monkeypatch):
-    import socket
-
     monkeypatch.setattr(socket, "gethostname", lambda: "Pi.Example.Internal")
-    server = DisplayServer("127.0.0.1", 0)
-    server.start()
-    try:
+    with serving() as server:
         for host in ("pi", "pi.local", "pi.example.internal", f"PI:{server.port}"):
             assert ask_as(server.port, host)[0] == 200, host
         for host in ("pi.evil.example", "pi.example.internal.evil.example"):
             assert ask_as(server.port, host)[0] == 421, host
-    finally:
-        server.close()
 
 
 def test_the_server_does_not_name_the_software_it_runs_on():
-    server = DisplayServer("127.0.0.1", 0)
-    server.start()
-    try:
+    with serving() as server:
         for path in ("/", "/state", "/camera.png", "/nothing-here"):
             _, software, _ = ask_as(server.port, "localhost", path)
             assert software == "companion", path
-        import socket  # aiohttp's own answer to a request it cannot parse too
-
+        # aiohttp's own answer to a request it cannot parse too
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
             raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
             answer = raw.recv(4096)
         assert answer.startswith(b"HTTP/1.") and b"400" in answer.split(b"\r\n")[0]
         assert b"\r\nServer: companion\r\n" in answer and b"aiohttp" not in answer
-    finally:
-        server.close()
 
 
 def test_a_crowd_of_streams_is_turned_away_past_a_few_dozen(monkeypatch):
@@ -221,15 +216,11 @@ def test_a_crowd_of_streams_is_turned_away_past_a_few_dozen(monkeypatch):
 def test_a_crowd_of_idle_connections_is_held_to_a_few_and_viewers_come_back_after(monkeypatch):
     # connections that never ask for anything, held open within the idle limit, must not take
     # every file the game needs (its journal, its voice): past the cap they are closed at once
-    import socket
-
     import companion.display.server as display_server
 
     monkeypatch.setattr(display_server, "MAX_CONNECTIONS", 4)
-    server = DisplayServer("127.0.0.1", 0)
-    url = server.start()
-    crowd = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(10)]
-    try:
+    with serving() as server, contextlib.ExitStack() as crowd_held:
+        crowd = [crowd_held.enter_context(socket.create_connection(("127.0.0.1", server.port))) for _ in range(10)]
         wait_for(lambda: len(server._runner.server.connections) <= 4, what="the crowd to be cut")
         for s in crowd:
             s.settimeout(0.3)  # those let in stay open: each waits this long
@@ -240,14 +231,9 @@ def test_a_crowd_of_idle_connections_is_held_to_a_few_and_viewers_come_back_afte
             except (socket.timeout, ConnectionResetError):
                 pass
         assert closed >= 6
-    finally:
-        for s in crowd:
-            s.close()
-    try:
+        crowd_held.close()  # the crowd goes
         wait_for(lambda: len(server._runner.server.connections) == 0, what="the crowd to be gone")
-        assert fetch(url + "state") == "{}"  # a viewer let in again
-    finally:
-        server.close()
+        assert fetch(server.url + "state") == "{}"  # a viewer let in again
 
 
 def test_viewers_that_hang_up_at_once_leave_no_traceback(caplog):
@@ -262,7 +248,7 @@ def test_viewers_that_hang_up_at_once_leave_no_traceback(caplog):
         with caplog.at_level("ERROR"):
             for _ in range(40):
                 with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
-                    s.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+                    s.sendall(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset
             time.sleep(0.5)
             assert json.loads(fetch(f"http://127.0.0.1:{server.port}/state")) == {"round": 1}
@@ -613,7 +599,7 @@ server.start()
 viewer = socket.socket()
 viewer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 viewer.connect(("127.0.0.1", server.port))
-viewer.sendall(b"GET /events HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")  # and never reads
+viewer.sendall(b"GET /events HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")  # and never reads (a name it answers to)
 time.sleep(0.5)
 for i in range(5):
     server.publish({"x": "y" * 5_000_000, "i": i})
