@@ -122,12 +122,13 @@ def test_a_call_typed_at_a_terminal_can_be_edited_and_recalled(tmp_path):
                 except OSError:  # the child has gone
                     break
         assert text in shown, shown.decode(errors="replace")
+        # what came after it in the same read is kept (on a busy machine the next prompt does)
+        shown = shown[shown.index(text) + len(text):]
 
     try:
         wait_for(b"> ")
         os.write(terminal, b"wo fours\x01t\r")  # "two fours", its first letter put in last
         wait_for(b"Ben, your call.")
-        shown = b""
         wait_for(b"> ")
         os.write(terminal, b"\x1b[A" + b"\x7f" * 5 + b"fives\r")  # up: "two fours", edited to "two fives"
         wait_for(b"Ana, your call.")
