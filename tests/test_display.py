@@ -177,6 +177,28 @@ def test_a_machine_named_in_full_answers_to_its_short_name_too(monkeypatch):
             assert ask_as(server.port, host)[0] == 421, host
 
 
+def test_names_a_home_network_gives_this_machine_are_answered(monkeypatch, tmp_path):
+    # a router's name for it (raspberrypi.lan, .home), Avahi's when another machine took
+    # raspberrypi.local (raspberrypi-2.local), and under the search domain the local DNS gives
+    # (a FRITZ!Box's raspberrypi.fritz.box): no outside site can own any of these
+    from companion.display import server as display_server
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "raspberrypi")
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 192.168.178.1\nsearch fritz.box.\n")
+    monkeypatch.setattr(display_server, "RESOLV_CONF", str(resolv))
+    with serving() as server:
+        for host in ("raspberrypi.lan", "raspberrypi.home", "raspberrypi-2.local", "raspberrypi.home.arpa",
+                     f"RaspberryPi.Fritz.Box:{server.port}", "raspberrypi.internal"):
+            assert ask_as(server.port, host)[0] == 200, host
+        for host in ("raspberrypi.box", "fritz.box", "other.fritz.box", "raspberrypi.fritz.box.evil.example",
+                     "raspberrypi.lan.evil.example", "evil.examplelan"):
+            assert ask_as(server.port, host)[0] == 421, host
+        resolv.unlink()  # no resolv.conf: no search domain, the rest as before
+        assert ask_as(server.port, "raspberrypi.fritz.box")[0] == 421
+        assert ask_as(server.port, "raspberrypi.lan")[0] == 200
+
+
 def test_the_server_does_not_name_the_software_it_runs_on():
     with serving() as server:
         for path in ("/", "/state", "/camera.png", "/nothing-here"):

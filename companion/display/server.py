@@ -33,6 +33,12 @@ MAX_CONNECTIONS = 128
 START_TIMEOUT_S = 10.0  # a host name whose lookup takes longer is refused
 STOP_GRACE_S = 1.0  # streams still writing this long after the game ends are cut
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # listen on every address (a tablet's setup)
+# Names under these no outside site can own, so no web page elsewhere can point one here:
+# mDNS's .local (Avahi's raspberrypi-2.local too), home.arpa and .internal, set aside for
+# home and private networks, and the names home routers give unregistered (.lan, .home).
+PRIVATE_SUFFIXES = ("localhost", "local", "home.arpa", "internal", "lan", "home", "localdomain")
+PRIVATE_ENDINGS = tuple(f".{suffix}" for suffix in PRIVATE_SUFFIXES)
+RESOLV_CONF = "/etc/resolv.conf"  # its search domains: the local network's (fritz.box)
 
 
 class DisplayError(CompanionError):
@@ -208,9 +214,10 @@ class DisplayServer:
             await self._runner.cleanup()
 
     def _is_our_name(self, host_header: str) -> bool:
-        """Is the Host a page asked for one this server answers to: an address, localhost, this
-        machine's own name (raspberrypi, raspberrypi.local) or the name it was told to listen
-        on? Any other name is a web page elsewhere that made its own name point here (DNS
+        """Is the Host a page asked for one this server answers to: an address, a name no outside
+        site can own (localhost, raspberrypi.local, raspberrypi.lan), this machine's own name
+        (raspberrypi, and under the local network's search domains) or the name it was told to
+        listen on? Any other name is a web page elsewhere that made its own name point here (DNS
         rebinding) to read the game through a player's browser: even raspberrypi.evil.example,
         so only these names exactly."""
         host = host_header.strip().lower()
@@ -224,10 +231,11 @@ class DisplayServer:
             return True
         except ValueError:
             pass
+        if host in ("localhost", self.host.lower().rstrip(".")) or host.endswith(PRIVATE_ENDINGS):
+            return True
         full = socket.gethostname().lower().rstrip(".")  # pi, or pi.example.com
         short = full.split(".")[0]  # a name of one label no outside site can hold
-        return (host in ("localhost", self.host.lower().rstrip("."), full, short, f"{short}.local")
-                or host.endswith(".localhost"))
+        return host in (full, short) or host in {f"{short}.{domain}" for domain in _search_domains()}
 
     def _send(self, state: dict[str, Any]) -> None:
         for queue in self._clients:
@@ -291,6 +299,19 @@ def _latest(queue: asyncio.Queue, item) -> None:
     if queue.full():
         queue.get_nowait()
     queue.put_nowait(item)
+
+
+def _search_domains() -> list[str]:
+    """The domains resolv.conf's search (or domain) line names: where the local network's own
+    DNS gives this machine a name (a FRITZ!Box's raspberrypi.fritz.box)."""
+    try:
+        with open(RESOLV_CONF, encoding="utf-8", errors="replace") as conf:
+            lines = conf.read(65536).splitlines()
+    except OSError:
+        return []
+    words = [line.split() for line in lines]
+    return [domain.lower().rstrip(".") for line in words if line and line[0] in ("search", "domain")
+            for domain in line[1:] if domain.rstrip(".")]
 
 
 def _why_not(error: BaseException, host: str, port: int) -> str:
