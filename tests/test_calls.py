@@ -226,9 +226,10 @@ def test_json_names_the_caller_where_one_was_said():
 @pytest.mark.parametrize("text, speaker", [
     ("José calza", "José"), ("jose calza", "José"), ("Jean-Luc dudo", "Jean-Luc"),
     ("jean luc dudo", "Jean-Luc"), ("calza, Jean-Luc", "Jean-Luc"), ("O'Neil calza", "O'Neil"),
-    ("oneil calza", "O'Neil"), ("Zoe palifico", "Zoë"), ("ZOË calza", "Zoë")])
+    ("oneil calza", "O'Neil"), ("Zoe palifico", "Zoë"), ("ZOË calza", "Zoë"), ("aydin calza", "Aydın"),
+    ("Yildiz dudo", "Yıldız"), ("nguyen calza", "Nguyễn"), ("hanna calza", "Ħanna")])
 def test_names_with_accents_hyphens_and_apostrophes_are_read_typed_either_way(text, speaker):
-    call = parse_call(text, ("José", "Jean-Luc", "O'Neil", "Zoë"))
+    call = parse_call(text, ("José", "Jean-Luc", "O'Neil", "Zoë", "Aydın", "Yıldız", "Nguyễn", "Ħanna"))
     assert call.speaker == speaker
 
 

@@ -2,6 +2,7 @@
 
 import io
 import sys
+import unicodedata
 import wave
 
 import numpy as np
@@ -34,6 +35,26 @@ def test_wav_recorder_writes_each_announcement_as_real_speech(tmp_path):
         rate = w.getframerate()
     assert len(frames) > short + rate  # the second sentence added more than a second
     assert np.sqrt(np.mean(frames.astype(float) ** 2)) > 300
+
+
+def test_a_name_of_letters_past_latin_1_is_said_not_spelt_out(tmp_path):
+    # espeak-ng spells out a code point it does not know ("Nguyễn": "N G U Y letter one E C
+    # five N"); given as the letter and its marks, it says the name as long as "Nguyen"
+    lengths = {}
+    for name in ("Nguyen", "Nguyễn", "Quynh", "Quỳnh"):
+        path = tmp_path / f"{name}.wav"
+        WavRecorder(path).say(f"{name}, your call.")
+        with wave.open(str(path)) as w:
+            lengths[name] = w.getnframes()
+    assert lengths["Nguyễn"] < 1.2 * lengths["Nguyen"] and lengths["Quỳnh"] < 1.2 * lengths["Quynh"], lengths
+
+
+def test_letters_espeak_says_composed_are_given_it_so():
+    # decomposed, espeak-ng says José as "Jose" in English and loses Zoë's last vowel
+    from companion.rules.names import for_espeak
+
+    assert for_espeak("José, Zoë, Siobhán, Łukasz, Søren") == "José, Zoë, Siobhán, Łukasz, Søren"
+    assert for_espeak("Nguyễn") == unicodedata.normalize("NFD", "Nguyễn") != "Nguyễn"
 
 
 def test_no_voice_gives_one_warning_and_printing(monkeypatch, capsys):

@@ -19,6 +19,7 @@ from companion.listen.engine import Recognition
 from companion.listen.errors import ModelError
 from companion.listen.network import CallNetwork
 from companion.listen.tokens import NAME
+from companion.rules.names import for_espeak
 
 
 @dataclass
@@ -244,9 +245,9 @@ def _sounds(words: Sequence[str], accent: str) -> list[str]:
         # One run for them all, each its own sentence (one line of sounds each): words run
         # together would be linked ("Hannah Eve" takes an r), and a name's sounds would hang
         # on its neighbour in the seating.
-        keys = phonemes(" ".join(f"{word}." for word in words))
+        keys = phonemes(" ".join(f"{for_espeak(word)}." for word in words))
         if len(keys) != len(words):
-            keys = ["".join(phonemes(word)) for word in words]
+            keys = ["".join(phonemes(for_espeak(word))) for word in words]
     except (OSError, subprocess.SubprocessError):
         return []
     return keys
@@ -263,7 +264,7 @@ def _espeak(text: str, voice: str) -> np.ndarray | None:
 
     with tempfile.NamedTemporaryFile(suffix=".wav") as out:
         try:
-            subprocess.run(["espeak-ng", "-v", voice, "-w", out.name, text], check=True,
+            subprocess.run(["espeak-ng", "-v", voice, "-w", out.name, for_espeak(text)], check=True,
                            capture_output=True, timeout=10)
         except FileNotFoundError:
             raise ModelError("the players' names are learnt from espeak-ng saying them, and espeak-ng is "

@@ -6,14 +6,26 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Latin letters that carry no separable accent, as people type them without the letter.
-_PLAIN = str.maketrans({"ß": "ss", "ø": "o", "ł": "l", "æ": "ae", "œ": "oe", "đ": "d", "þ": "th", "ð": "d"})
+# Latin letters that carry no separable accent, as people type them without the letter
+# (Turkish dotless i, Maltese h with a bar, Catalan's l with a middle dot among them).
+_PLAIN = str.maketrans({"ß": "ss", "ø": "o", "ł": "l", "æ": "ae", "œ": "oe", "đ": "d", "þ": "th", "ð": "d",
+                        "ı": "i", "ħ": "h", "ŧ": "t", "ŀ": "l"})
+# espeak-ng says the accented letters of Latin-1 and Latin Extended-A as letters (José, Zoë,
+# Łukasz: decomposed, it says them worse), but spells out the code point of a letter past
+# them ("Nguyễn": "N G U Y letter one E C five N") where it says the letter and its marks.
+_ESPEAK_KNOWS_BELOW = 0x180
 
 
 def folded(text: str) -> str:
     """Lower case with accents taken off ("Zoë" -> "zoe", "Łukasz" -> "lukasz")."""
     text = unicodedata.normalize("NFKD", text.lower().translate(_PLAIN))
     return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def for_espeak(text: str) -> str:
+    """`text` as espeak-ng says it right: a letter it would spell out by its code point (the
+    Vietnamese ễ, ỳ, ứ) given as the letter and its marks."""
+    return "".join(unicodedata.normalize("NFD", c) if ord(c) >= _ESPEAK_KNOWS_BELOW else c for c in text)
 
 
 def as_written(name: str) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence, TextIO
 
 from companion.errors import CompanionError
+from companion.rules.names import for_espeak
 
 
 class VoiceUnavailable(CompanionError):
@@ -187,7 +188,7 @@ class VoiceSpeaker:
         if getattr(driver, "_save_file", None):
             driver._save_file = None
         with contextlib.redirect_stdout(io.StringIO()):
-            self._engine.say(text)
+            self._engine.say(for_espeak(text))
             self._engine.runAndWait()
 
 
@@ -347,7 +348,7 @@ def _synthesise(engine, text: str, stem: Path, voice: str | None = None):
         for attempt in range(3):
             part = stem.with_name(f"{stem.name}-{attempt}.wav")
             with contextlib.redirect_stdout(io.StringIO()):
-                engine.save_to_file(text, str(part))
+                engine.save_to_file(for_espeak(text), str(part))
                 engine.runAndWait()
             try:
                 return _read_part(part, text, timeout=3.0 * (attempt + 1))
