@@ -240,8 +240,12 @@ def test_names_said_like_a_call_word_are_refused_at_the_start():
         CallRecogniser(["Ana", "Yess", "Ben"])
     # spelt and sounded unlike it, yet heard as a sure "yes" (a "Jess!" across the table
     # confirmed a dudo nobody called): the recogniser's own ear is asked
-    with pytest.raises(VocabularyError, match='Jess said alone is heard as "yes"'):
+    with pytest.raises(VocabularyError, match='Jess said alone is heard as "yes"') as refused:
         CallRecogniser(["Ana", "Jess", "Ben"])
+    # the name it offers instead passes the same check ("Jess-B" is still heard as "yes")
+    offered = re.search(r"like (\S+)\)", str(refused.value)).group(1)
+    assert offered.startswith("Jess-") and offered != "Jess-B"
+    CallRecogniser(["Ana", offered, "Ben"])
 
 
 def test_a_hand_of_more_dice_than_the_game_allows_is_never_taken_unasked(recogniser, tmp_path):

@@ -15,7 +15,7 @@ import json
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -203,13 +203,16 @@ class CallRecogniser:
         alike = sound_alikes(self.players) if names is None else []
         if alike:
             one, other = alike[0]
+            others = [p for p in self.players if p != other]
             raise _another_name(f"{one} and {other} sound the same, so a call by name cannot tell "
-                                f"them apart: one of you,", other, "both")
+                                f"them apart: one of you,", other,
+                                lambda name: not sound_alikes([*others, name]), "both")
         like_calls = sounds_like_calls(self.players) if names is None else []
         if like_calls:
             player, word = like_calls[0]
             raise _another_name(f"{player} sounds like \"{word}\", a word of the calls, so talk that names "
-                                f"{player} would be heard as {word}:", player)
+                                f"{player} would be heard as {word}:", player,
+                                lambda name: not sounds_like_calls([name]))
         self.network = CallNetwork.load(settings.model)
         self.calibration = Calibration.load(settings.calibration)
         self.embedding = SpeechEmbedding()
@@ -223,7 +226,8 @@ class CallRecogniser:
         yes = heard_as_yes(self.players, self.hear) if names is None else []
         if yes:
             raise _another_name(f"{yes[0]} said alone is heard as \"yes\", so talk that names {yes[0]} "
-                                f"while I ask a question would answer it:", yes[0])
+                                f"while I ask a question would answer it:", yes[0],
+                                lambda name: not heard_as_yes([name], self.hear))
 
     def graph(self, expect: Expect, hand_sizes: frozenset[int] = frozenset()) -> CompiledGraph:
         key = (expect, hand_sizes)
@@ -372,7 +376,9 @@ class CallRecogniser:
                            may_go_on=decoded.goes_on)
 
 
-def _another_name(why: str, name: str, kept: str = "it") -> VocabularyError:
-    """A name the bundled recogniser cannot hear safely, refused with what to do instead."""
-    return VocabularyError(f"{why} please take another name (like {name}-B); a game already started "
-                           f"with {kept} goes on typed (--input text)")
+def _another_name(why: str, name: str, fits: Callable[[str], bool], kept: str = "it") -> VocabularyError:
+    """A name the bundled recogniser cannot hear safely, refused with what to do instead: the
+    first of Name-B, Name-C ... that passes the same check ("Jess-B" is still heard as "yes")."""
+    like = next((f"{name}-{letter}" for letter in "BCDEFG" if fits(f"{name}-{letter}")), None)
+    return VocabularyError(f"{why} please take another name ({f'like {like}' if like else 'a longer one'}); "
+                           f"a game already started with {kept} goes on typed (--input text)")
