@@ -482,6 +482,31 @@ def test_without_pyttsx3_the_warning_says_to_install_it(monkeypatch, capsys):
     assert len(speakers.speakers) == 1 and err.count("warning") == 1 and "pip install pyttsx3" in err
 
 
+def test_a_sentence_the_companion_was_stopped_in_is_not_taken_for_a_speaker_that_hangs(tmp_path):
+    # Ctrl-Z while the referee speaks, fg two seconds later: the time it was stopped is no
+    # time the speaker hung (the sentence was cut off with "the speaker stopped playing")
+    import subprocess
+
+    from conftest import ROOT
+
+    player = tmp_path / "player"  # stops the companion for 2 s, then plays on for half a second
+    player.write_text(f"#!/bin/sh\n(sleep 2; kill -CONT $PPID) &\nkill -STOP $PPID\nsleep 2.5\n"
+                      f"cp \"$1\" {tmp_path}/played.wav\n")
+    player.chmod(0o755)
+    game = ("import sys, sounddevice\n"
+            "sounddevice.query_devices = lambda: [{'name': 'speaker', 'max_input_channels': 0, "
+            "'max_output_channels': 2}]\n"
+            "from companion.voice.speakers import Speakers, VoiceSpeaker\n"
+            "VoiceSpeaker.PLAYER_GRACE = 0.5\n"
+            "warnings = []\n"
+            "Speakers([VoiceSpeaker(player=[sys.argv[1]])], warnings.append).say('Dudo!')\n"
+            "print(warnings)\n")
+    said = subprocess.run([sys.executable, "-c", game, str(player)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+    assert said.stdout == "[]\n", said.stdout + said.stderr
+    assert (tmp_path / "played.wav").exists()
+
+
 def test_a_speaker_that_hangs_is_given_up_on_for_that_sentence_only(tmp_path, a_speaker, monkeypatch):
     hangs = tmp_path / "hangs"
     hangs.touch()

@@ -146,6 +146,9 @@ class VoiceSpeaker:
     # Past a sentence's own length, how long a player may take before it counts as stuck (the
     # microphone stays muted meanwhile, so not long).
     PLAYER_GRACE = 3.0
+    # The player is watched in slices of this; a slice that took more than twice as long was
+    # this process stopped (Ctrl-Z, then fg), which the sentence did not play through.
+    PLAYER_POLL_S = 0.25
 
     def __init__(self, rate: int | None = None, player: Sequence[str] | None = None) -> None:
         self._engine = _start_pyttsx3(rate)
@@ -168,18 +171,35 @@ class VoiceSpeaker:
         _write_wav(wav, params, frames)
         seconds = len(frames) / (params.framerate * params.sampwidth * params.nchannels)
         try:
-            played = subprocess.run([*self._player, str(wav)], capture_output=True, text=True,
-                                    timeout=seconds + self.PLAYER_GRACE)
-        except subprocess.TimeoutExpired:  # an output that hangs (a Bluetooth speaker gone) rather than fails
-            raise SpeakerSilent("the speaker stopped playing mid-sentence") from None
+            returncode, errors = self._play(wav, seconds + self.PLAYER_GRACE)
         except OSError as exc:
             raise VoiceUnavailable(f"the voice's player cannot be run ({exc.strerror or exc})") from None
         finally:
             wav.unlink(missing_ok=True)
-        if played.returncode != 0:
-            lines = [line for line in played.stderr.splitlines() if line.strip()]
-            why = lines[-1].strip() if lines else f"the player stopped with code {played.returncode}"
+        if returncode != 0:
+            lines = [line for line in errors.splitlines() if line.strip()]
+            why = lines[-1].strip() if lines else f"the player stopped with code {returncode}"
             raise SpeakerSilent(f"the speaker cannot be played on: {why}")
+
+    def _play(self, wav: Path, patience: float) -> tuple[int, str]:
+        """Play `wav`, giving up after `patience` seconds of playing (an output that hangs, a
+        Bluetooth speaker gone, rather than fails): its return code and what it said on stderr."""
+        player = subprocess.Popen([*self._player, str(wav)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        played_for = 0.0
+        while True:
+            began = time.monotonic()
+            try:
+                _, errors = player.communicate(timeout=self.PLAYER_POLL_S)
+                return player.returncode, errors
+            except subprocess.TimeoutExpired:
+                waited = time.monotonic() - began
+                played_for += waited if waited <= 2 * self.PLAYER_POLL_S else 0.0
+                if played_for > patience:
+                    player.kill()
+                    player.wait()  # not what it wrote: a child of it may hold its stderr open
+                    player.stderr.close()
+                    raise SpeakerSilent("the speaker stopped playing mid-sentence") from None
 
     def _say_through_driver(self, text: str) -> None:
         # pyttsx3 shares one engine per process and its espeak driver keeps the last
