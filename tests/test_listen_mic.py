@@ -280,7 +280,7 @@ def test_a_name_nobody_says_is_a_try_with_nothing_heard_after_a_wait():
     # A player away from the table must not keep the game from starting.
     rng = np.random.default_rng(2)
     source = mic(LearningEngine(), name_wait=0.4)
-    put(source, blocks(0, 1.0, rng), time.monotonic())
+    put(source, blocks(0, 1.0, rng), time.monotonic() - 1.0)  # the room's sound before the question
     assert source.learn_name("Ana", "calza")
     started = time.monotonic()
     heard = source.next_utterance()
@@ -341,6 +341,28 @@ def test_a_name_said_after_a_stop_is_heard_as_the_name():
     source = mic(LearningEngine(), name_wait=1.0)
     assert source.learn_name("Ana", "calza")
     stopped_then_called(source, np.random.default_rng(5), quiet_before=0.3)
+    heard = source.next_utterance()
+    assert heard.text.startswith("level ") and heard.voiced is not False
+
+
+def test_a_name_said_after_a_stop_while_a_block_was_heard_is_heard_as_the_name():
+    # the stop can land while a block of the room is being heard (the voice check on it), not
+    # only in a wait for the next block: that time was no time to say the name in either
+    rng = np.random.default_rng(5)
+    source = mic(LearningEngine(), name_wait=1.0)
+    assert source.learn_name("Ana", "calza")
+    endpointer = source.listener.endpointer
+    real_feed, stopped = endpointer.feed, []
+
+    def feed(samples):
+        if not stopped:
+            stopped.append(True)
+            time.sleep(2.0)  # the process was stopped here
+            put(source, blocks(0, 0.3, rng) + blocks(3000, 0.6, rng) + blocks(0, 1.0, rng), time.monotonic())
+        return real_feed(samples)
+
+    endpointer.feed = feed
+    put(source, blocks(0, 0.1, rng), time.monotonic())  # the room's block heard when it stopped
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and heard.voiced is not False
 

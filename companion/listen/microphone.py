@@ -179,12 +179,16 @@ class MicSource:
         self._listening_again()
         self._waited_for_sound = min(self._waited_for_sound, BLOCK_WAIT_S)  # the answer was no wait
         asked = time.monotonic()
+        # The time a player asked their name has had to say it: the table's sound since, and
+        # the waits for it, not the clock, which a stop of the process (Ctrl-Z, then fg) moves
+        # on wherever it lands, hearing a block included.
+        had_to_say_it = 0.0
         while True:
             typed = self._typed()
             if typed is not None or (self.typed is not None and self.typed.quit):
                 return typed
             if (self._learning and not self.listener.endpointer.in_speech
-                    and time.monotonic() - asked > self.name_wait):
+                    and had_to_say_it > self.name_wait):
                 # Nobody said the name asked for: a try with nothing heard, so a player away
                 # from the table does not keep the game from starting.
                 self._learning = False
@@ -197,10 +201,10 @@ class MicSource:
                 got = False
             waited = time.monotonic() - waiting_since
             # A wait far over its timeout was a stop of the whole process (Ctrl-Z, a freeze):
-            # counted as one wait, and no time a player had to say their name.
+            # counted as one wait.
             stopped_for = waited - BLOCK_WAIT_S if waited > 2 * BLOCK_WAIT_S else 0.0
-            asked += stopped_for
             if not got:
+                had_to_say_it += waited - stopped_for
                 self._waited_for_sound += waited - stopped_for
                 if self._waited_for_sound > self.stalled_after:
                     raise MicrophoneError(
@@ -211,10 +215,12 @@ class MicSource:
             if self._while_speaking(arrived):
                 self._gap = True
                 continue
+            if arrived >= asked:
+                had_to_say_it += CHUNK / SAMPLE_RATE
             behind = self._behind(arrived, away_before)
             in_a_call = self.listener.endpointer.in_speech
             if behind > (SKIPPED_IN_A_CALL_S if in_a_call else self.behind_at_most):
-                self._skip_to_now(behind)
+                had_to_say_it += self._skip_to_now(behind)
                 continue
             if self._gap or lost_before:  # nothing before the gap leads on into this block
                 # (how much is missing, where known: the companion's answer, not the device's loss)
@@ -267,8 +273,9 @@ class MicSource:
             self._deaf.popleft()
         return bool(self._deaf) and self._deaf[0][0] <= arrived
 
-    def _skip_to_now(self, behind: float) -> None:
-        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap)."""
+    def _skip_to_now(self, behind: float) -> float:
+        """Drop the sound waiting but its last KEPT_WHEN_BEHIND_S (see Listener.gap): the
+        seconds of the table's sound dropped."""
         skipped = 0.0
         while not self._queue.empty():  # only this thread takes from the queue
             arrived, _, _, away_before = self._queue.queue[0]
@@ -288,6 +295,7 @@ class MicSource:
                        f"it); {self._skipped:.1f} s of sound skipped" + (
                            f" in {self._skips} skips" if self._skips > 1 else ""))
             self._skip_said, self._skips, self._skipped = now, 0, 0.0
+        return skipped
 
     def _name(self) -> str:
         return "(default)" if self.device is None else str(self.device)  # device 0 is a real one
