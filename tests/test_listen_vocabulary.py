@@ -167,6 +167,26 @@ def test_download_offline_is_a_clean_error(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def test_a_download_refused_for_a_clock_not_yet_set_says_so(tmp_path, monkeypatch):
+    # a Pi with no clock of its own, not yet set from the network: no certificate is valid yet
+    import ssl
+    import time
+    import urllib.error
+    import urllib.request
+
+    def refused(url, timeout):
+        raise urllib.error.URLError(ssl.SSLCertVerificationError(1, "certificate is not yet valid"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", refused)
+    monkeypatch.setattr(time, "localtime", lambda *seconds: time.struct_time((1970, 1, 1, 0, 1, 0, 3, 1, 0)))
+    with pytest.raises(ModelError, match="clock says 1970-01-01, so the site's certificate is not valid yet; set"):
+        vosk_engine.download("vosk-model-tiny", tmp_path / "models")
+    monkeypatch.undo()
+    monkeypatch.setattr(urllib.request, "urlopen", refused)  # with the clock right: the certificate's fault
+    with pytest.raises(ModelError, match="cannot download .*certificate is not yet valid.*copy an unzipped"):
+        vosk_engine.download("vosk-model-tiny", tmp_path / "models")
+
+
 def _model_zip(path, folder):
     import zipfile
 

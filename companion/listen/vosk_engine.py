@@ -8,6 +8,7 @@ parser maps back (see vocabulary.SOUND_ALIKES and calls.py's tables).
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from pathlib import Path
 from typing import Sequence
@@ -25,6 +26,7 @@ _CHECKOUT = Path(__file__).resolve().parents[2]
 CHECKOUT_MODELS_DIR = _CHECKOUT / "models" if (_CHECKOUT / "pyproject.toml").is_file() else None
 DEFAULT_MODEL = "vosk-model-small-en-us-0.15"
 MODEL_URL = "https://alphacephei.com/vosk/models/{name}.zip"
+CLOCK_SET_AFTER = 2026  # a clock before this year (a Pi not yet set from the network) is wrong
 
 
 def user_models_dir() -> Path:
@@ -247,6 +249,14 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path | None = None, url: str
                         progress(done, total)
         except (urllib.error.URLError, OSError, ValueError) as err:
             reason = getattr(err, "reason", err)
+            now = time.localtime()
+            if isinstance(reason, ssl.SSLCertVerificationError) and now.tm_year < CLOCK_SET_AFTER:
+                # a Raspberry Pi has no clock of its own: before the network sets it, no
+                # certificate is valid yet, which is no fault of the network
+                raise ModelError(f"cannot download {name}: this machine's clock says "
+                                 f"{time.strftime('%Y-%m-%d', now)}, so the site's certificate is not valid "
+                                 "yet; set the date (or let it set itself from the network) and try "
+                                 "again") from None
             raise ModelError(f"cannot download {name} from {url}: {reason}. Without internet, "
                              f"copy an unzipped Vosk model folder into {models_dir}/ by hand "
                              "(the bundled call recogniser works without one)") from None
