@@ -90,6 +90,9 @@ def new_session_path(directory: Path | None = None) -> Path:
 # tell: a Raspberry Pi has no clock of its own, and offline, after a power cut, it starts from
 # the time it last saved, so the game just played can look older than one played before.
 LAST_PLAYED = "last-played"
+# It names the games played there, newest last: when the last is gone (deleted, or a start
+# cut off), the one played before it is the one to resume, whatever the files' times say.
+PLAYED_KEPT = 50
 
 
 def mark_played(path: Path, directory: Path | None = None) -> None:
@@ -101,10 +104,11 @@ def mark_played(path: Path, directory: Path | None = None) -> None:
     try:
         if path.resolve().parent != directory.resolve():
             return
+        played = [name for name in _played(directory) if name != path.name][-(PLAYED_KEPT - 1):]
         # a spare of its own: another referee's hint is never half ours
         fd, spare = tempfile.mkstemp(dir=directory, prefix=f".{LAST_PLAYED}.")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(path.name + "\n")
+            f.write("".join(f"{name}\n" for name in [*played, path.name]))
         written = True
         os.replace(spare, directory / LAST_PLAYED)
     except OSError:
@@ -133,19 +137,26 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         if "/" in name or os.sep in name:  # a path, not a session's name
             raise JournalError(f"no such file: {name}")
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
-    try:
-        last = directory / read_bytes(directory / LAST_PLAYED).decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError, ValueError):
-        last = None
-    if last is not None and last.parent == directory and last.suffix == ".jsonl" and _starts_a_game(last):
-        return last
     # an empty file or a game start cut off is no game (a full disk or a kill stopped it at its
     # start): the game before it is
+    for name in reversed(_played(directory)):
+        last = directory / name
+        if last.parent == directory and last.suffix == ".jsonl" and _starts_a_game(last):
+            return last
     sessions = sorted((p for p in directory.glob("*.jsonl") if _starts_a_game(p)),
                       key=lambda p: p.stat().st_mtime) if directory.is_dir() else []
     if not sessions:
         raise JournalError(f"there is no saved game in {directory}")
     return sessions[-1]
+
+
+def _played(directory: Path) -> list[str]:
+    """The games the sessions folder's hint names, newest last (none where it cannot be read)."""
+    try:
+        text = read_bytes(directory / LAST_PLAYED).decode("utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _starts_a_game(path: Path) -> bool:

@@ -600,6 +600,28 @@ def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     assert [p.name for p in sessions.iterdir() if p.name.startswith(".")] == []  # no spare left behind
 
 
+def test_the_game_played_before_a_deleted_one_is_found_whatever_the_clock_said(tmp_path):
+    # last night's game (the clock right), then tonight's after a power cut (the clock behind),
+    # then a game begun by mistake and deleted: tonight's is the one to resume, though last
+    # night's file is newer by the clock
+    from companion.journal import PLAYED_KEPT, find_session, mark_played
+
+    sessions, last_night, tonight = two_games_in_sessions(tmp_path)
+    os.utime(last_night, (2000, 2000))
+    os.utime(tonight, (1000, 1000))
+    mistake = sessions / "game-3.jsonl"
+    mistake.write_bytes(tonight.read_bytes())
+    for played in (last_night, tonight, mistake):
+        mark_played(played, sessions)
+    mistake.unlink()
+    assert find_session(None, sessions) == tonight
+    mark_played(last_night, sessions)  # played again: the newest
+    assert find_session(None, sessions) == last_night
+    for n in range(2 * PLAYED_KEPT):  # a long life of games: the hint stays short
+        mark_played(sessions / f"game-x{n}.jsonl", sessions)
+    assert len((sessions / "last-played").read_text().splitlines()) == PLAYED_KEPT
+
+
 def test_two_referees_marking_the_game_they_play_at_once_keep_a_hint(tmp_path, monkeypatch):
     # Each writes a spare and moves it in: one's move must not find its spare taken by the
     # other's and drop the hint the other has just written.
@@ -617,7 +639,8 @@ def test_two_referees_marking_the_game_they_play_at_once_keep_a_hint(tmp_path, m
 
     monkeypatch.setattr(journals.os, "replace", the_other_referee_first)
     mark_played(mine, sessions)
-    assert (sessions / LAST_PLAYED).read_text() == mine.name + "\n" and find_session(None, sessions) == mine
+    assert (sessions / LAST_PLAYED).read_text().splitlines()[-1] == mine.name
+    assert find_session(None, sessions) == mine
 
 
 def test_a_journal_deleted_after_the_last_call_is_written_again_as_it_closes(tmp_path):
