@@ -245,6 +245,24 @@ def test_a_live_camera_gives_up_after_its_patience_and_says_what_it_saw():
     assert 49 <= reader.i <= 51  # it kept looking for five seconds, not ten frames
 
 
+def test_a_live_camera_stopped_mid_reveal_looks_on_after_it_is_continued():
+    # Ctrl-Z while the cups come up, fg a minute later: the minute was no time spent looking
+    clock = _Clock()
+    cups_down = [_reading([])] * 10
+    table = [_reading([2, 3, 3, 5, 6, 1])]
+
+    class _StoppedOnce(_StubReader):
+        def read(self, frame):
+            if self.i == 5:
+                clock.now += 60.0  # the process was stopped here
+            return super().read(frame)
+
+    reader = _StoppedOnce(cups_down + table)
+    out = CameraCounter(_LiveCamera(clock), reader, CameraSettings(frames_to_agree=3, patience=20.0),
+                        clock=clock).reveal(6)
+    assert out.reading is not None and out.reading.total == 6, out.reason
+
+
 def test_recorded_frames_are_not_waited_for():
     reader = _StubReader([_reading([2, 3, 3, 5])])
     out = CameraCounter(ArrayFrames([FRAME]), reader).reveal(6)

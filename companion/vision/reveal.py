@@ -15,6 +15,10 @@ from companion.vision.frames import FrameSource, picture_problem, write_image
 from companion.vision.settings import CameraSettings
 from companion.vision.types import DiceReading, RevealOutcome
 
+# One look (a frame and its reading) takes at most about 1.5 s on a Raspberry Pi 4, a crowded
+# frame included: longer, the process was stopped, and only this much of it counts.
+LONGEST_LOOK_S = 3.0
+
 
 class DiceReaderLike(Protocol):
     def read(self, frame: np.ndarray) -> DiceReading: ...
@@ -88,7 +92,8 @@ class CameraCounter:
         # A photo agrees with itself: reading it again would only repeat the answer.
         to_agree = 1 if self.frames.still else settings.frames_to_agree
         self.frames.begin_reveal(round_number, latest_round)
-        deadline = self._clock() + settings.patience
+        looked = 0.0  # seconds spent looking, of settings.patience
+        turn_began = self._clock()
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
         reads = 0
@@ -114,7 +119,12 @@ class CameraCounter:
             # so is a camera giving no colour (waiting would not bring it back).
             if agreed and (not live or settings.accepts(best[1], expected_total) or best[1].colourless):
                 break
-            if (self._clock() >= deadline) if live else (reads >= settings.max_frames):
+            now = self._clock()
+            # a turn far longer than a frame and its reading was the process stopped (Ctrl-Z,
+            # then fg): the table had no time to lift its cups in it
+            looked += min(now - turn_began, LONGEST_LOOK_S)
+            turn_began = now
+            if (looked >= settings.patience) if live else (reads >= settings.max_frames):
                 if agreed:
                     break
                 return self._done(None, f"the frames disagree after {number_words(reads)} {'try' if reads == 1 else 'tries'}", last, save_dir)
