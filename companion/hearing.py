@@ -133,6 +133,10 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     chosen = choose(heard, moment, policy)
     if chosen is None:
         return Decision(Verdict.IGNORE)
+    if is_answer(chosen) and heard.said_before_last_words:
+        # said before the question it would answer was asked (talk at the table as the
+        # referee began: "yeah, fours again"): a "yes" in it confirms a call nobody confirmed
+        return Decision(Verdict.IGNORE, chosen)
     call = moment.named(chosen)
     drops_a_question = takes_back_a_question(call, moment)
     verdict = by_confidence(call, heard.confidence or 0.0, policy, moment.asking or drops_a_question,
@@ -183,6 +187,8 @@ def why_ignored(heard: Heard, call: Call | None, asking: bool = False) -> str:
         return f"(no voice in that sound, so no call: it read as {heard.text!r})"
     if call is None:
         return f"(not a call: {heard.text!r})"
+    if is_answer(call) and heard.said_before_last_words:
+        return f"(said before I last spoke, so {heard.text!r} answers nothing)"
     if is_answer(call) and not asking:
         return f"(nothing was asked, so {heard.text!r} answers nothing)"
     return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.3f})"

@@ -293,7 +293,8 @@ class Referee:
         call = decision.call
         if decision.verdict is Verdict.IGNORE:
             self._log(why_ignored(heard, call, asking=self._pending is not None))
-            if self._pending is not None and heard.spoken and call is not None and is_answer(call):
+            if (self._pending is not None and heard.spoken and call is not None and is_answer(call)
+                    and not heard.said_before_last_words):
                 # a "yes" too faint to take, or chatter read as one: the question again (it
                 # counts towards the lapse, so chatter cannot hold the question open)
                 return [announce.AskedAgain(self._pending)]

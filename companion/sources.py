@@ -34,6 +34,9 @@ class Utterance:
     # recogniser can tell; empty otherwise.
     alternative_scores: tuple[float, ...] = ()
     voiced: bool | None = None  # speech only: did it hold a voice (None: not known)
+    # Speech only: it ended before the companion's last words began, and waited to be heard
+    # while they were said, so it answers no question they asked.
+    said_before_last_words: bool = False
 
     @property
     def typed(self) -> bool:
@@ -65,6 +68,7 @@ class Heard:
     # Speech only: False when the voice activity model heard no voice in it (a beep, a
     # tune), so what the recogniser made of it is no call; None: not known.
     voiced: bool | None = None
+    said_before_last_words: bool = False  # see Utterance
 
     @property
     def typed(self) -> bool:
@@ -91,7 +95,8 @@ class Heard:
     @classmethod
     def from_speech(cls, text: str, alternatives: Sequence[str] = (), confidence: float = 0.0,
                     players: Sequence[str] = (), origin: str = "mic",
-                    alternative_scores: Sequence[float] = (), voiced: bool | None = None) -> "Heard":
+                    alternative_scores: Sequence[float] = (), voiced: bool | None = None,
+                    said_before_last_words: bool = False) -> "Heard":
         """A recogniser's transcripts, best first: those that are calls become guesses."""
         guesses, unparsable = [], None
         try:
@@ -103,7 +108,8 @@ class Heard:
             call = parse_call_or_none(transcript, players)
             if call is not None:
                 guesses.append(Guess(call, score))
-        return cls(tuple(guesses), confidence, origin, text, unparsable, voiced=voiced)
+        return cls(tuple(guesses), confidence, origin, text, unparsable, voiced=voiced,
+                   said_before_last_words=said_before_last_words)
 
     @classmethod
     def from_utterance(cls, utterance: Utterance, players: Sequence[str] = ()) -> "Heard":
@@ -111,7 +117,7 @@ class Heard:
             return cls.from_text(utterance.text, players, utterance.origin)
         return cls.from_speech(utterance.text, utterance.alternatives, utterance.confidence,
                                players, utterance.origin, utterance.alternative_scores,
-                               utterance.voiced)
+                               utterance.voiced, utterance.said_before_last_words)
 
 
 def _unknown_player(text: str, players: Sequence[str]) -> str | None:

@@ -115,6 +115,7 @@ def test_what_the_table_said_before_the_companion_spoke_is_still_heard_after_it(
     source.unmute()
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200
+    assert heard.said_before_last_words  # so it answers no question the companion asked
     # neither the voice nor a call a short answer cut in two is heard: the end of the call
     # after the voice is no call, and is not joined to what was said before it
     time.sleep(1.4)  # (the blocks below arrived a second ago: after the voice above, and its echo)
@@ -125,7 +126,8 @@ def test_what_the_table_said_before_the_companion_spoke_is_still_heard_after_it(
     source.unmute()
     put(source, blocks(4000, 0.3, rng) + blocks(0, 1.0, rng) + blocks(5000, 0.6, rng) + blocks(0, 1.0, rng),
         time.monotonic() + source.tail_seconds)  # ... and its end after the voice; then a call
-    assert 4900 < int(source.next_utterance().text.split()[1]) < 5300  # the call after, and only it
+    after = source.next_utterance()
+    assert 4900 < int(after.text.split()[1]) < 5300 and not after.said_before_last_words  # the call after, and only it
 
 
 def test_a_long_announcement_is_not_taken_for_hearing_behind_the_table():

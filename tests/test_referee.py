@@ -660,6 +660,17 @@ def test_a_doubtful_yes_confirms_nothing():
     assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
 
 
+def test_a_yes_said_before_the_question_was_asked_confirms_nothing():
+    # "yeah" at the table just as the referee began "Did you say three fours?": it waited to
+    # be heard while the question was said, and is no answer to it
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    before = len(referee.speaker.said)
+    referee.hear(Utterance("yes", (), 0.99, "mic", said_before_last_words=True))
+    assert referee.speaker.said[before:] == [] and referee.game.actions == ()  # not asked again either
+    assert say(referee, "yes", confidence=0.99) == "Ana: three fours. Ben, your call."
+
+
 def test_a_question_asked_again_and_again_is_dropped_not_asked_forever():
     """In babble a player's "no" stayed too faint to take: "Sorry, yes or no" came back a
     thousand times. Dropped, the call is not taken and can be said afresh."""
