@@ -224,6 +224,9 @@ def test_players_whose_names_sound_the_same_are_refused_at_the_start():
     assert sound_alikes(["Hannah", "Eve", "Hanna"]) == [("Hannah", "Hanna")]  # not linked to Eve ("Hannah-r Eve")
     with pytest.raises(VocabularyError, match="Jon and John sound the same"):
         CallRecogniser(["Jon", "Ben", "John"])
+    # with two such pairs at the table, the name offered is judged by its own pair only
+    with pytest.raises(VocabularyError, match=r"Sean and Shaun sound the same.*\(like Shaun-B\)"):
+        CallRecogniser(["Sean", "Shaun", "Jon", "John"])
 
 
 def test_names_said_like_a_call_word_are_refused_at_the_start():

@@ -206,7 +206,8 @@ class CallRecogniser:
             others = [p for p in self.players if p != other]
             raise _another_name(f"{one} and {other} sound the same, so a call by name cannot tell "
                                 f"them apart: one of you,", other,
-                                lambda name: not sound_alikes([*others, name]), "both")
+                                lambda name: not any(name in pair for pair in sound_alikes([*others, name])),
+                                "both")
         like_calls = sounds_like_calls(self.players) if names is None else []
         if like_calls:
             player, word = like_calls[0]
