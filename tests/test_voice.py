@@ -1,6 +1,7 @@
 """Speakers and announcements: real synthesis, and a clear fallback when there is no voice."""
 
 import io
+import os
 import sys
 import unicodedata
 import wave
@@ -55,6 +56,7 @@ def test_letters_espeak_says_composed_are_given_it_so():
 
     assert for_espeak("José, Zoë, Siobhán, Łukasz, Søren") == "José, Zoë, Siobhán, Łukasz, Søren"
     assert for_espeak("Nguyễn") == unicodedata.normalize("NFD", "Nguyễn") != "Nguyễn"
+    assert for_espeak(unicodedata.normalize("NFD", "José")) == "José"  # typed decomposed, as some keyboards do
 
 
 def test_no_voice_gives_one_warning_and_printing(monkeypatch, capsys):
@@ -505,6 +507,32 @@ def test_a_sentence_the_companion_was_stopped_in_is_not_taken_for_a_speaker_that
                           timeout=60)
     assert said.stdout == "[]\n", said.stdout + said.stderr
     assert (tmp_path / "played.wav").exists()
+
+
+def test_a_game_stopped_mid_sentence_leaves_no_player_behind(tmp_path, a_speaker):
+    # a service manager's stop (SIGTERM: raised as KeyboardInterrupt by the game) while a
+    # sentence plays: the player goes too, not left playing to an empty room
+    import signal
+
+    pid_file = tmp_path / "player.pid"
+    player = tmp_path / "player"
+    player.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 30\n")
+    player.chmod(0o755)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            VoiceSpeaker(player=[str(player)]).say("Ben loses a die and has four dice left.")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_a_speaker_that_hangs_is_given_up_on_for_that_sentence_only(tmp_path, a_speaker, monkeypatch):

@@ -25,7 +25,8 @@ def folded(text: str) -> str:
 def for_espeak(text: str) -> str:
     """`text` as espeak-ng says it right: a letter it would spell out by its code point (the
     Vietnamese ễ, ỳ, ứ) given as the letter and its marks."""
-    return "".join(unicodedata.normalize("NFD", c) if ord(c) >= _ESPEAK_KNOWS_BELOW else c for c in text)
+    composed = unicodedata.normalize("NFC", text)  # a name typed decomposed: José as J-o-s-e-accent
+    return "".join(unicodedata.normalize("NFD", c) if ord(c) >= _ESPEAK_KNOWS_BELOW else c for c in composed)
 
 
 def as_written(name: str) -> str:

@@ -187,19 +187,22 @@ class VoiceSpeaker:
         player = subprocess.Popen([*self._player, str(wav)], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
         played_for = 0.0
-        while True:
-            began = time.monotonic()
-            try:
-                _, errors = player.communicate(timeout=self.PLAYER_POLL_S)
-                return player.returncode, errors
-            except subprocess.TimeoutExpired:
-                waited = time.monotonic() - began
-                played_for += waited if waited <= 2 * self.PLAYER_POLL_S else 0.0
-                if played_for > patience:
-                    player.kill()
-                    player.wait()  # not what it wrote: a child of it may hold its stderr open
-                    player.stderr.close()
-                    raise SpeakerSilent("the speaker stopped playing mid-sentence") from None
+        try:
+            while True:
+                began = time.monotonic()
+                try:
+                    _, errors = player.communicate(timeout=self.PLAYER_POLL_S)
+                    return player.returncode, errors
+                except subprocess.TimeoutExpired:
+                    waited = time.monotonic() - began
+                    played_for += waited if waited <= 2 * self.PLAYER_POLL_S else 0.0
+                    if played_for > patience:
+                        raise SpeakerSilent("the speaker stopped playing mid-sentence") from None
+        except BaseException:  # given up on, or the game stopped mid-sentence: no player left behind
+            player.kill()
+            player.wait()  # not what it wrote: a child of it may hold its stderr open
+            player.stderr.close()
+            raise
 
     def _say_through_driver(self, text: str) -> None:
         # pyttsx3 shares one engine per process and its espeak driver keeps the last
