@@ -90,8 +90,10 @@ def new_session_path(directory: Path | None = None) -> Path:
 # tell: a Raspberry Pi has no clock of its own, and offline, after a power cut, it starts from
 # the time it last saved, so the game just played can look older than one played before.
 LAST_PLAYED = "last-played"
-# It names the games played there, newest last: when the last is gone (deleted, or a start
-# cut off), the one played before it is the one to resume, whatever the files' times say.
+# Beside it, the games played there before, newest last: when the last is gone (deleted, or a
+# start cut off), the one played before it is the one to resume, whatever the files' times
+# say. (A file of its own: an earlier companion reads `last-played` as one name.)
+GAMES_PLAYED = "games-played"
 PLAYED_KEPT = 50
 
 
@@ -99,27 +101,33 @@ def mark_played(path: Path, directory: Path | None = None) -> None:
     """Remember the game at `path` as the one played last, where it is in the sessions
     folder. Only a hint for finding it: a folder that cannot be written loses nothing."""
     directory = directory or default_sessions_dir()
-    written = False
-    spare = None
     try:
         if path.resolve().parent != directory.resolve():
             return
-        played = [name for name in _played(directory) if name != path.name][-(PLAYED_KEPT - 1):]
+        played = [name for name in _hint(directory, GAMES_PLAYED) if name != path.name][-(PLAYED_KEPT - 1):]
+        _write_hint(directory, GAMES_PLAYED, [*played, path.name])
+        _write_hint(directory, LAST_PLAYED, [path.name])
+    except OSError:
+        # A stale hint would resume another game: without it the newest file is taken (a
+        # full disk still lets a file be removed).
+        for stale in (LAST_PLAYED, GAMES_PLAYED):
+            with contextlib.suppress(OSError):
+                (directory / stale).unlink(missing_ok=True)
+
+
+def _write_hint(directory: Path, name: str, lines: Sequence[str]) -> None:
+    spare = None
+    try:
         # a spare of its own: another referee's hint is never half ours
-        fd, spare = tempfile.mkstemp(dir=directory, prefix=f".{LAST_PLAYED}.")
+        fd, spare = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("".join(f"{name}\n" for name in [*played, path.name]))
-        written = True
-        os.replace(spare, directory / LAST_PLAYED)
+            f.write("".join(f"{line}\n" for line in lines))
+        os.replace(spare, directory / name)
     except OSError:
         if spare is not None:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
-        if not written:
-            # A stale hint would resume another game: without it the newest file is taken (a
-            # full disk still lets a file be removed).
-            with contextlib.suppress(OSError):
-                (directory / LAST_PLAYED).unlink(missing_ok=True)
+        raise
 
 
 def find_session(name: str | None, directory: Path | None = None) -> Path:
@@ -139,7 +147,7 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
         raise JournalError(f"no saved game called {name!r} (looked in {directory})")
     # an empty file or a game start cut off is no game (a full disk or a kill stopped it at its
     # start): the game before it is
-    for name in reversed(_played(directory)):
+    for name in [*_hint(directory, LAST_PLAYED)[-1:], *reversed(_hint(directory, GAMES_PLAYED))]:
         last = directory / name
         if last.parent == directory and last.suffix == ".jsonl" and _starts_a_game(last):
             return last
@@ -150,10 +158,10 @@ def find_session(name: str | None, directory: Path | None = None) -> Path:
     return sessions[-1]
 
 
-def _played(directory: Path) -> list[str]:
-    """The games the sessions folder's hint names, newest last (none where it cannot be read)."""
+def _hint(directory: Path, name: str) -> list[str]:
+    """The games a hint in the sessions folder names, newest last (none where it cannot be read)."""
     try:
-        text = read_bytes(directory / LAST_PLAYED).decode("utf-8")
+        text = read_bytes(directory / name).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError):
         return []
     return [line.strip() for line in text.splitlines() if line.strip()]

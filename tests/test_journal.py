@@ -597,6 +597,7 @@ def test_the_game_played_last_is_found_whatever_the_clock_said(tmp_path):
     with disk_full_past(2):
         mark_played(old, sessions)
     assert not (sessions / LAST_PLAYED).exists() and find_session(None, sessions) == old
+    assert not (sessions / "games-played").exists()  # nor the games before it, which lack the one played
     assert [p.name for p in sessions.iterdir() if p.name.startswith(".")] == []  # no spare left behind
 
 
@@ -604,7 +605,7 @@ def test_the_game_played_before_a_deleted_one_is_found_whatever_the_clock_said(t
     # last night's game (the clock right), then tonight's after a power cut (the clock behind),
     # then a game begun by mistake and deleted: tonight's is the one to resume, though last
     # night's file is newer by the clock
-    from companion.journal import PLAYED_KEPT, find_session, mark_played
+    from companion.journal import GAMES_PLAYED, LAST_PLAYED, PLAYED_KEPT, find_session, mark_played
 
     sessions, last_night, tonight = two_games_in_sessions(tmp_path)
     os.utime(last_night, (2000, 2000))
@@ -617,9 +618,11 @@ def test_the_game_played_before_a_deleted_one_is_found_whatever_the_clock_said(t
     assert find_session(None, sessions) == tonight
     mark_played(last_night, sessions)  # played again: the newest
     assert find_session(None, sessions) == last_night
+    # last-played names only the last, as an earlier companion sharing the folder reads it
+    assert (sessions / LAST_PLAYED).read_text() == f"{last_night.name}\n"
     for n in range(2 * PLAYED_KEPT):  # a long life of games: the hint stays short
         mark_played(sessions / f"game-x{n}.jsonl", sessions)
-    assert len((sessions / "last-played").read_text().splitlines()) == PLAYED_KEPT
+    assert len((sessions / GAMES_PLAYED).read_text().splitlines()) == PLAYED_KEPT
 
 
 def test_two_referees_marking_the_game_they_play_at_once_keep_a_hint(tmp_path, monkeypatch):
