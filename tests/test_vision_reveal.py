@@ -263,6 +263,20 @@ def test_a_live_camera_stopped_mid_reveal_looks_on_after_it_is_continued():
     assert out.reading is not None and out.reading.total == 6, out.reason
 
 
+def test_a_live_camera_on_a_slow_machine_gives_up_after_its_patience_all_the_same():
+    # six seconds a look (a slow machine's crowded frames) is no stop: patience is patience
+    clock = _Clock()
+
+    class _Slow(_StubReader):
+        def read(self, frame):
+            clock.now += 6.0
+            return super().read(frame)
+
+    reader = _Slow([_reading([2, 3, 3, 5])])  # one cup never comes up
+    out = CameraCounter(_LiveCamera(clock), reader, CameraSettings(patience=20.0), clock=clock).reveal(6)
+    assert out.reading is None and reader.i <= 5 and clock.now <= 31
+
+
 def test_recorded_frames_are_not_waited_for():
     reader = _StubReader([_reading([2, 3, 3, 5])])
     out = CameraCounter(ArrayFrames([FRAME]), reader).reveal(6)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import statistics
 import time
 from typing import Callable, Protocol
 
@@ -15,8 +16,9 @@ from companion.vision.frames import FrameSource, picture_problem, write_image
 from companion.vision.settings import CameraSettings
 from companion.vision.types import DiceReading, RevealOutcome
 
-# One look (a frame and its reading) takes at most about 1.5 s on a Raspberry Pi 4, a crowded
-# frame included: longer, the process was stopped, and only this much of it counts.
+# A look (a frame and its reading) far longer than the looks before it, and than this, was the
+# process stopped (Ctrl-Z, then fg): it counts as long as a usual one. (A crowded frame takes
+# about 1.5 s on a Raspberry Pi 4.)
 LONGEST_LOOK_S = 3.0
 
 
@@ -93,6 +95,7 @@ class CameraCounter:
         to_agree = 1 if self.frames.still else settings.frames_to_agree
         self.frames.begin_reveal(round_number, latest_round)
         looked = 0.0  # seconds spent looking, of settings.patience
+        looks: list[float] = []
         turn_began = self._clock()
         run: list[tuple[np.ndarray, DiceReading]] = []
         last: tuple[np.ndarray, DiceReading] | None = None
@@ -120,9 +123,10 @@ class CameraCounter:
             if agreed and (not live or settings.accepts(best[1], expected_total) or best[1].colourless):
                 break
             now = self._clock()
-            # a turn far longer than a frame and its reading was the process stopped (Ctrl-Z,
-            # then fg): the table had no time to lift its cups in it
-            looked += min(now - turn_began, LONGEST_LOOK_S)
+            # (the table had no time to lift its cups while the process was stopped)
+            usual = max(LONGEST_LOOK_S, 3 * statistics.median(looks)) if looks else LONGEST_LOOK_S
+            looks.append(min(now - turn_began, usual))
+            looked += looks[-1]
             turn_began = now
             if (looked >= settings.patience) if live else (reads >= settings.max_frames):
                 if agreed:
