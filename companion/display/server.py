@@ -302,16 +302,18 @@ def _latest(queue: asyncio.Queue, item) -> None:
 
 
 def _search_domains() -> list[str]:
-    """The domains resolv.conf's search (or domain) line names: where the local network's own
-    DNS gives this machine a name (a FRITZ!Box's raspberrypi.fritz.box)."""
+    """The domains resolv.conf's search (or domain) line names, the last such line as the
+    resolver takes it: where the local network's own DNS gives this machine a name (a
+    FRITZ!Box's raspberrypi.fritz.box). A domain of one label is left out: a top-level one
+    (`search com`) is anybody's, and the private ones are answered anyway."""
     try:
         with open(RESOLV_CONF, encoding="utf-8", errors="replace") as conf:
             lines = conf.read(65536).splitlines()
     except OSError:
         return []
-    words = [line.split() for line in lines]
-    return [domain.lower().rstrip(".") for line in words if line and line[0] in ("search", "domain")
-            for domain in line[1:] if domain.rstrip(".")]
+    named = [words[1:] for words in map(str.split, lines) if words and words[0] in ("search", "domain")]
+    domains = (domain.lower().rstrip(".") for domain in (named[-1] if named else ()))
+    return [domain for domain in domains if "." in domain]
 
 
 def _why_not(error: BaseException, host: str, port: int) -> str:
