@@ -174,16 +174,25 @@ def test_a_download_refused_for_a_clock_not_yet_set_says_so(tmp_path, monkeypatc
     import urllib.error
     import urllib.request
 
-    def refused(url, timeout):
-        raise urllib.error.URLError(ssl.SSLCertVerificationError(1, "certificate is not yet valid"))
+    def refused(code, why):
+        def urlopen(url, timeout):
+            error = ssl.SSLCertVerificationError(1, why)
+            error.verify_code = code
+            raise urllib.error.URLError(error)
+        return urlopen
 
-    monkeypatch.setattr(urllib.request, "urlopen", refused)
+    # a clock at 1970, or months behind (a Pi unplugged since the summer): not yet valid
+    monkeypatch.setattr(urllib.request, "urlopen", refused(9, "certificate is not yet valid"))
     monkeypatch.setattr(time, "localtime", lambda *seconds: time.struct_time((1970, 1, 1, 0, 1, 0, 3, 1, 0)))
-    with pytest.raises(ModelError, match="clock says 1970-01-01, so the site's certificate is not valid yet; set"):
+    with pytest.raises(ModelError, match="clock says 1970-01-01, and the site's certificate is not valid by it; set"):
         vosk_engine.download("vosk-model-tiny", tmp_path / "models")
     monkeypatch.undo()
-    monkeypatch.setattr(urllib.request, "urlopen", refused)  # with the clock right: the certificate's fault
-    with pytest.raises(ModelError, match="cannot download .*certificate is not yet valid.*copy an unzipped"):
+    monkeypatch.setattr(urllib.request, "urlopen", refused(9, "certificate is not yet valid"))
+    with pytest.raises(ModelError, match="clock says 20.*not valid by it; set the date"):
+        vosk_engine.download("vosk-model-tiny", tmp_path / "models")
+    # with the clock right, another fault of the certificate: as any other failure
+    monkeypatch.setattr(urllib.request, "urlopen", refused(10, "certificate has expired"))
+    with pytest.raises(ModelError, match="cannot download .*certificate has expired.*copy an unzipped"):
         vosk_engine.download("vosk-model-tiny", tmp_path / "models")
 
 

@@ -26,7 +26,11 @@ _CHECKOUT = Path(__file__).resolve().parents[2]
 CHECKOUT_MODELS_DIR = _CHECKOUT / "models" if (_CHECKOUT / "pyproject.toml").is_file() else None
 DEFAULT_MODEL = "vosk-model-small-en-us-0.15"
 MODEL_URL = "https://alphacephei.com/vosk/models/{name}.zip"
-CLOCK_SET_AFTER = 2026  # a clock before this year (a Pi not yet set from the network) is wrong
+# A certificate "not yet valid" (OpenSSL's X509_V_ERR_CERT_NOT_YET_VALID), or a clock before
+# this year, is this machine's clock behind: a Pi not yet set from the network (it starts
+# from its last shutdown, months ago, or 1970).
+CERTIFICATE_NOT_YET_VALID = 9
+CLOCK_SET_AFTER = 2026
 
 
 def user_models_dir() -> Path:
@@ -250,12 +254,13 @@ def download(name: str = DEFAULT_MODEL, models_dir: Path | None = None, url: str
         except (urllib.error.URLError, OSError, ValueError) as err:
             reason = getattr(err, "reason", err)
             now = time.localtime()
-            if isinstance(reason, ssl.SSLCertVerificationError) and now.tm_year < CLOCK_SET_AFTER:
+            if isinstance(reason, ssl.SSLCertVerificationError) and (
+                    reason.verify_code == CERTIFICATE_NOT_YET_VALID or now.tm_year < CLOCK_SET_AFTER):
                 # a Raspberry Pi has no clock of its own: before the network sets it, no
                 # certificate is valid yet, which is no fault of the network
                 raise ModelError(f"cannot download {name}: this machine's clock says "
-                                 f"{time.strftime('%Y-%m-%d', now)}, so the site's certificate is not valid "
-                                 "yet; set the date (or let it set itself from the network) and try "
+                                 f"{time.strftime('%Y-%m-%d', now)}, and the site's certificate is not valid "
+                                 "by it; set the date (or let it set itself from the network) and try "
                                  "again") from None
             raise ModelError(f"cannot download {name} from {url}: {reason}. Without internet, "
                              f"copy an unzipped Vosk model folder into {models_dir}/ by hand "
