@@ -109,6 +109,7 @@ class Referee:
         self._round = RoundTheTable()  # whom a call heard without its caller's name is asked about
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
+        self._last_words_asked = False  # the referee's last words asked a new "Did you say ...?"
         self._events: list[Event] = []  # journalled while answering the current utterance
         self._source: CallSource | None = None
         # "new game" was typed at a won game: `run` returns, for the same table to play again
@@ -241,6 +242,7 @@ class Referee:
         text = " ".join(announce.sentences(announcements, self.game.rules))
         if not text:
             return
+        self._last_words_asked = any(isinstance(a, announce.AskToConfirm) for a in announcements)
         if all(isinstance(a, announce.Declined) for a in announcements):
             self._last_said = ()  # "repeat" then says where the game stands, not the question declined
         elif not all(isinstance(a, (announce.SayAgain, announce.Repeated)) for a in announcements):
@@ -271,6 +273,10 @@ class Referee:
         """What one utterance does; a challenge it makes leaves the camera due (`hear` reads
         it once the challenge has been said)."""
         self._camera_due, self._events = False, []
+        if heard.said_before_last_words and not self._last_words_asked:
+            # said before the words that asked the question again ("Sorry, yes or no"), but
+            # after the question itself: an answer to it as much as any
+            heard = replace(heard, said_before_last_words=False)
         if self._round.who_calls_open:
             heard = _names_who_calls(heard, self.game.players)
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,

@@ -68,7 +68,8 @@ class Heard:
     # Speech only: False when the voice activity model heard no voice in it (a beep, a
     # tune), so what the recogniser made of it is no call; None: not known.
     voiced: bool | None = None
-    said_before_last_words: bool = False  # see Utterance
+    # See Utterance; the referee keeps it only where those words asked the question waiting.
+    said_before_last_words: bool = False
 
     @property
     def typed(self) -> bool:

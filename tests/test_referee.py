@@ -671,6 +671,17 @@ def test_a_yes_said_before_the_question_was_asked_confirms_nothing():
     assert say(referee, "yes", confidence=0.99) == "Ana: three fours. Ben, your call."
 
 
+def test_a_yes_said_as_the_question_was_asked_again_answers_it():
+    # a faint "yes", "Sorry, yes or no: ..." and the player's second "yes" said as that began:
+    # after the question itself, so its answer
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    assert say(referee, "yes", confidence=0.3) == "Sorry, yes or no: did you say three fours?"
+    before = len(referee.speaker.said)
+    referee.hear(Utterance("yes", (), 0.99, "mic", said_before_last_words=True))
+    assert " ".join(referee.speaker.said[before:]) == "Ana: three fours. Ben, your call."
+
+
 def test_a_question_asked_again_and_again_is_dropped_not_asked_forever():
     """In babble a player's "no" stayed too faint to take: "Sorry, yes or no" came back a
     thousand times. Dropped, the call is not taken and can be said afresh."""
