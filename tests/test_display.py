@@ -195,10 +195,12 @@ def test_names_a_home_network_gives_this_machine_are_answered(monkeypatch, tmp_p
                      "raspberrypi.lan.evil.example", "evil.examplelan"):
             assert ask_as(server.port, host)[0] == 421, host
         # only the last search line counts, as for the resolver, and no top-level domain
-        resolv.write_text("domain old.example\nsearch com fritz.box\n")
+        resolv.write_text("domain old.example\nsearch com fritz.box\nsearch\n")
         assert ask_as(server.port, "raspberrypi.old.example")[0] == 421
         assert ask_as(server.port, "raspberrypi.com")[0] == 421
         assert ask_as(server.port, "raspberrypi.fritz.box")[0] == 200
+        resolv.write_text("domain fritz.box evil.example\n")  # a domain line names one
+        assert ask_as(server.port, "raspberrypi.evil.example")[0] == 421
         resolv.unlink()  # no resolv.conf: no search domain, the rest as before
         assert ask_as(server.port, "raspberrypi.fritz.box")[0] == 421
         assert ask_as(server.port, "raspberrypi.lan")[0] == 200

@@ -311,7 +311,9 @@ def _search_domains() -> list[str]:
             lines = conf.read(65536).splitlines()
     except OSError:
         return []
-    named = [words[1:] for words in map(str.split, lines) if words and words[0] in ("search", "domain")]
+    # (a line naming none is passed over, and a domain line names one, as glibc reads them)
+    named = [words[1:] if words[0] == "search" else words[1:2] for words in map(str.split, lines)
+             if len(words) > 1 and words[0] in ("search", "domain")]
     domains = (domain.lower().rstrip(".") for domain in (named[-1] if named else ()))
     return [domain for domain in domains if "." in domain]
 
