@@ -113,6 +113,8 @@ class Moment:
     declined: Call | None = None
     # "Who calls calza?" waits ("take it back" then takes back only that question).
     who_calls_asked: bool = False
+    # When the "Did you say ...?" waiting was first asked (time.monotonic()), where known.
+    question_asked_at: float | None = None
 
 
 def changes_nothing(call: Call) -> bool:
@@ -133,7 +135,7 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     chosen = choose(heard, moment, policy)
     if chosen is None:
         return Decision(Verdict.IGNORE)
-    if is_answer(chosen) and heard.said_before_last_words:
+    if is_answer(chosen) and said_before(heard, moment.question_asked_at):
         # said before the question it would answer was asked (talk at the table as the
         # referee began: "yeah, fours again"): a "yes" in it confirms a call nobody confirmed
         return Decision(Verdict.IGNORE, chosen)
@@ -178,17 +180,22 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
     return Decision(verdict, call, sure=sure)
 
 
-def why_ignored(heard: Heard, call: Call | None, asking: bool = False) -> str:
+def said_before(heard: Heard, asked_at: float | None) -> bool:
+    """Did the utterance end before the question asked at `asked_at`, to be heard after it?"""
+    return heard.ended_at is not None and asked_at is not None and heard.ended_at < asked_at
+
+
+def why_ignored(heard: Heard, call: Call | None, asking: bool = False, asked_at: float | None = None) -> str:
     """What the log says of an utterance passed over (Verdict.IGNORE), `call` its decision's,
-    `asking`: whether a question was waiting."""
+    `asking`: whether a question was waiting, first asked at `asked_at`."""
     if not heard.text.strip():
         return "(heard nothing that is a call)"
     if heard.voiced is False:
         return f"(no voice in that sound, so no call: it read as {heard.text!r})"
     if call is None:
         return f"(not a call: {heard.text!r})"
-    if is_answer(call) and heard.said_before_last_words:
-        return f"(said before I last spoke, so {heard.text!r} answers nothing)"
+    if is_answer(call) and asking and said_before(heard, asked_at):
+        return f"(said before I asked, so {heard.text!r} answers nothing)"
     if is_answer(call) and not asking:
         return f"(nothing was asked, so {heard.text!r} answers nothing)"
     return f"(too unsure to be a call: {heard.text!r}, confidence {heard.confidence or 0:.3f})"

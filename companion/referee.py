@@ -12,6 +12,7 @@ Long: everything the referee says back to the table, and why, is read in this on
 
 from __future__ import annotations
 
+import time
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +23,8 @@ from companion.calls import (
     describe_call, number_words, parse_call)
 from companion.errors import CompanionError
 from companion.hearing import (Decision, HearingPolicy, Moment, Verdict, changes_nothing, decide, is_answer,
-                               is_challenge_or_undo, is_undo, says_it_again, unsure_call, why_ignored)
+                               is_challenge_or_undo, is_undo, said_before, says_it_again, unsure_call,
+                               why_ignored)
 from companion.journal import Resumed
 from companion.rules import (
     CALZA, DUDO, Action, BidAction, CallNotAllowed, CalzaCaller, ChallengeAction, ChallengeRefusal, CountAction,
@@ -109,7 +111,7 @@ class Referee:
         self._round = RoundTheTable()  # whom a call heard without its caller's name is asked about
         self._camera_due = False
         self._held = False  # the current utterance's move was held back by the question again
-        self._last_words_asked = False  # the referee's last words asked a new "Did you say ...?"
+        self._question_asked_at: float | None = None  # when the question waiting was first asked
         self._events: list[Event] = []  # journalled while answering the current utterance
         self._source: CallSource | None = None
         # "new game" was typed at a won game: `run` returns, for the same table to play again
@@ -242,7 +244,6 @@ class Referee:
         text = " ".join(announce.sentences(announcements, self.game.rules))
         if not text:
             return
-        self._last_words_asked = any(isinstance(a, announce.AskToConfirm) for a in announcements)
         if all(isinstance(a, announce.Declined) for a in announcements):
             self._last_said = ()  # "repeat" then says where the game stands, not the question declined
         elif not all(isinstance(a, (announce.SayAgain, announce.Repeated)) for a in announcements):
@@ -273,16 +274,13 @@ class Referee:
         """What one utterance does; a challenge it makes leaves the camera due (`hear` reads
         it once the challenge has been said)."""
         self._camera_due, self._events = False, []
-        if heard.said_before_last_words and not self._last_words_asked:
-            # said before the words that asked the question again ("Sorry, yes or no"), but
-            # after the question itself: an answer to it as much as any
-            heard = replace(heard, said_before_last_words=False)
         if self._round.who_calls_open:
             heard = _names_who_calls(heard, self.game.players)
         moment = Moment(asking=self._pending is not None, allowed=self._allowed,
                         settles=self._settles, asks_back=self._asks_back, named=self._named,
                         unsure_before=self._unsure, declined=self._declined,
-                        who_calls_asked=self._round.who_calls_open)
+                        who_calls_asked=self._round.who_calls_open,
+                        question_asked_at=self._question_asked_at if self._pending is not None else None)
         decision = decide(heard, moment, self.settings.hearing)
         self._unsure = unsure_call(heard, decision, self.settings.hearing)
         if decision.verdict is not Verdict.IGNORE:
@@ -298,9 +296,9 @@ class Referee:
     def _act_on(self, heard: Heard, decision: Decision) -> list[Announcement]:
         call = decision.call
         if decision.verdict is Verdict.IGNORE:
-            self._log(why_ignored(heard, call, asking=self._pending is not None))
+            self._log(why_ignored(heard, call, self._pending is not None, self._question_asked_at))
             if (self._pending is not None and heard.spoken and call is not None and is_answer(call)
-                    and not heard.said_before_last_words):
+                    and not said_before(heard, self._question_asked_at)):
                 # a "yes" too faint to take, or chatter read as one: the question again (it
                 # counts towards the lapse, so chatter cannot hold the question open)
                 return [announce.AskedAgain(self._pending)]
@@ -341,7 +339,9 @@ class Referee:
             self._held = True
             return [announce.StillAsking(pending)]
         if decision.verdict is Verdict.ASK:
-            self._pending = call
+            # (asked again later, by "Sorry, yes or no" or with where the game stands, it is
+            # still the question asked now: a "yes" said after now answers it)
+            self._pending, self._question_asked_at = call, time.monotonic()
             return [announce.AskToConfirm(call)]
         if decision.verdict is Verdict.REFUSE or (pending is not None and _move(call) and not self._allowed(call)):
             # said why, as it is; a question waiting still waits

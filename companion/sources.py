@@ -34,9 +34,9 @@ class Utterance:
     # recogniser can tell; empty otherwise.
     alternative_scores: tuple[float, ...] = ()
     voiced: bool | None = None  # speech only: did it hold a voice (None: not known)
-    # Speech only: it ended before the companion's last words began, and waited to be heard
-    # while they were said, so it answers no question they asked.
-    said_before_last_words: bool = False
+    # At a microphone: when it ended (time.monotonic(): when the sound that ended it came),
+    # which may be before the companion last spoke, heard after it; None where not known.
+    ended_at: float | None = None
 
     @property
     def typed(self) -> bool:
@@ -68,8 +68,7 @@ class Heard:
     # Speech only: False when the voice activity model heard no voice in it (a beep, a
     # tune), so what the recogniser made of it is no call; None: not known.
     voiced: bool | None = None
-    # See Utterance; the referee keeps it only where those words asked the question waiting.
-    said_before_last_words: bool = False
+    ended_at: float | None = None  # see Utterance
 
     @property
     def typed(self) -> bool:
@@ -97,7 +96,7 @@ class Heard:
     def from_speech(cls, text: str, alternatives: Sequence[str] = (), confidence: float = 0.0,
                     players: Sequence[str] = (), origin: str = "mic",
                     alternative_scores: Sequence[float] = (), voiced: bool | None = None,
-                    said_before_last_words: bool = False) -> "Heard":
+                    ended_at: float | None = None) -> "Heard":
         """A recogniser's transcripts, best first: those that are calls become guesses."""
         guesses, unparsable = [], None
         try:
@@ -110,7 +109,7 @@ class Heard:
             if call is not None:
                 guesses.append(Guess(call, score))
         return cls(tuple(guesses), confidence, origin, text, unparsable, voiced=voiced,
-                   said_before_last_words=said_before_last_words)
+                   ended_at=ended_at)
 
     @classmethod
     def from_utterance(cls, utterance: Utterance, players: Sequence[str] = ()) -> "Heard":
@@ -118,7 +117,7 @@ class Heard:
             return cls.from_text(utterance.text, players, utterance.origin)
         return cls.from_speech(utterance.text, utterance.alternatives, utterance.confidence,
                                players, utterance.origin, utterance.alternative_scores,
-                               utterance.voiced, utterance.said_before_last_words)
+                               utterance.voiced, utterance.ended_at)
 
 
 def _unknown_player(text: str, players: Sequence[str]) -> str | None:

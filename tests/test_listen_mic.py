@@ -109,13 +109,14 @@ def test_what_the_table_said_before_the_companion_spoke_is_still_heard_after_it(
     source = mic(HeardEngine())
     said = time.monotonic() - 1.7  # arrived, not yet heard
     put(source, blocks(0, 0.5, rng) + blocks(3000, 0.6, rng) + blocks(0, 0.6, rng), said)
+    spoke = time.monotonic()
     source.mute()
     put(source, blocks(9000, 0.4, rng), time.monotonic())  # the companion's voice
     time.sleep(0.4)
     source.unmute()
     heard = source.next_utterance()
     assert heard.text.startswith("level ") and 2900 < int(heard.text.split()[1]) < 3200
-    assert heard.said_before_last_words  # so it answers no question the companion asked
+    assert heard.ended_at < spoke  # so it answers no question the companion asked
     # neither the voice nor a call a short answer cut in two is heard: the end of the call
     # after the voice is no call, and is not joined to what was said before it
     time.sleep(1.4)  # (the blocks below arrived a second ago: after the voice above, and its echo)
@@ -124,10 +125,11 @@ def test_what_the_table_said_before_the_companion_spoke_is_still_heard_after_it(
     put(source, blocks(9000, 0.3, rng), time.monotonic())
     time.sleep(0.3)
     source.unmute()
+    listening = time.monotonic()
     put(source, blocks(4000, 0.3, rng) + blocks(0, 1.0, rng) + blocks(5000, 0.6, rng) + blocks(0, 1.0, rng),
         time.monotonic() + source.tail_seconds)  # ... and its end after the voice; then a call
     after = source.next_utterance()
-    assert 4900 < int(after.text.split()[1]) < 5300 and not after.said_before_last_words  # the call after, and only it
+    assert 4900 < int(after.text.split()[1]) < 5300 and after.ended_at > listening  # the call after, and only it
 
 
 def test_a_long_announcement_is_not_taken_for_hearing_behind_the_table():

@@ -2,6 +2,8 @@
 
 from dataclasses import replace
 
+import time
+
 import pytest
 
 from companion.hearing import HearingPolicy
@@ -660,26 +662,47 @@ def test_a_doubtful_yes_confirms_nothing():
     assert say(referee, "yes", confidence=0.8) == "Ana: three fours. Ben, your call."
 
 
+def heard_at(referee, text, ended_at, confidence=0.99):
+    """An utterance the microphone heard end at `ended_at` (time.monotonic()); what was said back."""
+    before = len(referee.speaker.said)
+    referee.hear(Utterance(text, (), confidence, "mic", ended_at=ended_at))
+    return " ".join(referee.speaker.said[before:])
+
+
 def test_a_yes_said_before_the_question_was_asked_confirms_nothing():
     # "yeah" at the table just as the referee began "Did you say three fours?": it waited to
     # be heard while the question was said, and is no answer to it
     referee, _, _ = make()
+    before_the_question = time.monotonic()
     assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
-    before = len(referee.speaker.said)
-    referee.hear(Utterance("yes", (), 0.99, "mic", said_before_last_words=True))
-    assert referee.speaker.said[before:] == [] and referee.game.actions == ()  # not asked again either
-    assert say(referee, "yes", confidence=0.99) == "Ana: three fours. Ben, your call."
+    assert heard_at(referee, "yes", before_the_question) == "" and referee.game.actions == ()  # not asked again
+    assert heard_at(referee, "yes", time.monotonic()) == "Ana: three fours. Ben, your call."
 
 
-def test_a_yes_said_as_the_question_was_asked_again_answers_it():
-    # a faint "yes", "Sorry, yes or no: ..." and the player's second "yes" said as that began:
-    # after the question itself, so its answer
+def test_a_yes_said_before_the_question_confirms_nothing_however_often_it_is_asked_again():
+    # a mumble heard after the question draws "Sorry, yes or no"; the "yeah" said before the
+    # question, heard after that, still answers nothing
+    referee, _, _ = make()
+    before_the_question = time.monotonic()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    assert heard_at(referee, "yes", before_the_question, confidence=0.3) == ""
+    assert say(referee, "yes", confidence=0.3) == "Sorry, yes or no: did you say three fours?"
+    assert heard_at(referee, "yes", before_the_question) == "" and referee.game.actions == ()
+
+
+def test_a_yes_said_after_the_question_answers_it_however_often_it_was_asked_again():
+    # "Sorry, yes or no: ...", or where the game stands for another player's "status", asks
+    # the question again: a "yes" said after the question itself (heard after either) answers it
     referee, _, _ = make()
     assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    after_the_question = time.monotonic()
     assert say(referee, "yes", confidence=0.3) == "Sorry, yes or no: did you say three fours?"
-    before = len(referee.speaker.said)
-    referee.hear(Utterance("yes", (), 0.99, "mic", said_before_last_words=True))
-    assert " ".join(referee.speaker.said[before:]) == "Ana: three fours. Ben, your call."
+    assert heard_at(referee, "yes", after_the_question) == "Ana: three fours. Ben, your call."
+    referee, _, _ = make()
+    assert say(referee, "three fours", confidence=0.6) == "Did you say three fours?"
+    after_the_question = time.monotonic()
+    assert say(referee, "status").endswith("Did you say three fours?")
+    assert heard_at(referee, "yes", after_the_question) == "Ana: three fours. Ben, your call."
 
 
 def test_a_question_asked_again_and_again_is_dropped_not_asked_forever():

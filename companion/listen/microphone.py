@@ -116,7 +116,6 @@ class MicSource:
         # never heard. What the table said before it, still waiting to be heard, is heard after.
         self._deaf: deque[list[float]] = deque()
         self._answering: list[float] | None = None  # the open one, while the companion answers
-        self._last_answer_began = -math.inf
         self._unmuted_at = 0.0
         self._gap = False  # sound was dropped (or lost by the device) before the next block
         self._fed_arrived: float | None = None  # when the last block heard came
@@ -242,11 +241,10 @@ class MicSource:
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
                     self.listener.allow_pause(None)  # a name's pause was for that utterance
                     self._learning = False
-                    # ended before the companion's last words began (it waited to be heard
-                    # meanwhile): no answer to a question those words asked (an utterance
-                    # still open when they began was dropped by the gap they made)
-                    return replace(to_utterance(heard.result, "mic"),
-                                   said_before_last_words=arrived < self._last_answer_began)
+                    # when it ended: one that ended before a question was asked, and waited to
+                    # be heard while it was said, is no answer to it (one still open when the
+                    # companion began to speak was dropped by the gap its voice made)
+                    return replace(to_utterance(heard.result, "mic"), ended_at=arrived)
 
     def _typed(self) -> Utterance | None:
         """A line typed meanwhile; while a name is learnt, none is taken (what is learnt is
@@ -324,7 +322,6 @@ class MicSource:
         if self._answering is None:
             self._answering = [time.monotonic(), math.inf]
             self._deaf.append(self._answering)
-            self._last_answer_began = self._answering[0]
 
     def unmute(self) -> None:
         self._unmuted_at = time.monotonic()
