@@ -164,7 +164,7 @@ def _hint(directory: Path, name: str) -> list[str]:
         text = read_bytes(directory / name).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError):
         return []
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.strip() for line in text.splitlines() if line.strip() and "\0" not in line]  # (a damaged file)
 
 
 def _starts_a_game(path: Path) -> bool:

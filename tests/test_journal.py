@@ -620,6 +620,8 @@ def test_the_game_played_before_a_deleted_one_is_found_whatever_the_clock_said(t
     assert find_session(None, sessions) == last_night
     # last-played names only the last, as an earlier companion sharing the folder reads it
     assert (sessions / LAST_PLAYED).read_text() == f"{last_night.name}\n"
+    (sessions / LAST_PLAYED).write_bytes(b"game\0.jsonl\n")  # damaged: the games before it then
+    assert find_session(None, sessions) == last_night
     for n in range(2 * PLAYED_KEPT):  # a long life of games: the hint stays short
         mark_played(sessions / f"game-x{n}.jsonl", sessions)
     assert len((sessions / GAMES_PLAYED).read_text().splitlines()) == PLAYED_KEPT
