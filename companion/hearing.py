@@ -166,9 +166,14 @@ def decide(heard: Heard, moment: Moment = Moment(), policy: HearingPolicy = Hear
         # unsure that cannot stand is more likely misheard ("four sixes" as "fourteen sixes")
         # than said, and its refusal would answer a bid nobody made: "say again"; heard the
         # same again, it is refused (a player who did bid it learns what may be bid).
+        # So with any other call heard unsure: table talk is heard as counts and challenges
+        # ("hmm" as a count of ten at a reveal of six dice, chatter before the first bid as
+        # calza), and a refusal nobody asked for talks over the call being said.
         # With a question waiting, it is more likely a garbled answer ("yes, dudo" heard as
         # "Dev dudo", which only Ben may call): the question again, not a refusal.
-        misheard = (isinstance(call, BidCall) and call != moment.unsure_before) or (moment.asking and not sure)
+        talk_reads_as = isinstance(call, (NumberCall, DudoCall, CalzaCall)) and not sure
+        misheard = (call != moment.unsure_before and (isinstance(call, BidCall) or talk_reads_as)) or (
+            moment.asking and not sure)
         return Decision(Verdict.SAY_AGAIN if misheard else Verdict.REFUSE, call)
     if verdict is Verdict.ASK and moment.asks_back(call):
         return Decision(Verdict.APPLY, call)

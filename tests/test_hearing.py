@@ -186,7 +186,13 @@ def test_an_alternative_that_makes_sense_is_preferred_when_unsure():
 
 def test_a_call_that_cannot_stand_is_refused_not_asked_about():
     nothing = Moment(allowed=lambda call: False)
-    assert decide(spoken("dudo", 0.6), nothing) == Decision(Verdict.REFUSE, DudoCall())
+    # (heard surely, it is taken, and the rules refuse it, and say why)
+    # heard unsure, it is more likely table talk ("hmm" as a count of ten, chatter as a
+    # calza before any bid) than said: "say again", and refused when heard so again
+    for unsure in ("dudo", "calza", "ten"):
+        assert decide(spoken(unsure, 0.6), nothing).verdict is Verdict.SAY_AGAIN
+    again = Moment(allowed=lambda call: False, unsure_before=DudoCall())
+    assert decide(spoken("dudo", 0.6), again) == Decision(Verdict.REFUSE, DudoCall())
     assert decide(spoken("dudo", 0.6), Moment(asks_back=lambda call: True)).verdict is Verdict.APPLY
     assert decide(spoken("Ana 5 5 5 5 5", 0.95), Moment(settles=lambda call: True)).verdict is Verdict.ASK
 

@@ -815,10 +815,23 @@ def test_a_faint_no_still_declines_a_question():
 
 def test_no_question_about_a_call_that_would_be_refused_and_repeat_skips_say_again():
     referee, _, _ = make()
-    assert say(referee, "dudo", confidence=0.6) == "There is no bid yet to doubt."
+    assert say(referee, "dudo", confidence=0.95) == "There is no bid yet to doubt."
     said = say(referee, "three fives")
     assert say(referee, "four fives", confidence=0.3) == "Sorry, say again?"
     assert say(referee, "repeat") == f"Again: {said}"
+
+
+def test_talk_heard_as_a_call_that_cannot_stand_gets_say_again_not_a_refusal():
+    # "hmm" at a reveal of six dice is heard as a count of ten (0.87), chatter before the
+    # first bid as calza (0.68): a refusal nobody asked for talks over the call being said
+    referee = on_speech(make("Ana Ben Cleo")[0])
+    assert say(referee, "calza", confidence=0.68) == "Sorry, say again?"
+    assert say(referee, "calza", confidence=0.68) == "There is no bid yet to call calza on."  # said so again
+    referee = on_speech(make("Ana Ben Cleo", starting_dice=2)[0])
+    say(referee, "two threes", "dudo")
+    assert say(referee, "ten", confidence=0.87).startswith("Sorry, say again")
+    assert say(referee, "ten", confidence=0.95).startswith("There are only six dice in play")  # said surely
+    assert referee.game.phase is Phase.REVEAL
 
 
 def test_a_faint_calza_without_a_name_is_asked_about_under_every_caller_rule():
