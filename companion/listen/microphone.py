@@ -7,7 +7,6 @@ import math
 import queue
 import time
 from collections import deque
-from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -244,7 +243,7 @@ class MicSource:
                     # when it ended: one that ended before a question was asked, and waited to
                     # be heard while it was said, is no answer to it (one still open when the
                     # companion began to speak was dropped by the gap its voice made)
-                    return replace(to_utterance(heard.result, "mic"), ended_at=arrived)
+                    return to_utterance(heard.result, "mic", ended_at=arrived)
 
     def _typed(self) -> Utterance | None:
         """A line typed meanwhile; while a name is learnt, none is taken (what is learnt is

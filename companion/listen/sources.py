@@ -92,9 +92,9 @@ def make_engine(engine: str = "auto", model: str | Path | None = None,
     return chosen
 
 
-def to_utterance(result: Recognition, origin: str) -> Utterance:
+def to_utterance(result: Recognition, origin: str, ended_at: float | None = None) -> Utterance:
     return Utterance(result.text, result.alternatives, result.confidence, origin,
-                     result.alternative_scores, result.voiced)
+                     result.alternative_scores, result.voiced, ended_at)
 
 
 @dataclass
