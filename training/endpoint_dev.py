@@ -67,8 +67,10 @@ def judge(files: list[tuple[int, int, int, np.ndarray]], settings: EndpointSetti
     for snr, start, end, audio in files:
         segments = split(audio, settings)
         found = [s for s in segments if end <= s.detected_at < len(audio) - FRAME]
-        # an utterance that ended before the call did, after the room before it
-        cut = any(s.detected_at < end - 0.1 * RATE and s.end > LEAD_S * RATE for s in segments)
+        # an utterance that ended inside the call (not one of the room's talk that ended
+        # where the call began)
+        cut = any(s.detected_at < end - 0.1 * RATE and s.end > max(start, LEAD_S * RATE) + 0.1 * RATE
+                  for s in segments)
         missed = not any(s.start < end and s.end > start for s in segments)
         row = by_level.setdefault(snr, {"calls": 0, "missed": 0, "found": 0, "cut": 0, "delays": []})
         row["calls"] += 1
@@ -80,16 +82,10 @@ def judge(files: list[tuple[int, int, int, np.ndarray]], settings: EndpointSetti
     return by_level
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.endpoint_dev", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--babble", type=Path, default=Path("build/speech/babble.npz"))
-    parser.add_argument("--cache", type=Path, default=Path("build/endpoint-dev.npz"),
-                        help="the recordings, made once and then reused")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="an EndpointSettings field, e.g. stop_below_peak_db=20 (none: None)")
-    args = parser.parse_args(argv)
-    changes = {}
-    for option in args.set:
+def setting_changes(options: list[str], parser: argparse.ArgumentParser) -> dict:
+    """--set NAME=VALUE options -> EndpointSettings fields (VALUE none: None)."""
+    changes: dict = {}
+    for option in options:
         name, _, value = option.partition("=")
         if name not in {f.name for f in dataclasses.fields(EndpointSettings)}:
             parser.error(f"EndpointSettings has no {name!r}")
@@ -100,6 +96,18 @@ def main(argv: list[str] | None = None) -> int:
             changes[name] = value.lower() in ("1", "true", "yes")
         else:
             changes[name] = type(default if default is not None else 0.0)(value)
+    return changes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.endpoint_dev", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--babble", type=Path, default=Path("build/speech/babble.npz"))
+    parser.add_argument("--cache", type=Path, default=Path("build/endpoint-dev.npz"),
+                        help="the recordings, made once and then reused")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="an EndpointSettings field, e.g. stop_below_peak_db=20 (none: None)")
+    args = parser.parse_args(argv)
+    changes = setting_changes(args.set, parser)
     settings = dataclasses.replace(EndpointSettings(), **changes)
     cached = build.load_clips(args.cache) if args.cache.exists() else None
     if cached and "start" in cached[1]:  # a cache from before calls' starts were kept is made again
