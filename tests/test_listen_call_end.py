@@ -100,6 +100,36 @@ def test_a_call_someone_talks_right_after_is_heard_when_it_ends(recogniser, tmp_
     assert waited.detected_at > end + 16000  # the neighbour's sentence kept it open
 
 
+@needs_espeak
+def test_a_call_said_over_talk_that_opened_an_utterance_is_heard(recogniser, tmp_path):
+    # Two neighbours have been talking for seconds when the call is said over them, and
+    # their talk never pauses long enough to end the utterance it opened: heard with the
+    # talk before it, the call was heard as no call at all (confidence 0.00).
+    talk = [say(line, tmp_path, voice, 180) for line, voice in (
+        ("did you see the match last night, it was unbelievable", "en-gb+f3"),
+        ("my sister is moving to Leeds next month with the kids", "en-us+m4"))]
+    audio = np.zeros(8 * 16000)
+    for k, line in enumerate(talk):
+        at = 4000 + 3000 * k
+        while at < len(audio):
+            piece = line[:len(audio) - at]
+            audio[at:at + len(piece)] += at_rms(line, 700)[:len(piece)]
+            at += len(line) + 2400
+    call = at_rms(say("nine fives", tmp_path), 6000)
+    start = 3 * 16000
+    audio[start:start + len(call)] += call
+    audio = np.clip(audio + np.random.default_rng(1).normal(0, 20, len(audio)), -32768, 32767).astype(np.int16)
+    recogniser.expect(Expect.CALLS)
+
+    def heard_right(settings):
+        return [h for h in listened(recogniser, audio, settings)
+                if h.start < start + len(call) and h.end > start
+                and h.result.text == "nine fives" and h.result.confidence >= 0.7]
+
+    assert heard_right(EndpointSettings())
+    assert not heard_right(EndpointSettings(louder_talker_db=None))
+
+
 class ScriptedEngine:
     """Reads the utterance so far as the next of a script of (text, confidence, goes on)."""
 
@@ -134,6 +164,23 @@ def talking_on(seconds: float = 4.0) -> np.ndarray:
     t = np.arange(int(seconds * 16000))
     loud = 3000 * np.sin(t * 2 * np.pi * 220 / 16000) * (1 + 0.3 * np.sin(t / 900))
     return np.concatenate([quiet, loud + rng.normal(0, 30, len(t))]).astype(np.int16)
+
+
+def test_the_room_s_talk_a_louder_call_ended_is_not_heard():
+    # Talk for three seconds, then a call far louder than it: the talk's utterance ends where
+    # the call begins, and is not given to the referee (the room's talk, heard alone, can
+    # read as a call); the call's own utterance is.
+    rng = np.random.default_rng(6)
+    audio = rng.normal(0, 20, 6 * 16000)
+    talk = slice(8000, 4 * 16000 + 12800)
+    audio[talk] += rng.standard_normal(talk.stop - talk.start) * np.where(
+        (np.arange(talk.stop - talk.start) // 1200) % 4 == 3, 100.0, 600.0)
+    t = np.arange(12800)
+    audio[4 * 16000:4 * 16000 + 12800] += 12000 * np.sin(t * 2 * np.pi * 220 / 16000)
+    engine = ScriptedEngine([("", 0.0, False)])
+    heard = listened(engine, np.clip(audio, -32768, 32767).astype(np.int16), EndpointSettings())
+    assert len(engine.ended_after) == 2  # the talk's stream was ended, and the call's
+    assert len(heard) == 1 and 4 * 16000 - 0.6 * 16000 <= heard[0].start <= 4 * 16000
 
 
 @pytest.mark.parametrize("script, looks, ended_after", [

@@ -70,6 +70,14 @@ class EndpointSettings:
     # at 24 dB (91% without) and 82% at 18 dB (72%), cutting no more calls short; 15 dB cut
     # 4 to 7 points more short.
     stop_below_peak_db: float | None = 20.0
+    # An utterance the room's talk opened runs on into a call said over it (a talking room
+    # is rarely quiet long enough to end it), and the recogniser, hearing the talk before
+    # the call, hears no call at all. So once an utterance has gone on for
+    # `louder_talker_after` seconds, a voice that starts `louder_talker_db` over its loudest
+    # so far (the caller, nearer than the room) ends it there as the room's talk, not heard,
+    # and opens an utterance of its own, which loudness judges (None: never).
+    louder_talker_db: float | None = 8.0
+    louder_talker_after: float = 1.0
     use_voice_activity: bool = True  # False: loudness alone
     # Where loudness judges the end (the room talking), the recogniser's reading of the
     # utterance so far may end it first (see sources.Listener): every `call_look` seconds
@@ -98,12 +106,17 @@ class Segment:
     # The highest chance of speech the voice activity model gave a chunk of it, its onset
     # included (None: no model).
     voice_peak: float | None = None
+    # The room's talk, ended where a louder voice began (EndpointSettings.louder_talker_db):
+    # not heard, as no call is in it; a room's talk, heard alone, can read as a call.
+    room_talk: bool = False
 
     def voiced(self, settings: EndpointSettings) -> bool | None:
         """Did it hold a voice (None: not known, without the voice activity model)?"""
         return None if self.voice_peak is None else self.voice_peak >= settings.voice_heard
 
 
+RECENT_FRAMES = 6  # the frames an utterance starts on (start_frames of them loud)
+LOUD_LEAD_FRAMES = 5  # frames before those that found it loud, back to its first loud part
 FLOOR_FRAMES = 10  # the frames a stream's start gives the room's level from
 # After an utterance dropped for a short gap in it, the most of its rest waited out before an
 # utterance may open again (the end of a call cut by a short "Sorry, say again?" is no call;
@@ -154,6 +167,7 @@ class Endpointer:
         self._room_first: list[float] = []
         self._room_queue: deque[float] = deque()
         self._by_voice = False  # the open utterance is judged by the model
+        self._loudness_only = False  # ... and never: it began over the room's talk
         self._quiet_chunks = 0
         self._floor = self.s.floor_db
         self._pending = np.zeros(0, dtype=np.int16)
@@ -161,6 +175,7 @@ class Endpointer:
         self._recent: list[bool] = []
         self._utterance_peak = 0.0  # loudest level (dB) of the open utterance
         self._utterance_dbs: list[float] = []  # its frames' levels
+        self._peak_before_recent = 0.0  # its loudest before the latest RECENT_FRAMES
         self._in_speech = False
         self._start = 0
         self._last_loud = 0
@@ -265,7 +280,7 @@ class Endpointer:
                 self._floor += rate * (db - self._floor)
                 if new_chunk:
                     self._hear_room(self._voice)
-            self._recent = (self._recent + [loud])[-6:]
+            self._recent = (self._recent + [loud])[-RECENT_FRAMES:]
             room_quiet = self._room is not None and self._room < s.room_talking
             voiced = room_quiet and new_chunk and sum(self._voiced_recent) >= s.voice_start_chunks
             if self._dropped_at is not None and not self._in_speech:
@@ -278,7 +293,8 @@ class Endpointer:
                 if voiced or sum(self._recent) >= s.start_frames:
                     self._in_speech = True
                     self._by_voice = voiced
-                    lead = 3 * CHUNK if voiced else 5 * FRAME  # back to the first loud part
+                    self._loudness_only = False
+                    lead = 3 * CHUNK if voiced else LOUD_LEAD_FRAMES * FRAME  # back to the first loud part
                     self._onset = max(self._cut_at, frame_start - lead - int(s.preroll * 16000))
                     self._start = max(self._onset, self._gap_at)
                     self._last_loud = self._pos
@@ -287,10 +303,16 @@ class Endpointer:
                     self._voice_peak = max(self._onset_voice, default=0.0)
                     self._utterance_peak = db
                     self._utterance_dbs = [db]
+                    self._peak_before_recent = -np.inf
                 continue
             self._utterance_peak = max(self._utterance_peak, db)
             self._utterance_dbs.append(db)
-            if voiced and not self._by_voice:
+            if len(self._utterance_dbs) > RECENT_FRAMES:
+                self._peak_before_recent = max(self._peak_before_recent, self._utterance_dbs[-RECENT_FRAMES - 1])
+            if self._louder_talker_starts():
+                out.append(self._restart(frame_start))
+                continue
+            if voiced and not self._by_voice and not self._loudness_only:
                 # Started by loudness, and now the model hears a voice: it judges the end.
                 # (Some synthetic voices never sound like speech to it; loudness ends those.)
                 self._by_voice = True
@@ -327,6 +349,32 @@ class Endpointer:
                 if (self._last_loud - self._onset) / 16000 >= s.min_speech + s.preroll:
                     out.append(Segment(self._start, self._last_loud, self._pos, self._peak()))
         return out
+
+    def _louder_talker_starts(self) -> bool:
+        """Most of the latest frames stand `louder_talker_db` over all the open utterance
+        had before them, and it has gone on long enough to be the room's talk."""
+        s = self.s
+        if s.louder_talker_db is None or len(self._utterance_dbs) < s.louder_talker_after * 100:
+            return False
+        line = self._peak_before_recent + s.louder_talker_db
+        return sum(db > line for db in self._utterance_dbs[-RECENT_FRAMES:]) >= s.start_frames
+
+    def _restart(self, frame_start: int) -> Segment:
+        """End the open utterance where a louder voice began, and open one from there
+        (with the usual lead and pre-roll, which may reach back into the ended one)."""
+        rise = frame_start - (RECENT_FRAMES - 1) * FRAME  # the first of the latest frames
+        ended = Segment(self._start, min(self._last_loud, rise), rise, self._peak(), room_talk=True)
+        self._onset = max(self._cut_at, rise - LOUD_LEAD_FRAMES * FRAME - int(self.s.preroll * 16000))
+        self._start = max(self._onset, self._gap_at)
+        self._last_loud = self._pos
+        self._quiet = 0
+        self._by_voice = False  # the room is talking: the model would hear its talk go on
+        self._loudness_only = True
+        self._voice_peak = max(self._onset_voice, default=0.0)
+        self._utterance_dbs = self._utterance_dbs[-RECENT_FRAMES:]
+        self._utterance_peak = max(self._utterance_dbs)
+        self._peak_before_recent = -np.inf
+        return ended
 
     def _judge_chunks(self, samples: np.ndarray) -> None:
         """Run the voice activity model over every whole 32 ms chunk of new audio."""
@@ -381,7 +429,7 @@ def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
           voice_activity: VoiceActivity | None = None) -> list[Segment]:
     ep = Endpointer(settings, voice_activity)
     ep.before_recording(samples)
-    return ep.feed(samples) + ep.flush()
+    return [s for s in ep.feed(samples) + ep.flush() if not s.room_talk]
 
 
 def utterances(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),

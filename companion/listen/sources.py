@@ -163,7 +163,12 @@ class Listener:
         segments = self.endpointer.feed(samples)
         out = []
         for seg in segments:
-            out.append(self._close(seg))
+            if seg.room_talk:  # not heard (see Segment.room_talk)
+                if self._open:
+                    self.engine.finish()
+                    self._open = False
+            else:
+                out.append(self._close(seg))
         if self.endpointer.in_speech:
             self._stream(self.endpointer.speech_start, self._buffer_start + len(self._buffer))
             if self._call_is_over():
