@@ -9,7 +9,9 @@ Two ways of telling speech from the room, chosen by what the room sounds like:
 While the room between calls does not sound like speech to the model, utterances start and
 end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
 that hangover is most of the latency from the end of speech to a known call, so it is kept
-short (calls have no long pauses inside).
+short (calls have no long pauses inside). A voice far louder than the talk that opened an
+utterance (a call said over a table that talks on) ends that talk's utterance unheard and
+opens its own.
 
 Long: the two ways, the room's level and the gaps in the sound share one frame loop, which
 split would have to pass every frame's state between its parts.
