@@ -60,8 +60,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         room_parser = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
         if name == command:  # only the room in use is imported: `play` starts without numpy or cv2
             getattr(importlib.import_module(module), f"add_{room}_arguments")(room_parser)
-    bench = sub.add_parser("bench", help="speech and vision benchmarks")
-    bench.add_argument("suite", choices=("speech", "vision"))
+    bench = sub.add_parser("bench", help="speech, talking-room and vision benchmarks")
+    bench.add_argument("suite", choices=("speech", "talk", "vision"))
     bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="options for the benchmark")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     # an option the command does not know is reported by this parser: point to that command's help

@@ -183,6 +183,24 @@ def test_the_room_s_talk_a_louder_call_ended_is_not_heard():
     assert len(heard) == 1 and 4 * 16000 - 0.6 * 16000 <= heard[0].start <= 4 * 16000
 
 
+def test_a_name_the_player_may_pause_after_is_not_cut_off_by_a_louder_word_after_the_pause():
+    # "Ana ... CALZA": the name said softly, a pause the referee allows, a louder word
+    audio = np.random.default_rng(7).normal(0, 20, 4 * 16000)
+    t = np.arange(16000)
+    audio[8000:19200] += 2000 * np.sin(t[:11200] * 2 * np.pi * 200 / 16000)
+    audio[25600:33600] += 6000 * np.sin(t[:8000] * 2 * np.pi * 220 / 16000)
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+
+    def heard(pause):  # (the louder word would cut the name off as the room's talk)
+        engine = ScriptedEngine([("", 0.0, False)])
+        listener = Listener(engine, EndpointSettings())
+        listener.endpointer.voice_activity = TalkingRoom()
+        listener.allow_pause(pause)
+        return list(listener.recording(audio))
+
+    assert [h.start < 8000 for h in heard(0.5)] == [True]  # one utterance, from the name on
+
+
 @pytest.mark.parametrize("script, looks, ended_after", [
     ([("nine fives", 0.9, False)] * 3, None, 3),
     ([("nine fives", 0.9, False)] * 9, 5, 5),

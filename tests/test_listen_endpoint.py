@@ -297,7 +297,7 @@ def test_a_call_said_over_talk_that_opened_an_utterance_gets_one_of_its_own():
     call = (48000, 60800)
     audio = talk_then_a_call(call, 96000)
     talk, own = every_segment(audio, ScriptedVoice(lambda at: 0.9))[:2]
-    assert talk.room_talk and talk.start < 16000 and talk.detected_at <= call[0]
+    assert talk.room_talk and talk.start < 16000 and talk.end <= call[0]
     assert not own.room_talk and call[0] - 0.6 * 16000 <= own.start <= call[0]
     assert call[1] - 800 <= own.end <= call[1] + 800
     assert split(audio, voice_activity=ScriptedVoice(lambda at: 0.9))[0] == own
@@ -373,3 +373,20 @@ def test_the_talking_room_set_counts_calls_with_an_utterance_of_their_own_and_he
     assert row["own"] == 0 and row["right"] == 0
     wrong = dict(said, text="five fives")
     assert judge([wrong], EndpointSettings(), engine)[18]["wrong"] == 1
+
+
+def test_in_a_quiet_room_a_bid_and_a_louder_dudo_over_its_end_are_both_heard():
+    # A long bid, and a nearer player's "dudo!" starting just before it ends: the louder
+    # voice opens an utterance of its own, but the room is quiet, so what it ended is no
+    # room's talk: the bid is heard.
+    rng = np.random.default_rng(8)
+    audio = rng.normal(0, 20, 64000)
+    t = np.arange(64000)
+    audio[16000:35200] += 1500 * np.sin(t[:19200] * 2 * np.pi * 180 / 16000)  # the bid
+    audio[34400:41600] += 15000 * np.sin(t[:7200] * 2 * np.pi * 240 / 16000)  # "dudo!"
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+    voice = ScriptedVoice(lambda at: 0.95 if 16000 < at <= 41600 else 0.02)
+    bid, dudo = every_segment(audio, voice)
+    assert not bid.room_talk and bid.start < 16000 and bid.end >= 33600
+    assert 34400 - 0.4 * 16000 <= dudo.start < 34400 and dudo.end >= 40800
+    assert split(audio, voice_activity=ScriptedVoice(lambda at: 0.95 if 16000 < at <= 41600 else 0.02)) == [bid, dudo]

@@ -59,8 +59,10 @@ def said(speaker: str | None, rng: np.random.Generator, count: int) -> list[tupl
         for k in range(count):
             text = CALLS[k % len(CALLS)]
             out.append((text, Expect.CALLS, voices.synthesise(by[k % len(by)], text)))
+    # the speaker named, or else the real speakers training hears (never the held-out one)
     files = sorted(p for p in (build.REAL_DIR / "recordings").glob("*.wav")
-                   if (p.stem.split("_")[1] == speaker) == (speaker is not None))
+                   if p.stem.split("_")[1] == (speaker or p.stem.split("_")[1])
+                   and (speaker is not None or p.stem.split("_")[1] != build.HELD_OUT_SPEAKER))
     for i in sorted(rng.choice(len(files), min(count, len(files)), replace=False)):
         digit = int(files[i].stem.split("_")[0])
         out.append((number_words(digit), Expect.COUNT, read_wav(files[i]).astype(np.float32) / 32768))
@@ -143,13 +145,22 @@ def main(argv: list[str] | None = None) -> int:
                          text=[f["text"] for f in files], expect=[f["expect"].name for f in files],
                          start=[f["start"] for f in files], end=[f["end"] for f in files])
     print(f"{len(files)} recordings; settings changed: {changes or 'none'}")
+    print_table(judge(files, settings))
+    return 0
+
+
+def by_level(rows: dict) -> list[tuple[int | None, dict]]:
+    """The rows of `judge`, clean first, then from the quietest babble to the loudest."""
+    return sorted(rows.items(), key=lambda kv: -(kv[0] if kv[0] is not None else 99))
+
+
+def print_table(rows: dict) -> None:
     print("babble dB | calls | own utterance | split | acted on right | wrong | acted on in the talk alone")
-    for level, row in sorted(judge(files, settings).items(), key=lambda kv: -(kv[0] or 99)):
+    for level, row in by_level(rows):
         n = row["calls"]
         print(f"{'clean' if level is None else level:>9} | {n:5} | {100 * row['own'] / n:12.1f}% | "
               f"{100 * row['split'] / n:4.1f}% | {100 * row['right'] / n:13.1f}% | "
               f"{100 * row['wrong'] / n:4.1f}% | {row['babble']}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -76,8 +76,9 @@ class EndpointSettings:
     # is rarely quiet long enough to end it), and the recogniser, hearing the talk before
     # the call, hears no call at all. So once an utterance has gone on for
     # `louder_talker_after` seconds, a voice that starts `louder_talker_db` over its loudest
-    # so far (the caller, nearer than the room) ends it there as the room's talk, not heard,
-    # and opens an utterance of its own, which loudness judges (None: never).
+    # so far (the caller, nearer than the room) ends it there, as the room's talk, not heard,
+    # where the room is known to talk, and opens an utterance of its own, which loudness
+    # judges (None: never).
     louder_talker_db: float | None = 8.0
     louder_talker_after: float = 1.0
     use_voice_activity: bool = True  # False: loudness alone
@@ -363,9 +364,12 @@ class Endpointer:
 
     def _restart(self, frame_start: int) -> Segment:
         """End the open utterance where a louder voice began, and open one from there
-        (with the usual lead and pre-roll, which may reach back into the ended one)."""
+        (with the usual lead and pre-roll, which may reach back into the ended one). Where
+        the room is known to talk, what ended is its talk; in a quiet room it may be a call
+        (a bid, and a nearer player's "dudo!" over its end), and is heard."""
         rise = frame_start - (RECENT_FRAMES - 1) * FRAME  # the first of the latest frames
-        ended = Segment(self._start, min(self._last_loud, rise), rise, self._peak(), room_talk=True)
+        ended = Segment(self._start, min(self._last_loud, rise), self._pos, self._peak(),
+                        room_talk=self._room_talks())
         self._onset = max(self._cut_at, rise - LOUD_LEAD_FRAMES * FRAME - int(self.s.preroll * 16000))
         self._start = max(self._onset, self._gap_at)
         self._last_loud = self._pos
@@ -377,6 +381,11 @@ class Endpointer:
         self._utterance_peak = max(self._utterance_dbs)
         self._peak_before_recent = -np.inf
         return ended
+
+    def _room_talks(self) -> bool:
+        """Is the room known to talk (by the voice activity model between utterances, or
+        a louder voice already cut its talk)?"""
+        return self._loudness_only or (self._room is not None and self._room >= self.s.room_talking)
 
     def _judge_chunks(self, samples: np.ndarray) -> None:
         """Run the voice activity model over every whole 32 ms chunk of new audio."""

@@ -127,11 +127,12 @@ class Listener:
 
     def allow_pause(self, seconds: float | None) -> None:
         """From now on, end an utterance only after `seconds` of quiet (None: as the settings
-        say): a player saying their name may pause after it ("Ana ... calza")."""
+        say): a player saying their name may pause after it ("Ana ... calza"), and say the
+        word after the pause louder than the name, which is no other voice starting."""
         if seconds is None:
             self.endpointer.s = self.settings
         else:
-            self.endpointer.s = replace(self.settings, hangover=seconds,
+            self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=None,
                                         voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK))
 
     def reset(self) -> None:
