@@ -10,8 +10,8 @@ While the room between calls does not sound like speech to the model, utterances
 end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
 that hangover is most of the latency from the end of speech to a known call, so it is kept
 short (calls have no long pauses inside). A voice far louder than the talk that opened an
-utterance (a call said over a table that talks on) ends that talk's utterance unheard and
-opens its own.
+utterance (a call said over a table that talks on) ends that utterance (unheard, where the
+room is known to talk) and opens its own.
 
 Long: the two ways, the room's level and the gaps in the sound share one frame loop, which
 split would have to pass every frame's state between its parts.
@@ -374,7 +374,7 @@ class Endpointer:
         self._start = max(self._onset, self._gap_at)
         self._last_loud = self._pos
         self._quiet = 0
-        self._by_voice = False  # the room is talking: the model would hear its talk go on
+        self._by_voice = False  # where the room talks on, the model would hear it as this voice
         self._loudness_only = True
         self._voice_peak = max(self._onset_voice, default=0.0)
         self._utterance_dbs = self._utterance_dbs[-RECENT_FRAMES:]
