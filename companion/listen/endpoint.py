@@ -294,19 +294,9 @@ class Endpointer:
                 self._dropped_at = None
             if not self._in_speech:
                 if voiced or sum(self._recent) >= s.start_frames:
-                    self._in_speech = True
-                    self._by_voice = voiced
-                    self._loudness_only = False
                     lead = 3 * CHUNK if voiced else LOUD_LEAD_FRAMES * FRAME  # back to the first loud part
-                    self._onset = max(self._cut_at, frame_start - lead - int(s.preroll * 16000))
-                    self._start = max(self._onset, self._gap_at)
-                    self._last_loud = self._pos
-                    self._quiet = self._quiet_chunks = 0
+                    self._begin(frame_start - lead, [db], by_voice=voiced, loudness_only=False)
                     self._room_queue.clear()  # the call's onset is not the room
-                    self._voice_peak = max(self._onset_voice, default=0.0)
-                    self._utterance_peak = db
-                    self._utterance_dbs = [db]
-                    self._peak_before_recent = -np.inf
                 continue
             self._utterance_peak = max(self._utterance_peak, db)
             self._utterance_dbs.append(db)
@@ -357,7 +347,7 @@ class Endpointer:
         """Most of the latest frames stand `louder_talker_db` over all the open utterance
         had before them, and it has gone on long enough to be the room's talk."""
         s = self.s
-        if s.louder_talker_db is None or len(self._utterance_dbs) < s.louder_talker_after * 100:
+        if s.louder_talker_db is None or len(self._utterance_dbs) * FRAME < s.louder_talker_after * 16000:
             return False
         line = self._peak_before_recent + s.louder_talker_db
         return sum(db > line for db in self._utterance_dbs[-RECENT_FRAMES:]) >= s.start_frames
@@ -370,17 +360,24 @@ class Endpointer:
         rise = frame_start - (RECENT_FRAMES - 1) * FRAME  # the first of the latest frames
         ended = Segment(self._start, min(self._last_loud, rise), self._pos, self._peak(),
                         room_talk=self._room_talks())
-        self._onset = max(self._cut_at, rise - LOUD_LEAD_FRAMES * FRAME - int(self.s.preroll * 16000))
+        # (by loudness: where the room talks on, the model would hear it as this voice)
+        self._begin(rise - LOUD_LEAD_FRAMES * FRAME, self._utterance_dbs[-RECENT_FRAMES:],
+                    by_voice=False, loudness_only=True)
+        return ended
+
+    def _begin(self, first_loud: int, levels: list[float], by_voice: bool, loudness_only: bool) -> None:
+        """Open an utterance whose first loud part starts at sample `first_loud` (its
+        pre-roll reaching back before it), its frames' levels so far `levels`."""
+        self._in_speech = True
+        self._by_voice, self._loudness_only = by_voice, loudness_only
+        self._onset = max(self._cut_at, first_loud - int(self.s.preroll * 16000))
         self._start = max(self._onset, self._gap_at)
         self._last_loud = self._pos
-        self._quiet = 0
-        self._by_voice = False  # where the room talks on, the model would hear it as this voice
-        self._loudness_only = True
+        self._quiet = self._quiet_chunks = 0
         self._voice_peak = max(self._onset_voice, default=0.0)
-        self._utterance_dbs = self._utterance_dbs[-RECENT_FRAMES:]
-        self._utterance_peak = max(self._utterance_dbs)
+        self._utterance_dbs = levels
+        self._utterance_peak = max(levels)
         self._peak_before_recent = -np.inf
-        return ended
 
     def _room_talks(self) -> bool:
         """Is the room known to talk (by the voice activity model between utterances, or
