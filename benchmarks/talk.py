@@ -31,7 +31,7 @@ from benchmarks.speech_corpus import PEAK, RATE, REAL_DIR, real_items
 from companion.listen.audio import read_wav
 from companion.listen.endpoint import EndpointSettings
 from companion.sources import Expect
-from training.talking_room_dev import AFTER_S, BEFORE_S, FLOOR, by_level, judge, print_table
+from training.talking_room_dev import AFTER_S, BEFORE_S, by_level, judge, print_table, said_into
 
 LEVELS = (None, 24, 18, 12, 6)  # None: no babble
 SEED = 31
@@ -39,8 +39,6 @@ SEED = 31
 
 def recordings(speaker: str, quick: bool, real_dir: Path, out: Path, log) -> list[dict]:
     """Each of the speaker's benchmark takes said into the benchmark's babble at each level."""
-    from training.augment import speech_power
-
     items, spare = real_items(speaker, quick, real_dir)
     babble = noise_tracks(out, quick, speaker, spare, 2, log)["babble"]
     rng = np.random.default_rng(SEED)
@@ -52,16 +50,7 @@ def recordings(speaker: str, quick: bool, real_dir: Path, out: Path, log) -> lis
         n = before + len(speech) + int(AFTER_S * RATE)
         at = int(rng.integers(0, len(babble) - n))
         room = babble[at:at + n] / (float(np.sqrt(np.mean(babble[at:at + n] ** 2))) + 1e-9)
-        voice = np.zeros(n, np.float32)
-        voice[before:before + len(speech)] = speech
-        active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
-        for level in LEVELS:
-            mixed = voice + rng.normal(0, FLOOR / 32768, n).astype(np.float32)
-            if level is not None:
-                mixed += room * np.float32(np.sqrt(speech_power(speech) / 10 ** (level / 10)))
-            files.append({"level": level, "text": item.truth_text, "expect": Expect.COUNT,
-                          "start": before + int(active[0]), "end": before + int(active[-1]),
-                          "audio": np.clip(mixed * 32768, -32768, 32767).astype(np.int16)})
+        files += said_into(room, speech, before, LEVELS, rng, item.truth_text, Expect.COUNT)
     return files
 
 

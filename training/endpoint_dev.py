@@ -32,10 +32,17 @@ SNRS = (24, 18, 12, 6)
 SEED = 5
 
 
+def real_recordings(speaker: str | None = None) -> list[Path]:
+    """The real recordings (DIGIT_SPEAKER_TAKE.wav) of `speaker`, or else of the speakers
+    training hears (never the held-out one)."""
+    said_by = lambda p: p.stem.split("_")[1]  # noqa: E731
+    return sorted(p for p in (build.REAL_DIR / "recordings").glob("*.wav")
+                  if (said_by(p) == speaker if speaker else said_by(p) != build.HELD_OUT_SPEAKER))
+
+
 def real_digits(count: int, rng: np.random.Generator) -> list[np.ndarray]:
     """`count` recordings of digits by the real speakers training hears (float, -1..1)."""
-    files = sorted(p for p in (build.REAL_DIR / "recordings").glob("*.wav")
-                   if p.stem.split("_")[1] != build.HELD_OUT_SPEAKER)
+    files = real_recordings()
     if not files:
         return []
     chosen = rng.choice(len(files), min(count, len(files)), replace=False)

@@ -36,10 +36,10 @@ from companion.listen.audio import read_wav
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.recogniser import CallRecogniser
-from companion.listen.sources import CHUNK, Listener
+from companion.listen.sources import Listener
 from companion.sources import Expect
 from training import augment, build, voices
-from training.endpoint_dev import setting_changes
+from training.endpoint_dev import real_recordings, setting_changes
 from training.augment import speech_power
 
 LEVELS = (None, 24, 18, 12)  # None: no babble
@@ -59,10 +59,7 @@ def said(speaker: str | None, rng: np.random.Generator, count: int) -> list[tupl
         for k in range(count):
             text = CALLS[k % len(CALLS)]
             out.append((text, Expect.CALLS, voices.synthesise(by[k % len(by)], text)))
-    # the speaker named, or else the real speakers training hears (never the held-out one)
-    files = sorted(p for p in (build.REAL_DIR / "recordings").glob("*.wav")
-                   if p.stem.split("_")[1] == (speaker or p.stem.split("_")[1])
-                   and (speaker is not None or p.stem.split("_")[1] != build.HELD_OUT_SPEAKER))
+    files = real_recordings(speaker)
     for i in sorted(rng.choice(len(files), min(count, len(files)), replace=False)):
         digit = int(files[i].stem.split("_")[0])
         out.append((number_words(digit), Expect.COUNT, read_wav(files[i]).astype(np.float32) / 32768))
@@ -78,17 +75,27 @@ def recordings(babble_path: Path, speaker: str | None, count: int) -> list[dict]
         before = int(rng.uniform(*BEFORE_S) * RATE)
         n = before + len(speech) + int(AFTER_S * RATE)
         babble = augment.babble_track(talkers, n, int(rng.choice([2, 5])), rng)
-        voice = np.zeros(n, np.float32)
-        voice[before:before + len(speech)] = speech
-        active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
-        start, end = before + int(active[0]), before + int(active[-1])
-        for level in LEVELS:
-            mixed = voice + rng.normal(0, FLOOR / 32768, n).astype(np.float32)
-            if level is not None:
-                mixed += babble * np.float32(np.sqrt(speech_power(speech) / 10 ** (level / 10)))
-            audio = np.clip(mixed * 32768, -32768, 32767).astype(np.int16)
-            out.append({"level": level, "text": text, "expect": expect, "start": start,
-                        "end": end, "audio": audio})
+        out += said_into(babble, speech, before, LEVELS, rng, text, expect)
+    return out
+
+
+def said_into(room: np.ndarray, speech: np.ndarray, before: int, levels, rng: np.random.Generator,
+              text: str, expect: Expect) -> list[dict]:
+    """`speech` (float, at the benchmark's peak) said `before` samples into `room` (talk as
+    long as the recording, at any level), over the benchmark's hiss, at each of `levels` (dB
+    under the speech; None: no talk): one recording each, with where the voice starts and ends."""
+    n = len(room)
+    voice = np.zeros(n, np.float32)
+    voice[before:before + len(speech)] = speech
+    active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
+    start, end = before + int(active[0]), before + int(active[-1])
+    out = []
+    for level in levels:
+        mixed = voice + rng.normal(0, FLOOR / 32768, n).astype(np.float32)
+        if level is not None:
+            mixed += room * np.float32(np.sqrt(speech_power(speech) / 10 ** (level / 10)))
+        audio = np.clip(mixed * 32768, -32768, 32767).astype(np.int16)
+        out.append({"level": level, "text": text, "expect": expect, "start": start, "end": end, "audio": audio})
     return out
 
 
