@@ -140,9 +140,7 @@ class Listener:
         self._buffer = np.zeros(0, dtype=np.int16)
         self._buffer_start = 0
         self._fed_to = 0
-        if self._open:
-            self.engine.finish()
-        self._open = False
+        self._abandon()
 
     def gap(self, missing: float | None = None) -> None:
         """Sound is missing from here (`missing` seconds of it, where known: skipped when
@@ -152,9 +150,7 @@ class Listener:
         the call said next)."""
         if self.endpointer.in_speech:
             self.endpointer.drop(rest_may_follow=missing is not None and missing < DROPPED_TALK_S)
-            if self._open:
-                self.engine.finish()  # its reading of half a call is not wanted
-                self._open = False
+            self._abandon()  # its reading of half a call is not wanted
         else:
             self.endpointer.gap()
 
@@ -165,9 +161,7 @@ class Listener:
         out = []
         for seg in segments:
             if seg.room_talk:  # not heard (see Segment.room_talk)
-                if self._open:
-                    self.engine.finish()
-                    self._open = False
+                self._abandon()
             else:
                 out.append(self._close(seg))
         if self.endpointer.in_speech:
@@ -230,6 +224,12 @@ class Listener:
             a, b = self._fed_to - self._buffer_start, upto - self._buffer_start
             self.engine.feed(self._buffer[a:b])
             self._fed_to = upto
+
+    def _abandon(self) -> None:
+        """End the engine's open utterance, unread."""
+        if self._open:
+            self.engine.finish()
+            self._open = False
 
     def _close(self, seg: Segment) -> DecodedSpan:
         # Feed up to a little after the judged end: the decoder wants trailing silence.
