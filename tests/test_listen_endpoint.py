@@ -189,21 +189,21 @@ def test_chatter_peaks_far_under_the_call_do_not_keep_it_open():
 def test_the_development_set_counts_calls_missed_ends_found_and_calls_cut_short_per_level():
     from training.endpoint_dev import judge
 
-    whole = (24, 16000, 32000, chatter_after_a_call(48000))
+    whole = ("babble", 24, 16000, 32000, chatter_after_a_call(48000))
     # the recording's call goes on past where the loud part stops: the utterance ended inside it
-    cut = (12, 16000, 40000, chatter_after_a_call(56000))
+    cut = ("babble", 12, 16000, 40000, chatter_after_a_call(56000))
     scores = judge([whole, cut], EndpointSettings())
-    assert scores[24]["found"] == 1 and scores[24]["cut"] == 0 and scores[24]["missed"] == 0
-    assert 0.0 <= scores[24]["delays"][0] < 0.35
-    assert scores[12]["found"] == 0 and scores[12]["cut"] == 1 and scores[12]["missed"] == 0
+    assert scores["babble", 24]["found"] == 1 and scores["babble", 24]["cut"] == 0 and scores["babble", 24]["missed"] == 0
+    assert 0.0 <= scores["babble", 24]["delays"][0] < 0.35
+    assert scores["babble", 12]["found"] == 0 and scores["babble", 12]["cut"] == 1 and scores["babble", 12]["missed"] == 0
     # a call 60 ms long: kept by default, dropped as a die hitting the table where bursts
     # must last 0.15 s
     burst = np.random.default_rng(3).standard_normal(48000) * 300
     burst[16000:16960] += 30000 * np.sin(np.arange(960) * 2 * np.pi * 220 / 16000)
-    short = (6, 16000, 16960, burst.astype(np.int16))
-    assert judge([short], EndpointSettings())[6]["missed"] == 0
-    assert judge([short], EndpointSettings(min_speech=0.15))[6]["missed"] == 1
-    assert judge([whole], EndpointSettings(stop_below_peak_db=None))[24]["found"] == 0
+    short = ("pink", 6, 16000, 16960, burst.astype(np.int16))
+    assert judge([short], EndpointSettings())["pink", 6]["missed"] == 0
+    assert judge([short], EndpointSettings(min_speech=0.15))["pink", 6]["missed"] == 1
+    assert judge([whole], EndpointSettings(stop_below_peak_db=None))["babble", 24]["found"] == 0
 
 
 def test_a_recording_cut_right_at_its_first_word_keeps_that_word(tmp_path):

@@ -4,8 +4,8 @@
 
 Calls said by training voices (piper and espeak-ng) and digits said by the real speakers
 training hears (never the held-out one), in babble of the training talkers
-(build/speech/babble.npz, from `python -m training.build`) at 24, 18, 12 and 6 dB, with the
-benchmark's room before and after. Each file goes through the endpointer alone (no
+(build/speech/babble.npz, from `python -m training.build`) at 24, 18, 12 and 6 dB, clean,
+and in pink noise at those levels, with the benchmark's room before and after. Each file goes through the endpointer alone (no
 recogniser), and per level it prints how often no utterance held any of the call (the call
 missed), how often the end of the call was found before the recording ran out, how often an
 utterance ended inside the call (the call cut short), and the delay from the end of speech
@@ -50,28 +50,37 @@ def real_digits(count: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def recordings(babble_path: Path, calls: int = 120, digits: int = 60
-               ) -> list[tuple[int, int, int, np.ndarray]]:
-    """(SNR, samples where the call starts and ends, int16 audio) for each call at each level."""
+               ) -> list[tuple[str, int | None, int, int, np.ndarray]]:
+    """(room: babble, clean or pink; SNR, None clean; samples where the call starts and
+    ends; int16 audio) for each call in each room."""
     rng = np.random.default_rng(SEED)
     talkers, _ = build.load_clips(babble_path)
     said_by = voices.list_voices("piper", 6, 77) + voices.list_voices("espeak", 6, 77)
     said = [voices.synthesise(said_by[k % len(said_by)], item.text)
             for k, item in enumerate(corpus.items(calls, 4242))]
-    out = []
+    out, spoken = [], []
     for speech in said + real_digits(digits, rng):
         speech = speech * (PEAK / (float(np.max(np.abs(speech))) + 1e-9))  # the benchmark's level
         start = int(LEAD_S * RATE) + speech_start(speech)
         end = int(LEAD_S * RATE) + speech_end(speech)
         babble = augment.babble_track(talkers, 6 * RATE, int(rng.integers(5, 7)), rng)
-        out += [(snr, start, end, mix(speech, babble, snr, rng)) for snr in SNRS]
+        out += [("babble", snr, start, end, mix(speech, babble, snr, rng)) for snr in SNRS]
+        spoken.append((speech, start, end))
+    # (a generator of their own, so the babble mixes stay those of the babble-only set)
+    rng = np.random.default_rng(SEED + 1)
+    pink = augment.coloured_noise(60 * RATE, rng, 1.0)
+    for speech, start, end in spoken:
+        out.append(("clean", None, start, end, mix(speech, None, None, rng)))
+        out += [("pink", snr, start, end, mix(speech, pink, snr, rng)) for snr in SNRS]
     return out
 
 
-def judge(files: list[tuple[int, int, int, np.ndarray]], settings: EndpointSettings) -> dict[int, dict]:
-    """Per level: calls, calls no utterance held any of, ends found before the recording ran
-    out, calls cut short, delays (s)."""
-    by_level: dict[int, dict] = {}
-    for snr, start, end, audio in files:
+def judge(files: list[tuple[str, int | None, int, int, np.ndarray]], settings: EndpointSettings
+          ) -> dict[tuple[str, int | None], dict]:
+    """Per room and level: calls, calls no utterance held any of, ends found before the
+    recording ran out, calls cut short, delays (s)."""
+    by_level: dict[tuple[str, int | None], dict] = {}
+    for room, snr, start, end, audio in files:
         segments = split(audio, settings)
         found = [s for s in segments if end <= s.detected_at < len(audio) - FRAME]
         # an utterance that ended inside the call (not one of the room's talk that ended
@@ -79,7 +88,7 @@ def judge(files: list[tuple[int, int, int, np.ndarray]], settings: EndpointSetti
         cut = any(s.detected_at < end - 0.1 * RATE and s.end > max(start, LEAD_S * RATE) + 0.1 * RATE
                   for s in segments)
         missed = not any(s.start < end and s.end > start for s in segments)
-        row = by_level.setdefault(snr, {"calls": 0, "missed": 0, "found": 0, "cut": 0, "delays": []})
+        row = by_level.setdefault((room, snr), {"calls": 0, "missed": 0, "found": 0, "cut": 0, "delays": []})
         row["calls"] += 1
         row["missed"] += missed
         row["cut"] += cut
@@ -117,22 +126,28 @@ def main(argv: list[str] | None = None) -> int:
     changes = setting_changes(args.set, parser)
     settings = dataclasses.replace(EndpointSettings(), **changes)
     cached = build.load_clips(args.cache) if args.cache.exists() else None
-    if cached and "start" in cached[1]:  # a cache from before calls' starts were kept is made again
+    if cached and "room" in cached[1]:  # a cache from before clean and pink rooms is made again
         audio, columns = cached
-        files = list(zip(columns["snr"].tolist(), columns["start"].tolist(), columns["end"].tolist(), audio))
+        files = [(str(room), None if snr < 0 else int(snr), int(start), int(end), a)
+                 for room, snr, start, end, a in zip(columns["room"], columns["snr"], columns["start"],
+                                                     columns["end"], audio)]
     elif not args.babble.exists():
         parser.error(f"{args.babble} not found: build it with python -m training.build")
     else:
         files = recordings(args.babble)
         args.cache.parent.mkdir(parents=True, exist_ok=True)
-        build.save_clips(args.cache, [f[3] for f in files], snr=[f[0] for f in files],
-                         start=[f[1] for f in files], end=[f[2] for f in files])
+        build.save_clips(args.cache, [f[4] for f in files], room=[f[0] for f in files],
+                         snr=[-1 if f[1] is None else f[1] for f in files],
+                         start=[f[2] for f in files], end=[f[3] for f in files])
     print(f"{len(files)} recordings; settings changed: {changes or 'none'}")
-    print("babble dB | missed | end found | cut short | delay p50 / p90 ms")
-    for snr, row in sorted(judge(files, settings).items(), reverse=True):
+    print("room         | missed | end found | cut short | delay p50 / p90 ms")
+    rows = judge(files, settings)
+    for room, snr in sorted(rows, key=lambda k: (k[0], -(k[1] if k[1] is not None else 99))):
+        row = rows[room, snr]
         d = np.array(row["delays"]) * 1000
         delay = f"{np.median(d):.0f} / {np.percentile(d, 90):.0f}" if len(d) else "-"
-        print(f"{snr:9} | {100 * row['missed'] / row['calls']:5.1f}% | {100 * row['found'] / row['calls']:8.0f}% "
+        name = room if snr is None else f"{room} {snr} dB"
+        print(f"{name:12} | {100 * row['missed'] / row['calls']:5.1f}% | {100 * row['found'] / row['calls']:8.0f}% "
               f"| {100 * row['cut'] / row['calls']:8.0f}% | {delay}")
     return 0
 
