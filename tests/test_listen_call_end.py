@@ -201,6 +201,40 @@ def test_a_name_the_player_may_pause_after_is_not_cut_off_by_a_louder_word_after
     assert [h.start < 8000 for h in heard(0.5)] == [True]  # one utterance, from the name on
 
 
+class HeardBetween:
+    """Stands in for the voice activity model in a quiet room: a voice in every chunk from
+    sample `start` to `stop` (the model holds on over pauses), none elsewhere."""
+
+    def __init__(self, start: int, stop: int) -> None:
+        self.start, self.stop, self.at = start, stop, 0
+
+    def reset(self) -> None:
+        self.at = 0
+
+    def probability(self, chunk: np.ndarray) -> float:
+        self.at += len(chunk)
+        return 0.9 if self.start < self.at <= self.stop else 0.02
+
+
+def test_a_name_s_allowed_pause_is_not_ended_by_loudness_while_the_model_hears_through_it():
+    # "Ana ... calza" in a quiet room: the pause after the name is far under the name, but
+    # the referee allows it, so loudness must not end the utterance there either.
+    audio = np.random.default_rng(8).normal(0, 20, 4 * 16000)
+    t = np.arange(16000)
+    audio[8000:19200] += 4000 * np.sin(t[:11200] * 2 * np.pi * 200 / 16000)
+    audio[25600:33600] += 4000 * np.sin(t[:8000] * 2 * np.pi * 220 / 16000)
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+
+    def heard(pause):
+        listener = Listener(ScriptedEngine([("", 0.0, False)]), EndpointSettings())
+        listener.endpointer.voice_activity = HeardBetween(8000, 34000)
+        listener.allow_pause(pause)
+        return list(listener.recording(audio))
+
+    assert len(heard(0.5)) == 1
+    assert len(heard(None)) == 2  # a call's own hangover: the name and the word apart
+
+
 @pytest.mark.parametrize("script, looks, ended_after", [
     ([("nine fives", 0.9, False)] * 3, None, 3),
     ([("nine fives", 0.9, False)] * 9, 5, 5),

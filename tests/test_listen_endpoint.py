@@ -186,6 +186,32 @@ def test_chatter_peaks_far_under_the_call_do_not_keep_it_open():
     assert held.end > 80000
 
 
+def test_talk_after_a_call_that_the_model_takes_for_the_caller_does_not_hold_it_open():
+    # A quiet room (the model hears no voice before the call), a call, and the table talking
+    # on from where it ends, far under it: the model, having heard the call, hears the talk as
+    # the caller going on. Loudness ends the call's utterance 0.3 s after the call.
+    call = (16000, 32000)
+    audio = talk_then_a_call(call, 8 * 16000, talk_from=call[1])
+    locked_on = lambda at: 0.02 if at < call[0] else 0.95  # noqa: E731
+    ended = split(audio, voice_activity=ScriptedVoice(locked_on))
+    assert call[1] - 800 <= ended[0].end <= call[1] + 800
+    assert ended[0].detected_at <= call[1] + 0.4 * 16000
+    held = split(audio, EndpointSettings(voice_held_below_peak_db=None), voice_activity=ScriptedVoice(locked_on))
+    assert held[0].detected_at > call[1] + 4 * 16000
+
+
+def test_a_pause_inside_a_call_that_the_model_hears_through_does_not_end_it():
+    # "Ana five five, three one": a quarter-second pause the model hears through (it holds on
+    # over short pauses), in which loudness falls far under the words.
+    audio = burst_in_hiss(16000, 60000, 5 * 16000)
+    audio[36000:40000] = np.random.default_rng(1).normal(0, 30, 4000).astype(np.int16)
+    voice = lambda at: 0.9 if 16000 <= at <= 62000 else 0.02  # noqa: E731
+    whole = split(audio, voice_activity=ScriptedVoice(voice))
+    assert len(whole) == 1 and whole[0].end >= 59000
+    cut = split(audio, EndpointSettings(voice_held_hangover=0.2), voice_activity=ScriptedVoice(voice))
+    assert len(cut) == 2
+
+
 def test_the_development_set_counts_calls_missed_ends_found_and_calls_cut_short_per_level():
     from training.endpoint_dev import judge
 
@@ -327,7 +353,13 @@ def test_a_call_over_talk_the_model_judges_gets_its_own_utterance_which_loudness
     segments = split(audio, voice_activity=voice)
     own = [s for s in segments if call[0] - 0.6 * 16000 <= s.start <= call[0]]
     assert len(own) == 1 and own[0].detected_at <= call[1] + 0.5 * 16000
-    held = split(audio, EndpointSettings(louder_talker_db=None),
+    # Without the louder voice, the call lies inside the talk's utterance; the talk after it,
+    # far under the call, ends that utterance (voice_held_below_peak_db), or else it is held
+    # open past the call as well.
+    inside = split(audio, EndpointSettings(louder_talker_db=None),
+                   voice_activity=ScriptedVoice(lambda at: 0.9 if at > 16000 else 0.02))
+    assert inside[0].start < 20000 and call[1] - 1600 <= inside[0].end <= call[1] + 1600
+    held = split(audio, EndpointSettings(louder_talker_db=None, voice_held_below_peak_db=None),
                  voice_activity=ScriptedVoice(lambda at: 0.9 if at > 16000 else 0.02))
     assert held[0].start < 20000 and held[0].end > call[1] + 16000
 

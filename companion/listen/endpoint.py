@@ -9,7 +9,8 @@ Two ways of telling speech from the room, chosen by what the room sounds like:
 While the room between calls does not sound like speech to the model, utterances start and
 end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
 that hangover is most of the latency from the end of speech to a known call, so it is kept
-short (calls have no long pauses inside). A voice far louder than the talk that opened an
+short (calls have no long pauses inside). The model, having heard a call, hears talk after it
+as the same voice, so loudness far under the call ends an utterance the model judges too. A voice far louder than the talk that opened an
 utterance (a call said over a table that talks on) ends that utterance (unheard, where the
 room is known to talk) and opens its own.
 
@@ -58,6 +59,16 @@ class EndpointSettings:
     voice_off: float = 0.6  # ... and below which a chunk counts as quiet
     voice_start_chunks: int = 2  # voiced chunks (of the last 3) that start an utterance
     voice_hangover_chunks: int = 4  # quiet chunks (32 ms each) that end one
+    # Having heard a call, the model hears talk that follows it as the caller going on, even
+    # talk it took for no voice before the call: the utterance would run on to the talk's
+    # next pause. So loudness ends one the model judges too, once it has stayed
+    # `voice_held_below_peak_db` under the utterance's loudest for `voice_held_hangover`
+    # seconds (longer than a pause inside a hand; None: never). On the development set
+    # (`python -m training.endpoint_dev`) it found the end of 97% of calls in 18 dB babble
+    # where 77% were found without it, and cut no more calls short, clean or in noise: at
+    # 0.2 s it cut long calls at a pause, and 14 dB cut more calls short clean and in pink noise.
+    voice_held_below_peak_db: float | None = 16.0
+    voice_held_hangover: float = 0.3
     room_talking: float = 0.3  # mean speech probability between calls above which the room
     # counts as talking, and loudness takes over (babble reads as speech to the model)
     room_learn_chunks: int = 10  # chunks at the start of a stream that give the first mean
@@ -182,6 +193,7 @@ class Endpointer:
         self._in_speech = False
         self._start = 0
         self._last_loud = 0
+        self._held_loud = 0  # where loudness last heard the utterance the model judges
         self._quiet = 0
         self._first: list[float] = []
         self._floor_given = False  # the room's level is known beforehand (before_recording)
@@ -309,7 +321,7 @@ class Endpointer:
                 # Started by loudness, and now the model hears a voice: it judges the end.
                 # (Some synthetic voices never sound like speech to it; loudness ends those.)
                 self._by_voice = True
-                self._quiet_chunks = 0
+                self._quiet_chunks = self._quiet = 0
             if self._by_voice:
                 if new_chunk:
                     if self._voice >= s.voice_off:
@@ -317,7 +329,7 @@ class Endpointer:
                         self._quiet_chunks = 0
                     else:
                         self._quiet_chunks += 1
-                ended = self._quiet_chunks >= s.voice_hangover_chunks
+                ended = self._quiet_chunks >= s.voice_hangover_chunks or self._held_voice_over(db)
             else:
                 quiet_below = self._floor + s.stop_db
                 if s.stop_below_peak_db is not None:
@@ -342,6 +354,23 @@ class Endpointer:
                 if (self._last_loud - self._onset) / 16000 >= s.min_speech + s.preroll:
                     out.append(Segment(self._start, self._last_loud, self._pos, self._peak()))
         return out
+
+    def _held_voice_over(self, db: float) -> bool:
+        """In an utterance the model judges: has loudness been far under its loudest for
+        long enough to end it, though the model still hears a voice (see
+        `voice_held_below_peak_db`)? If so, it ended at loudness's last loud frame."""
+        s = self.s
+        if s.voice_held_below_peak_db is None:
+            return False
+        if db > self._utterance_peak - s.voice_held_below_peak_db:
+            self._held_loud = self._pos
+            self._quiet = 0
+            return False
+        self._quiet += 1
+        if self._quiet < round(s.voice_held_hangover * 100):
+            return False
+        self._last_loud = min(self._last_loud, self._held_loud)
+        return True
 
     def _louder_talker_starts(self) -> bool:
         """Most of the latest frames stand `louder_talker_db` over all the open utterance
@@ -372,7 +401,7 @@ class Endpointer:
         self._by_voice, self._loudness_only = by_voice, loudness_only
         self._onset = max(self._cut_at, first_loud - int(self.s.preroll * 16000))
         self._start = max(self._onset, self._gap_at)
-        self._last_loud = self._pos
+        self._last_loud = self._held_loud = self._pos
         self._quiet = self._quiet_chunks = 0
         self._voice_peak = max(self._onset_voice, default=0.0)
         self._utterance_dbs = levels

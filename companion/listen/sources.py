@@ -133,7 +133,8 @@ class Listener:
             self.endpointer.s = self.settings
         else:
             self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=None,
-                                        voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK))
+                                        voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK),
+                                        voice_held_hangover=max(seconds, self.settings.voice_held_hangover))
 
     def reset(self) -> None:
         self.endpointer.reset()
