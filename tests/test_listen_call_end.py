@@ -101,6 +101,33 @@ def test_a_call_someone_talks_right_after_is_heard_when_it_ends(recogniser, tmp_
 
 
 @needs_espeak
+def test_a_call_the_table_talks_straight_after_in_a_quiet_room_is_heard_when_it_ends(recogniser, tmp_path):
+    # A quiet room, "nine fives", and a neighbour talking as loud from the moment it ends:
+    # the voice activity model (the real one here), having heard the call, hears the talk as
+    # the caller going on, and loudness cannot part them. Read as it goes, the call ends the
+    # utterance; else the call was heard with the talk seconds later, as another call or none.
+    call = at_rms(say("nine fives", tmp_path), 4000)
+    voiced = np.flatnonzero(np.abs(call) > 0.02 * np.abs(call).max())
+    start, end = 32000, 32000 + int(voiced[-1])
+    neighbour = at_rms(say("so I was telling him about the weekend and he laughed at the whole "
+                           "story", tmp_path, "en-gb+m3", 170), 4000)
+    audio = np.random.default_rng(2).normal(0, 20, end + len(neighbour) + 16000)
+    audio[start:start + len(call)] += call
+    audio[end:end + len(neighbour)] += neighbour
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+    recogniser.expect(Expect.CALLS)
+
+    def first_heard(settings):
+        return list(Listener(recogniser, settings).recording(audio))[0]
+
+    heard = first_heard(EndpointSettings())
+    assert heard.result.text == "nine fives" and heard.result.confidence >= 0.7
+    assert end <= heard.detected_at <= end + int(0.6 * 16000)
+    held = first_heard(EndpointSettings(end_on_call_by_voice=False))
+    assert held.detected_at > end + 16000
+
+
+@needs_espeak
 def test_a_call_said_over_talk_that_opened_an_utterance_is_heard(recogniser, tmp_path):
     # Two neighbours have been talking for seconds when the call is said over them, and
     # their talk never pauses long enough to end the utterance it opened: heard with the
@@ -216,23 +243,34 @@ class HeardBetween:
         return 0.9 if self.start < self.at <= self.stop else 0.02
 
 
-def test_a_name_s_allowed_pause_is_not_ended_by_loudness_while_the_model_hears_through_it():
-    # "Ana ... calza" in a quiet room: the pause after the name is far under the name, but
-    # the referee allows it, so loudness must not end the utterance there either.
+def a_name_a_pause_and_a_word_heard(pause: float | None, reading: tuple[str, float]):
+    """"Ana ... calza" in a quiet room, the model hearing a voice through the pause after the
+    name, heard with `pause` allowed and every look reading the utterance so far as `reading`."""
     audio = np.random.default_rng(8).normal(0, 20, 4 * 16000)
     t = np.arange(16000)
     audio[8000:19200] += 4000 * np.sin(t[:11200] * 2 * np.pi * 200 / 16000)
     audio[25600:33600] += 4000 * np.sin(t[:8000] * 2 * np.pi * 220 / 16000)
-    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+    listener = Listener(ScriptedEngine([(*reading, False)]), EndpointSettings())
+    listener.endpointer.voice_activity = HeardBetween(8000, 34000)
+    listener.allow_pause(pause)
+    return list(listener.recording(np.clip(audio, -32768, 32767).astype(np.int16)))
 
-    def heard(pause):
-        listener = Listener(ScriptedEngine([("", 0.0, False)]), EndpointSettings())
-        listener.endpointer.voice_activity = HeardBetween(8000, 34000)
-        listener.allow_pause(pause)
-        return list(listener.recording(audio))
 
-    assert len(heard(0.5)) == 1
-    assert len(heard(None)) == 2  # a call's own hangover: the name and the word apart
+def test_a_name_s_allowed_pause_is_not_ended_by_loudness_while_the_model_hears_through_it():
+    # The pause after the name is far under the name, but the referee allows it, so
+    # loudness must not end the utterance there either.
+    assert len(a_name_a_pause_and_a_word_heard(0.5, ("", 0.0))) == 1
+    # a call's own hangover: the name and the word apart
+    assert len(a_name_a_pause_and_a_word_heard(None, ("", 0.0))) == 2
+
+
+def test_a_sure_reading_of_a_name_alone_does_not_end_it_during_its_allowed_pause():
+    # A reading of the name alone as a sure call ("one") must not end the utterance before
+    # the word after the pause.
+    whole = a_name_a_pause_and_a_word_heard(0.5, ("one", 0.95))
+    assert len(whole) == 1 and not whole[0].ended_on_call and whole[0].end >= 33000
+    # a call's own utterance: the sure reading ends it
+    assert a_name_a_pause_and_a_word_heard(None, ("one", 0.95))[0].ended_on_call
 
 
 @pytest.mark.parametrize("script, looks, ended_after", [

@@ -20,6 +20,10 @@ hearing. `--speaker lucas` says `--count` of the held-out real speaker's digits 
 from all his takes (the benchmark's babble uses some of them as talkers), heard by a network
 that never trained on him: a figure for his hearing, once the settings are chosen.
 `--set` changes EndpointSettings; the mixed recordings are kept (`--cache`).
+
+`--talk-after` says each call in a quiet room instead, with the table talking from the
+moment it ends (the reaction to a "dudo!"), at 12, 6 and 0 dB under the call: the voice
+activity model, having heard the call, hears that talk as the caller going on.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from training.endpoint_dev import real_recordings, setting_changes
 from training.augment import speech_power
 
 LEVELS = (None, 24, 18, 12)  # None: no babble
+AFTER_LEVELS = (None, 12, 6, 0)  # the talk after a call, in dB under it (--talk-after)
 SEED = 9
 CALLS = ("three fours", "five sixes", "two aces", "seven threes", "four pacos", "nine twos",
          "dudo", "calza", "six fives", "eleven fours", "eight ones", "twelve sixes")
@@ -66,7 +71,7 @@ def said(speaker: str | None, rng: np.random.Generator, count: int) -> list[tupl
     return out
 
 
-def recordings(babble_path: Path, speaker: str | None, count: int) -> list[dict]:
+def recordings(babble_path: Path, speaker: str | None, count: int, talk_after: bool = False) -> list[dict]:
     rng = np.random.default_rng(SEED)
     talkers, _ = build.load_clips(babble_path)
     out = []
@@ -75,7 +80,12 @@ def recordings(babble_path: Path, speaker: str | None, count: int) -> list[dict]
         before = int(rng.uniform(*BEFORE_S) * RATE)
         n = before + len(speech) + int(AFTER_S * RATE)
         babble = augment.babble_track(talkers, n, int(rng.choice([2, 5])), rng)
-        out += said_into(babble, speech, before, LEVELS, rng, text, expect)
+        if talk_after:  # quiet until the voice ends, then the table talks on
+            active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
+            babble[:before + int(active[-1])] = 0
+            out += said_into(babble, speech, before, AFTER_LEVELS, rng, text, expect)
+        else:
+            out += said_into(babble, speech, before, LEVELS, rng, text, expect)
     return out
 
 
@@ -119,6 +129,7 @@ def judge(files: list[dict], settings: EndpointSettings, recogniser=None) -> dic
         away = [s for s in acted if not (s.start < end and s.end > start)]
         if on_call:
             row["right" if on_call[0].result.text == f["text"] else "wrong"] += 1
+            row.setdefault("known_after", []).append((on_call[0].detected_at - end) / RATE)
         row["babble"] += len(away)
     return rows
 
@@ -129,13 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--babble", type=Path, default=Path("build/speech/babble.npz"))
     parser.add_argument("--speaker", help="the real speaker whose digits are said (the held-out one: lucas)")
     parser.add_argument("--count", type=int, default=60, help="calls, and as many real digits")
-    parser.add_argument("--cache", type=Path, help="default: build/talking-room-dev[-SPEAKER].npz")
+    parser.add_argument("--talk-after", action="store_true",
+                        help="a quiet room until the call ends, the table talking from then on")
+    parser.add_argument("--cache", type=Path, help="default: build/talking-room-dev[-after][-SPEAKER].npz")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="an EndpointSettings field, e.g. louder_talker_db=10 (none: None)")
     args = parser.parse_args(argv)
     changes = setting_changes(args.set, parser)
     settings = dataclasses.replace(EndpointSettings(), **changes)
-    cache = args.cache or Path(f"build/talking-room-dev{'-' + args.speaker if args.speaker else ''}.npz")
+    cache = args.cache or Path(f"build/talking-room-dev{'-after' if args.talk_after else ''}"
+                               f"{'-' + args.speaker if args.speaker else ''}.npz")
     if cache.exists():
         audio, columns = build.load_clips(cache)
         files = [{"level": None if lv < 0 else int(lv), "text": str(t), "expect": Expect[str(e)],
@@ -145,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not args.babble.exists():
         parser.error(f"{args.babble} not found: build it with python -m training.build")
     else:
-        files = recordings(args.babble, args.speaker, args.count)
+        files = recordings(args.babble, args.speaker, args.count, args.talk_after)
         cache.parent.mkdir(parents=True, exist_ok=True)
         build.save_clips(cache, [f["audio"] for f in files],
                          level=[-1 if f["level"] is None else f["level"] for f in files],
@@ -162,12 +176,15 @@ def by_level(rows: dict) -> list[tuple[int | None, dict]]:
 
 
 def print_table(rows: dict) -> None:
-    print("babble dB | calls | own utterance | split | acted on right | wrong | acted on in the talk alone")
+    print("babble dB | calls | own utterance | split | acted on right | wrong | acted on in the talk alone "
+          "| acted on after the call ends, p50 / p90 ms")
     for level, row in by_level(rows):
         n = row["calls"]
+        after = np.array(row.get("known_after", [])) * 1000
+        known = f"{np.median(after):.0f} / {np.percentile(after, 90):.0f}" if len(after) else "-"
         print(f"{'clean' if level is None else level:>9} | {n:5} | {100 * row['own'] / n:12.1f}% | "
               f"{100 * row['split'] / n:4.1f}% | {100 * row['right'] / n:13.1f}% | "
-              f"{100 * row['wrong'] / n:4.1f}% | {row['babble']}")
+              f"{100 * row['wrong'] / n:4.1f}% | {row['babble']:26} | {known}")
 
 
 if __name__ == "__main__":

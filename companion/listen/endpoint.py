@@ -103,6 +103,10 @@ class EndpointSettings:
     call_looks_open: int = 5
     call_sure: float = 0.8
     end_on_call: bool = True
+    # ... and where the voice activity model judges the end: having heard a call, it hears
+    # the table's talk straight after it ("dudo!", and everyone talks) as the caller going
+    # on, and the call would be heard with that talk, as no call, seconds later.
+    end_on_call_by_voice: bool = True
     # An utterance no 32 ms chunk of which the voice activity model gives this chance of
     # speech held no voice: a beep, a clatter, a tone loud enough to open an utterance. The
     # recogniser still hears a call in it (a pure tone can read as "four" at 0.95), so it is

@@ -110,8 +110,8 @@ class DecodedSpan:
 
 class Listener:
     """Endpointer + engine over a stream: decodes while speech is going on, so the call is
-    known almost as soon as the endpointer says speech has ended. Where the room talks and
-    loudness cannot find the end (babble through the call), an engine that can read the
+    known almost as soon as the endpointer says speech has ended. Where the end cannot be
+    found (babble through the call, or talk straight after it), an engine that can read the
     utterance so far ends it once the same sure call has been heard a few looks in a row."""
 
     def __init__(self, engine: Engine, settings: EndpointSettings = EndpointSettings()) -> None:
@@ -132,9 +132,12 @@ class Listener:
         if seconds is None:
             self.endpointer.s = self.settings
         else:
+            # (nor is it ended by a sure reading of the name alone where the model hears
+            # through the pause)
             self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=None,
                                         voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK),
-                                        voice_held_hangover=max(seconds, self.settings.voice_held_hangover))
+                                        voice_held_hangover=max(seconds, self.settings.voice_held_hangover),
+                                        end_on_call_by_voice=False)
 
     def reset(self) -> None:
         self.endpointer.reset()
@@ -197,10 +200,12 @@ class Listener:
         yield from self.flush()
 
     def _call_is_over(self) -> bool:
-        """While loudness judges the end, read the utterance so far every `call_look`
-        seconds: the call is over once the last readings agree on a sure call."""
-        s = self.settings
-        if not (s.end_on_call and self.endpointer.judged_by_loudness):
+        """Read the utterance so far every `call_look` seconds (where the voice activity
+        model judges its end too, unless `end_on_call_by_voice` is off): the call is over once
+        the last readings agree on a sure call."""
+        s = self.endpointer.s  # (as allow_pause left them)
+        if not (s.end_on_call and (self.endpointer.judged_by_loudness
+                                   or (s.end_on_call_by_voice and self.endpointer.in_speech))):
             self._heard_so_far = []
             return False
         if self._fed_to - self._looked_at < s.call_look * SAMPLE_RATE:
