@@ -13,8 +13,8 @@ from `python -m training.build`) that goes on 1.5 s after it, clean (no babble) 
 recogniser, 0.1 s blocks). Per level it prints: how often the call got an utterance of its
 own (one starting at most 0.7 s before the call and lasting to its end), how often an
 utterance began inside the call (the call split), how often the call was acted on right
-(heard at ENGINE_THRESHOLD or more), wrongly, and how many calls the babble alone had acted
-on. By default the calls are said by training voices (piper and espeak-ng) and the digits by
+(heard at ENGINE_THRESHOLD or more), wrongly, how many calls the babble alone had acted on,
+and how long after the call's end it was acted on. By default the calls are said by training voices (piper and espeak-ng) and the digits by
 the real speakers training hears: a place to compare endpointer settings, not a measure of
 hearing. `--speaker lucas` says `--count` of the held-out real speaker's digits instead, drawn
 from all his takes (the benchmark's babble uses some of them as talkers), heard by a network
