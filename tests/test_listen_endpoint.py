@@ -400,7 +400,9 @@ def test_the_talking_room_set_counts_calls_with_an_utterance_of_their_own_and_he
     engine = HearsShortUtterances()
     engine.start()
     row = judge([said], EndpointSettings(), engine)[18]
+    known_after = row.pop("known_after")
     assert row == {"calls": 1, "own": 1, "split": 0, "right": 1, "wrong": 0, "babble": 0}
+    assert len(known_after) == 1 and 0.0 <= known_after[0] <= 0.5
     row = judge([said], EndpointSettings(louder_talker_db=None), engine)[18]
     assert row["own"] == 0 and row["right"] == 0
     wrong = dict(said, text="five fives")

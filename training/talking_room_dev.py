@@ -111,7 +111,8 @@ def said_into(room: np.ndarray, speech: np.ndarray, before: int, levels, rng: np
 
 def judge(files: list[dict], settings: EndpointSettings, recogniser=None) -> dict:
     """Per level: calls, calls with an utterance of their own, calls split, calls acted on
-    right and wrongly, and calls acted on in utterances of the talk alone."""
+    right and wrongly, calls acted on in utterances of the talk alone, and how long after each
+    call's end it was acted on (s)."""
     recogniser = recogniser or CallRecogniser()
     rows: dict = {}
     for f in files:
@@ -119,7 +120,8 @@ def judge(files: list[dict], settings: EndpointSettings, recogniser=None) -> dic
         listener = Listener(recogniser, settings)
         spans = list(listener.recording(f["audio"]))
         start, end = f["start"], f["end"]
-        row = rows.setdefault(f["level"], dict.fromkeys(("calls", "own", "split", "right", "wrong", "babble"), 0))
+        row = rows.setdefault(f["level"], {**dict.fromkeys(("calls", "own", "split", "right", "wrong", "babble"), 0),
+                                           "known_after": []})
         row["calls"] += 1
         row["own"] += any(start - 0.7 * RATE <= s.start <= start + 0.15 * RATE and s.end >= end - 0.15 * RATE
                           for s in spans)
@@ -129,7 +131,7 @@ def judge(files: list[dict], settings: EndpointSettings, recogniser=None) -> dic
         away = [s for s in acted if not (s.start < end and s.end > start)]
         if on_call:
             row["right" if on_call[0].result.text == f["text"] else "wrong"] += 1
-            row.setdefault("known_after", []).append((on_call[0].detected_at - end) / RATE)
+            row["known_after"].append((on_call[0].detected_at - end) / RATE)
         row["babble"] += len(away)
     return rows
 
