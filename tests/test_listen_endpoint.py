@@ -200,6 +200,16 @@ def test_talk_after_a_call_that_the_model_takes_for_the_caller_does_not_hold_it_
     assert held[0].detected_at > call[1] + 4 * 16000
 
 
+def test_a_slam_before_a_call_is_not_the_loudest_the_call_is_judged_against():
+    # A cup slammed on the table (40 ms, far louder than the voice) just before a call the
+    # model hears: against the slam's peak the whole call would count as quiet, and be cut.
+    audio = burst_in_hiss(17600, 41600, 4 * 16000)
+    audio[16000:16640] = np.clip(np.random.default_rng(2).normal(0, 20000, 640), -32768, 32767).astype(np.int16)
+    voice = lambda at: 0.9 if 16000 <= at <= 42000 else 0.02  # noqa: E731
+    whole = split(audio, voice_activity=ScriptedVoice(voice))
+    assert len(whole) == 1 and whole[0].end >= 41000
+
+
 def test_a_pause_inside_a_call_that_the_model_hears_through_does_not_end_it():
     # "Ana five five, three one": a quarter-second pause the model hears through (it holds on
     # over short pauses), in which loudness falls far under the words.

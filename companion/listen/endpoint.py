@@ -9,8 +9,8 @@ Two ways of telling speech from the room, chosen by what the room sounds like:
 While the room between calls does not sound like speech to the model, utterances start and
 end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
 that hangover is most of the latency from the end of speech to a known call, so it is kept
-short (calls have no long pauses inside). The model, having heard a call, hears talk after it
-as the same voice, so loudness far under the call ends an utterance the model judges too. A voice far louder than the talk that opened an
+short (calls have no long pauses inside). The model, having heard a call, hears talk after
+it as the same voice, so loudness far under the call ends an utterance the model judges too. A voice far louder than the talk that opened an
 utterance (a call said over a table that talks on) ends that utterance (unheard, where the
 room is known to talk) and opens its own.
 
@@ -62,12 +62,13 @@ class EndpointSettings:
     # Having heard a call, the model hears talk that follows it as the caller going on, even
     # talk it took for no voice before the call: the utterance would run on to the talk's
     # next pause. So loudness ends one the model judges too, once it has stayed
-    # `voice_held_below_peak_db` under the utterance's loudest for `voice_held_hangover`
-    # seconds (longer than a pause inside a hand; None: never). On the development set
-    # (`python -m training.endpoint_dev`) it found the end of 97% of calls in 18 dB babble
-    # where 77% were found without it, and cut no more calls short, clean or in noise: at
-    # 0.2 s it cut long calls at a pause, and 14 dB cut more calls short clean and in pink noise.
-    voice_held_below_peak_db: float | None = 16.0
+    # `voice_held_below_peak_db` under the utterance's loudest level held for 50 ms (a slam
+    # is not it) for `voice_held_hangover` seconds (longer than the pauses inside the
+    # development set's calls; None: never). On the development set (`python -m
+    # training.endpoint_dev`) it found the end of 97% of calls in 18 dB babble where 77% were
+    # found without it, and cut no more calls short, clean or in noise: at 0.2 s it cut long
+    # calls at a pause, and 12 dB cut more calls short clean and in pink noise.
+    voice_held_below_peak_db: float | None = 14.0
     voice_held_hangover: float = 0.3
     room_talking: float = 0.3  # mean speech probability between calls above which the room
     # counts as talking, and loudness takes over (babble reads as speech to the model)
@@ -134,6 +135,7 @@ class Segment:
 
 
 RECENT_FRAMES = 6  # the frames an utterance starts on (start_frames of them loud)
+SUSTAINED_FRAMES = 5  # a level held this long is a voice's, not a die or a cup hitting the table
 LOUD_LEAD_FRAMES = 5  # frames before those that found it loud, back to its first loud part
 FLOOR_FRAMES = 10  # the frames a stream's start gives the room's level from
 # After an utterance dropped for a short gap in it, the most of its rest waited out before an
@@ -192,6 +194,7 @@ class Endpointer:
         self._pos = 0  # samples consumed into frames
         self._recent: list[bool] = []
         self._utterance_peak = 0.0  # loudest level (dB) of the open utterance
+        self._sustained_peak = 0.0  # ... held for SUSTAINED_FRAMES (a slam or knock is not it)
         self._utterance_dbs: list[float] = []  # its frames' levels
         self._peak_before_recent = 0.0  # its loudest before the latest RECENT_FRAMES
         self._in_speech = False
@@ -316,6 +319,8 @@ class Endpointer:
                 continue
             self._utterance_peak = max(self._utterance_peak, db)
             self._utterance_dbs.append(db)
+            if len(self._utterance_dbs) >= SUSTAINED_FRAMES:
+                self._sustained_peak = max(self._sustained_peak, min(self._utterance_dbs[-SUSTAINED_FRAMES:]))
             if len(self._utterance_dbs) > RECENT_FRAMES:
                 self._peak_before_recent = max(self._peak_before_recent, self._utterance_dbs[-RECENT_FRAMES - 1])
             if self._louder_talker_starts():
@@ -326,6 +331,7 @@ class Endpointer:
                 # (Some synthetic voices never sound like speech to it; loudness ends those.)
                 self._by_voice = True
                 self._quiet_chunks = self._quiet = 0
+                self._held_loud = self._last_loud
             if self._by_voice:
                 if new_chunk:
                     if self._voice >= s.voice_off:
@@ -366,7 +372,7 @@ class Endpointer:
         s = self.s
         if s.voice_held_below_peak_db is None:
             return False
-        if db > self._utterance_peak - s.voice_held_below_peak_db:
+        if db > self._sustained_peak - s.voice_held_below_peak_db:
             self._held_loud = self._pos
             self._quiet = 0
             return False
@@ -410,6 +416,7 @@ class Endpointer:
         self._voice_peak = max(self._onset_voice, default=0.0)
         self._utterance_dbs = levels
         self._utterance_peak = max(levels)
+        self._sustained_peak = -np.inf
         self._peak_before_recent = -np.inf
 
     def _room_talks(self) -> bool:
