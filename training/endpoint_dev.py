@@ -5,8 +5,8 @@
 Calls said by training voices (piper and espeak-ng) and digits said by the real speakers
 training hears (never the held-out one), in babble of the training talkers
 (build/speech/babble.npz, from `python -m training.build`) at 24, 18, 12 and 6 dB, clean,
-and in pink noise at those levels, with the benchmark's room before and after. Each file goes through the endpointer alone (no
-recogniser), and per level it prints how often no utterance held any of the call (the call
+and in pink noise at those levels, with the benchmark's room before and after. Each file goes
+through the endpointer alone (no recogniser), and per level it prints how often no utterance held any of the call (the call
 missed), how often the end of the call was found before the recording ran out, how often an
 utterance ended inside the call (the call cut short), and the delay from the end of speech
 to the known end. `--set` changes EndpointSettings.

@@ -14,8 +14,8 @@ recogniser, 0.1 s blocks). Per level it prints: how often the call got an uttera
 own (one starting at most 0.7 s before the call and lasting to its end), how often an
 utterance began inside the call (the call split), how often the call was acted on right
 (heard at ENGINE_THRESHOLD or more), wrongly, how many calls the babble alone had acted on,
-and how long after the call's end it was acted on. By default the calls are said by training voices (piper and espeak-ng) and the digits by
-the real speakers training hears: a place to compare endpointer settings, not a measure of
+and how long after the call's end it was acted on. By default the calls are said by training
+voices (piper and espeak-ng) and the digits by the real speakers training hears: a place to compare endpointer settings, not a measure of
 hearing. `--speaker lucas` says `--count` of the held-out real speaker's digits instead, drawn
 from all his takes (the benchmark's babble uses some of them as talkers), heard by a network
 that never trained on him: a figure for his hearing, once the settings are chosen.
@@ -81,12 +81,17 @@ def recordings(babble_path: Path, speaker: str | None, count: int, talk_after: b
         n = before + len(speech) + int(AFTER_S * RATE)
         babble = augment.babble_track(talkers, n, int(rng.choice([2, 5])), rng)
         if talk_after:  # quiet until the voice ends, then the table talks on
-            active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
-            babble[:before + int(active[-1])] = 0
+            babble[:before + voiced_span(speech)[1]] = 0
             out += said_into(babble, speech, before, AFTER_LEVELS, rng, text, expect)
         else:
             out += said_into(babble, speech, before, LEVELS, rng, text, expect)
     return out
+
+
+def voiced_span(speech: np.ndarray) -> tuple[int, int]:
+    """The first and last sample of `speech` (at the benchmark's peak) that the voice reaches."""
+    active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
+    return int(active[0]), int(active[-1])
 
 
 def said_into(room: np.ndarray, speech: np.ndarray, before: int, levels, rng: np.random.Generator,
@@ -97,8 +102,7 @@ def said_into(room: np.ndarray, speech: np.ndarray, before: int, levels, rng: np
     n = len(room)
     voice = np.zeros(n, np.float32)
     voice[before:before + len(speech)] = speech
-    active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
-    start, end = before + int(active[0]), before + int(active[-1])
+    start, end = (before + at for at in voiced_span(speech))
     out = []
     for level in levels:
         mixed = voice + rng.normal(0, FLOOR / 32768, n).astype(np.float32)

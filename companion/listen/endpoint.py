@@ -10,9 +10,9 @@ While the room between calls does not sound like speech to the model, utterances
 end by the model; once it does (babble), by loudness. Speech ends after `hangover` of quiet;
 that hangover is most of the latency from the end of speech to a known call, so it is kept
 short (calls have no long pauses inside). The model, having heard a call, hears talk after
-it as the same voice, so loudness far under the call ends an utterance the model judges too. A voice far louder than the talk that opened an
-utterance (a call said over a table that talks on) ends that utterance (unheard, where the
-room is known to talk) and opens its own.
+it as the same voice, so loudness far under the call ends an utterance the model judges too.
+A voice far louder than the talk that opened an utterance (a call said over a table that
+talks on) ends that utterance (unheard, where the room is known to talk) and opens its own.
 
 Long: the two ways, the room's level and the gaps in the sound share one frame loop, which
 split would have to pass every frame's state between its parts.

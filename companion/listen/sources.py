@@ -204,8 +204,8 @@ class Listener:
         model judges its end too, unless `end_on_call_by_voice` is off): the call is over once
         the last readings agree on a sure call."""
         s = self.endpointer.s  # (as allow_pause left them)
-        if not (s.end_on_call and (self.endpointer.judged_by_loudness
-                                   or (s.end_on_call_by_voice and self.endpointer.in_speech))):
+        if not (s.end_on_call and self.endpointer.in_speech
+                and (self.endpointer.judged_by_loudness or s.end_on_call_by_voice)):
             self._heard_so_far = []
             return False
         if self._fed_to - self._looked_at < s.call_look * SAMPLE_RATE:
