@@ -222,6 +222,24 @@ def test_a_pause_inside_a_call_that_the_model_hears_through_does_not_end_it():
     assert len(cut) == 2
 
 
+def test_where_quiet_does_not_count_a_long_pause_the_model_hears_through_is_waited_out_but_talk_is_not():
+    # A hand read out: "Ana ... five, five" with 0.6 s of quiet the model hears through. Where
+    # only quieter sound counts against the loudest (voice_held_over_quiet off), the allowed
+    # pause judges the quiet; the table talking on far under the caller still ends the call.
+    audio = burst_in_hiss(16000, 60000, 5 * 16000)
+    audio[30000:39600] = np.random.default_rng(1).normal(0, 30, 9600).astype(np.int16)
+    voice = lambda at: 0.9 if 16000 <= at <= 62000 else 0.02  # noqa: E731
+    patient = EndpointSettings(voice_hangover_chunks=25, hangover=0.8, voice_held_over_quiet=False)
+    assert len(split(audio, voice_activity=ScriptedVoice(voice))) == 2  # as while bidding
+    whole = split(audio, patient, voice_activity=ScriptedVoice(voice))
+    assert len(whole) == 1 and whole[0].end >= 59000
+    call = (16000, 32000)
+    talk = talk_then_a_call(call, 8 * 16000, talk_from=call[1])
+    locked_on = lambda at: 0.02 if at < call[0] else 0.95  # noqa: E731
+    ended = split(talk, patient, voice_activity=ScriptedVoice(locked_on))
+    assert ended[0].detected_at <= call[1] + 0.4 * 16000
+
+
 def test_the_development_set_counts_calls_missed_ends_found_and_calls_cut_short_per_level():
     from training.endpoint_dev import judge
 

@@ -70,6 +70,10 @@ class EndpointSettings:
     # calls at a pause, and 12 dB cut more calls short clean and in pink noise.
     voice_held_below_peak_db: float | None = 14.0
     voice_held_hangover: float = 0.3
+    # Quiet (under the floor + stop_db) neither ends nor resets that run: where a player may
+    # pause inside a call (a hand read out), the allowed pause judges the quiet, and only
+    # quieter sound (the table's talk) ends the call by loudness.
+    voice_held_over_quiet: bool = True
     room_talking: float = 0.3  # mean speech probability between calls above which the room
     # counts as talking, and loudness takes over (babble reads as speech to the model)
     room_learn_chunks: int = 10  # chunks at the start of a stream that give the first mean
@@ -228,6 +232,11 @@ class Endpointer:
         return self._in_speech
 
     @property
+    def floor_db(self) -> float:
+        """The room's level (kept still inside an utterance)."""
+        return self._floor
+
+    @property
     def speech_start(self) -> int:
         return self._start
 
@@ -376,6 +385,8 @@ class Endpointer:
             self._held_loud = self._pos
             self._quiet = 0
             return False
+        if not s.voice_held_over_quiet and db <= self._floor + s.stop_db:
+            return False
         self._quiet += 1
         if self._quiet < round(s.voice_held_hangover * 100):
             return False
@@ -480,8 +491,11 @@ def split(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
     return [s for s in ep.feed(samples) + ep.flush() if not s.room_talk]
 
 
+UTTERANCE_GAP_S = 0.5  # quiet that parts two utterances in a short recording
+
+
 def utterances(samples: np.ndarray, settings: EndpointSettings = EndpointSettings(),
-               gap: float = 0.5) -> list[Segment]:
+               gap: float = UTTERANCE_GAP_S) -> list[Segment]:
     """The separate utterances in a short recording, each up to where its end was known:
     bursts of speech go together unless `gap` seconds of quiet part them. Looser than the
     live hangover, so a recorded call with a short pause inside stays whole, while calls
@@ -497,7 +511,7 @@ def spanning(segments: Sequence[Segment]) -> Segment:
 
 
 def joined(segments: list[Segment], settings: EndpointSettings = EndpointSettings(),
-           gap: float = 0.5) -> list[Segment]:
+           gap: float = UTTERANCE_GAP_S) -> list[Segment]:
     """`utterances` from the segments `split` already found."""
     preroll = int(settings.preroll * 16000)
     out: list[Segment] = []

@@ -15,7 +15,7 @@ from companion.listen.resampling import SAMPLE_RATE, BlockResampler
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import Engine
 from companion.listen.errors import MicrophoneError
-from companion.listen.sources import CHUNK, NAME_PAUSE_S, Listener, say_on_stderr, to_utterance
+from companion.listen.sources import CHUNK, NAME_PAUSE_S, Listener, pause_allowed, say_on_stderr, to_utterance
 from companion.sources import Expect, TypedBeside, Utterance
 
 
@@ -306,7 +306,7 @@ class MicSource:
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self.engine.expect(what, hand_sizes)
         self._learning = False
-        self.listener.allow_pause(None)
+        self.listener.allow_pause(pause_allowed(what, hand_sizes), hand=True)
 
     def learn_name(self, player: str, phrase: str) -> bool:
         learning = self.learn_names and self.engine.learn_name(player, phrase)

@@ -327,17 +327,22 @@ class CallRecogniser:
             return Recognition("", confidence=0.0, details={"decoded": decoded})
         found = measures(decoded)
         confidence = self.calibration.confidence(found)
+        goes_on = decoded.goes_on
         if self._hand_sizes:
             # A hand is read at a size the game allows, as sure as the grammar the confidence
             # was fitted on found the utterance: fewer readings to choose from would only
             # make a wrong one look surer.
-            heard_as = decoded.calls[0][0]
+            heard_as, heard_goes_on = decoded.calls[0][0], decoded.goes_on
             decoded = self.graph(self._expect, self._hand_sizes).decode(log_probs)
-            if decoded.calls and decoded.calls[0][0] != heard_as:
+            resized = bool(decoded.calls) and decoded.calls[0][0] != heard_as
+            if resized:
                 # ... and where that is not what the whole grammar heard (a die dropped or
                 # added to fit: "Cleo two four six" from a player the game thinks holds two),
                 # the confidence was another reading's: asked about, never taken unasked.
                 confidence = min(confidence, RESIZED_CONFIDENCE)
+            # More may follow where the whole grammar's reading goes on: a hand said so far
+            # ("Ana six", the rest after a pause) that the game's sizes read as a count.
+            goes_on = decoded.goes_on or (resized and heard_goes_on)
         best = decoded.calls[0][1]
         # Alternatives the audio explains nearly as well (within a factor of e^3): others
         # are no real second guess, and a referee that prefers a guess that makes sense
@@ -374,7 +379,7 @@ class CallRecogniser:
             return Recognition("", confidence=0.0, details=details)
         return Recognition(texts[0], tuple(texts[1:]), confidence,
                            alternative_scores=tuple(scores[1:]), details=details,
-                           may_go_on=decoded.goes_on)
+                           may_go_on=goes_on)
 
 
 def _another_name(why: str, name: str, fits: Callable[[str], bool], kept: str = "it") -> VocabularyError:

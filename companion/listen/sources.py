@@ -21,9 +21,11 @@ import numpy as np
 
 from companion.listen import ENGINES
 from companion.listen.audio import SAMPLE_RATE, check_wav, read_wav, read_wav_blocks, recorded_nothing, wav_length
-from companion.listen.endpoint import DROPPED_TALK_S, EndpointSettings, Endpointer, Segment, spanning, utterances
+from companion.listen.endpoint import (DROPPED_TALK_S, UTTERANCE_GAP_S, EndpointSettings, Endpointer, Segment, spanning,
+                                      utterances)
 from companion.listen.engine import Engine, Recognition, decode_in_chunks
 from companion.listen.errors import AudioFormatError, ModelError
+from companion.listen.pauses import PauseShortener, shorten_pauses
 from companion.listen.voice_activity import CHUNK as VOICE_CHUNK
 from companion.listen.voice_activity import peak as voice_peak
 from companion.listen.voice_activity import voice_activity_problem
@@ -33,6 +35,18 @@ CHUNK = 1600  # 0.1 s
 # Quiet that a name said before the game may hold without ending: as much as parts two
 # utterances in a short recording (endpoint.utterances).
 NAME_PAUSE_S = 0.5
+# Quiet a hand said at a reveal may hold without ending: a player reading out their dice
+# stops between them ("Ana ... five, five, three"). Where a hand is due, a count (or a yes)
+# said in a quiet room is acted on up to this much later; at 0.5 s a third of the
+# development set's hands with 0.3 s pauses were heard as several calls (python -m
+# training.hand_pauses_dev).
+HAND_PAUSE_S = 0.8
+
+
+def pause_allowed(what: Expect, hand_sizes: frozenset[int]) -> float | None:
+    """The quiet an utterance may hold, where the referee expects `what` (None: as the
+    endpoint settings say): a hand is due at a reveal."""
+    return HAND_PAUSE_S if what is Expect.COUNT and hand_sizes else None
 
 
 def make_engine(engine: str = "auto", model: str | Path | None = None,
@@ -122,22 +136,30 @@ class Listener:
         self._buffer_start = 0
         self._fed_to = 0
         self._open = False
-        self._looked_at = 0
+        self._heard = 0  # samples of the open utterance the engine has heard (pauses cut short)
+        self._looked_at = 0  # ... when it last read the call so far
         self._heard_so_far: list[str] = []
+        self._hand_due = False
+        self._shortener: PauseShortener | None = None  # of the open utterance
 
-    def allow_pause(self, seconds: float | None) -> None:
+    def allow_pause(self, seconds: float | None, hand: bool = False) -> None:
         """From now on, end an utterance only after `seconds` of quiet (None: as the settings
         say): a player saying their name may pause after it ("Ana ... calza"), and say the
-        word after the pause louder than the name, which is no other voice starting."""
+        word after the pause louder than the name, which is no other voice starting.
+        `hand`: the pause is a hand's, between the dice: the engine hears it cut short (see
+        pauses.PauseShortener), and a sure reading of a call that cannot go on (a count, a
+        "yes", a whole hand) still ends the utterance; a name's is never ended so, as a
+        reading of the name alone can be sure."""
+        self._hand_due = hand and seconds is not None
         if seconds is None:
             self.endpointer.s = self.settings
         else:
-            # (nor is it ended by a sure reading of the name alone where the model hears
-            # through the pause)
+            # (a hand's pause is quiet, so loudness still ends it soon where the table talks on)
+            held = self.settings.voice_held_hangover if hand else max(seconds, self.settings.voice_held_hangover)
             self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=None,
                                         voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK),
-                                        voice_held_hangover=max(seconds, self.settings.voice_held_hangover),
-                                        end_on_call_by_voice=False)
+                                        voice_held_hangover=held, voice_held_over_quiet=not hand,
+                                        end_on_call_by_voice=self.settings.end_on_call_by_voice and hand)
 
     def reset(self) -> None:
         self.endpointer.reset()
@@ -208,12 +230,15 @@ class Listener:
                 and (self.endpointer.judged_by_loudness or s.end_on_call_by_voice)):
             self._heard_so_far = []
             return False
-        if self._fed_to - self._looked_at < s.call_look * SAMPLE_RATE:
+        # (looks are spaced by what the engine heard: a pause cut short adds none)
+        if self._heard - self._looked_at < s.call_look * SAMPLE_RATE:
             return False
         result = self.engine.peek()
         if result is None:
             return False
-        self._looked_at = self._fed_to
+        self._looked_at = self._heard
+        if self._hand_due and result.may_go_on:  # a hand of fewer dice: more may follow a pause
+            result = replace(result, text="")
         sure = result.text if result.text and result.confidence >= s.call_sure else ""
         self._heard_so_far.append(sure)
         looks = s.call_looks_open if result.may_go_on else s.call_looks
@@ -224,11 +249,18 @@ class Listener:
         if not self._open:
             self.engine.start()
             self._open = True
-            self._fed_to = self._looked_at = max(start, self._buffer_start)
+            self._fed_to = max(start, self._buffer_start)
+            self._heard = self._looked_at = 0
             self._heard_so_far = []
+            self._shortener = PauseShortener(self.endpointer.floor_db) if self._hand_due else None
         if upto > self._fed_to:
             a, b = self._fed_to - self._buffer_start, upto - self._buffer_start
-            self.engine.feed(self._buffer[a:b])
+            samples = self._buffer[a:b]
+            if self._shortener is not None:
+                samples = self._shortener(samples)
+            if len(samples):
+                self.engine.feed(samples)
+                self._heard += len(samples)
             self._fed_to = upto
 
     def _abandon(self) -> None:
@@ -240,6 +272,8 @@ class Listener:
     def _close(self, seg: Segment) -> DecodedSpan:
         # Feed up to a little after the judged end: the decoder wants trailing silence.
         self._stream(seg.start, min(seg.detected_at, self._buffer_start + len(self._buffer)))
+        if self._shortener is not None and len(rest := self._shortener.rest()):
+            self.engine.feed(rest)
         result = with_voice(self.engine.finish(), seg, self.settings)
         self._open = False
         return DecodedSpan(result, seg.start, seg.end, seg.detected_at)
@@ -247,17 +281,18 @@ class Listener:
 
 def decode_span(engine: Engine, samples: np.ndarray,
                 settings: EndpointSettings = EndpointSettings(),
-                found: Sequence[Segment] | None = None) -> Recognition:
+                found: Sequence[Segment] | None = None, shorten: bool = False) -> Recognition:
     """Decode one utterance from where the endpointer hears speech start to where it
     judges it ended, as the microphone path would: room noise around a call only gives
     the decoder something to mistake for words. `found`: the endpoint.utterances already
-    found in `samples` (taken as one)."""
+    found in `samples` (taken as one). `shorten`: its pauses cut short (Listener.allow_pause)."""
     found = utterances(samples, settings) if found is None else found
     if not found:  # no start of speech found (it may start with the file): all of it
         whole = Segment(0, len(samples), len(samples), voice_peak(samples) if settings.use_voice_activity else None)
     else:
         whole = spanning(found)
-    return with_voice(decode_in_chunks(engine, samples[whole.start:whole.detected_at], CHUNK), whole, settings)
+    said = samples[whole.start:whole.detected_at]
+    return with_voice(decode_in_chunks(engine, shorten_pauses(said) if shorten else said, CHUNK), whole, settings)
 
 
 def with_voice(result: Recognition, heard: Segment, settings: EndpointSettings) -> Recognition:
@@ -290,14 +325,18 @@ class WavSource:
         self._origin = ""
         self._files = iter(self.files)
         self._learning = False  # the next file is a player saying their name
+        self._pause: float | None = None  # the quiet an utterance may hold (pause_allowed)
 
     def results(self, path: Path) -> Iterator[Recognition]:
         """What was heard in one file, utterance by utterance (chatter included)."""
         if wav_length(path) > self.whole_file_seconds * SAMPLE_RATE:
             # a long recording (a whole evening) is read a block at a time, as the microphone
             # hears it: read whole, an hour at 48 kHz would take gigabytes
-            for heard in Listener(self.engine, self.endpoint).recording(read_wav_blocks(path)):
+            listener = Listener(self.engine, self.endpoint)
+            listener.allow_pause(self._pause, hand=True)
+            for heard in listener.recording(read_wav_blocks(path)):
                 yield heard.result
+                listener.allow_pause(self._pause, hand=True)  # as the referee expects now
             return
         samples = read_wav(path)
         if recorded_nothing(samples):
@@ -309,12 +348,13 @@ class WavSource:
             self._learning = False
             yield decode_span(self.engine, samples, self.endpoint, [])
             return
-        found = utterances(samples, self.endpoint)
+        found = utterances(samples, self.endpoint, max(UTTERANCE_GAP_S, self._pause or 0.0))
+        shorten = self._pause is not None
         if len(found) <= 1:
-            yield decode_span(self.engine, samples, self.endpoint, found)
+            yield decode_span(self.engine, samples, self.endpoint, found, shorten)
             return
         for one in found:
-            yield decode_span(self.engine, samples, self.endpoint, [one])
+            yield decode_span(self.engine, samples, self.endpoint, [one], shorten)
 
     def next_utterance(self) -> Utterance | None:
         while True:
@@ -334,6 +374,7 @@ class WavSource:
     def expect(self, what: Expect, hand_sizes: frozenset[int] = frozenset()) -> None:
         self.engine.expect(what, hand_sizes)
         self._learning = False
+        self._pause = pause_allowed(what, hand_sizes)
 
     def learn_name(self, player: str, phrase: str) -> bool:
         self._learning = self.learn_names and self.engine.learn_name(player, phrase)

@@ -1,0 +1,146 @@
+"""A hand read out with pauses between the dice ("Ana ... six, six, one") is heard whole."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.listen.audio import read_wav, write_wav
+from companion.listen.endpoint import EndpointSettings
+from companion.listen.pauses import KEEP_S, PauseShortener, shorten_pauses
+from companion.listen.recogniser import CallRecogniser
+from companion.listen.sources import HAND_PAUSE_S, Listener, WavSource
+from companion.sources import Expect
+from tests.test_listen_mic import HeardEngine, blocks, mic, put
+
+needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng says the hand")
+RATE = 16000
+
+
+def tone(level: float, seconds: float) -> np.ndarray:
+    return level * np.sin(np.arange(int(seconds * RATE)) * 2 * np.pi * 300 / RATE)
+
+
+def in_room(*parts: np.ndarray, seed: int = 0) -> np.ndarray:
+    audio = np.concatenate(parts)
+    audio = audio + np.random.default_rng(seed).normal(0, 20, len(audio))
+    return np.clip(audio, -32768, 32767).astype(np.int16)
+
+
+def test_a_pause_is_cut_to_a_tenth_of_a_second_and_the_words_are_kept_whole():
+    quiet = np.zeros(int(0.5 * RATE))
+    audio = in_room(quiet, tone(3000, 0.3), quiet, tone(6000, 0.3), quiet)
+    whole = PauseShortener(floor_db=26.0)(audio)
+    # three pauses of 0.5 s, each cut to KEEP_S; the tones' frames all kept
+    assert len(whole) == len(audio) - 3 * int((0.5 - KEEP_S) * RATE)
+    loud = np.abs(whole) > 1000
+    assert np.sum(loud) == np.sum(np.abs(audio) > 1000)
+    # fed in blocks of any size, the same samples come out
+    shortener = PauseShortener(floor_db=26.0)
+    pieces = [shortener(audio[i:i + 777]) for i in range(0, len(audio), 777)] + [shortener.rest()]
+    assert np.array_equal(np.concatenate(pieces)[:len(whole)], whole)
+
+
+def test_a_recording_cut_tight_around_its_words_keeps_its_quiet_parts():
+    # No room in it: its quietest tenth is a quiet part of a word (20 dB under the rest),
+    # which is no pause, however long.
+    words = np.concatenate([tone(6000, 0.4), tone(600, 0.3), tone(6000, 0.4)]).astype(np.int16)
+    assert len(shorten_pauses(words)) == len(words)
+    with_room = in_room(np.zeros(8000), tone(6000, 0.4), np.zeros(8000), tone(6000, 0.4), np.zeros(8000))
+    assert len(shorten_pauses(with_room)) == len(with_room) - 3 * int((0.5 - KEEP_S) * RATE)
+
+
+def test_where_a_hand_is_due_the_microphone_waits_out_a_pause_and_hears_it_cut_short():
+    def first_heard(expect, sizes):
+        engine = HeardEngine()
+        source = mic(engine)
+        source.expect(expect, sizes)
+        rng = np.random.default_rng(4)
+        put(source, blocks(0, 1.0, rng) + blocks(3000, 0.4, rng) + blocks(0, 0.5, rng)
+            + blocks(6000, 0.4, rng) + blocks(0, 1.5, rng), time.monotonic())
+        heard = source.next_utterance()
+        source.close()
+        return heard.text, sum(len(f) for f in engine.fed) / RATE
+
+    # Bidding: the pause ends the first call.
+    text, _ = first_heard(Expect.CALLS, frozenset())
+    assert text.startswith("level 3")
+    # At a reveal where a hand may be said: one utterance, the quiet in it (the pre-roll, the
+    # pause, the wait for its end) heard as a tenth of a second each.
+    text, fed = first_heard(Expect.COUNT, frozenset({5}))
+    assert text.startswith("level 6")
+    assert abs(fed - (0.4 + 0.4 + 3 * KEEP_S)) < 0.05
+    # A count said where no hand can be (only a count is due) is ended as in bidding.
+    text, _ = first_heard(Expect.COUNT, frozenset())
+    assert text.startswith("level 3")
+
+
+def test_a_recorded_hand_with_pauses_is_one_utterance_where_a_hand_is_due(tmp_path):
+    quiet = np.zeros(int(0.6 * RATE))
+    write_wav(tmp_path / "hand.wav", in_room(quiet, tone(3000, 0.4), quiet, tone(6000, 0.4), quiet))
+
+    def heard(expect, sizes):
+        engine = HeardEngine()
+        source = WavSource([tmp_path / "hand.wav"], engine)
+        source.expect(expect, sizes)
+        return source.next_utterance().text
+
+    assert heard(Expect.CALLS, frozenset()).startswith("level 3")
+    assert heard(Expect.COUNT, frozenset({2})).startswith("level 6")
+
+
+def said_word_by_word(text: str, pause: float, tmp_path: Path) -> np.ndarray:
+    parts = [np.zeros(9600)]
+    for word in text.split():
+        wav = tmp_path / "word.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "160", "-w", str(wav), word], check=True)
+        x = read_wav(wav).astype(np.float64)
+        voiced = np.flatnonzero(np.abs(x) > 0.02 * np.abs(x).max())
+        parts += [x[voiced[0]:voiced[-1] + 1] * (12000 / np.abs(x).max()), np.zeros(int(pause * RATE))]
+    return in_room(*parts, np.zeros(16000))
+
+
+@needs_espeak
+def test_a_hand_read_out_with_pauses_is_heard_right(tmp_path):
+    # The real recogniser and voice activity model: "Ana six six one two three" with half a
+    # second between the words. By the endpoint settings alone each word ends an utterance,
+    # and the dice are heard as counts ("six", sure); waited out but heard with its pauses,
+    # the hand is heard as another player's.
+    recogniser = CallRecogniser(("Ana", "Ben", "Cleo"))
+    audio = said_word_by_word("Ana six six one two three", 0.5, tmp_path)
+    recogniser.expect(Expect.COUNT, frozenset({5}))
+
+    def heard(allow: float | None, shorten: bool):
+        listener = Listener(recogniser, EndpointSettings())
+        listener.allow_pause(allow, hand=shorten)
+        return [s.result for s in listener.recording(audio) if s.result.text]
+
+    calls = heard(HAND_PAUSE_S, True)
+    assert [c.text for c in calls] == ["ana six six one two three"] and calls[0].confidence >= 0.2
+    assert [c.text for c in heard(HAND_PAUSE_S, False)] != ["ana six six one two three"]
+    assert len(heard(None, False)) > 1
+
+
+@needs_espeak
+def test_a_count_the_table_talks_straight_after_is_still_heard_when_it_ends(tmp_path):
+    # Where a hand may be said, a sure reading of a call that cannot go on still ends the
+    # utterance: a count said at a reveal, and the table talking as loud from its end, is
+    # not held for the talk's next pause.
+    recogniser = CallRecogniser(("Ana", "Ben", "Cleo"))
+    count = said_word_by_word("seven", 0.0, tmp_path).astype(np.float64)
+    voiced = np.flatnonzero(np.abs(count) > 600)
+    talk = said_word_by_word("so I was telling him about the weekend and he laughed at the whole story",
+                             0.0, tmp_path).astype(np.float64)
+    audio = np.concatenate([count[:voiced[-1] + 1], talk[9600:]])
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+    recogniser.expect(Expect.COUNT, frozenset({5}))
+    listener = Listener(recogniser, EndpointSettings())
+    listener.allow_pause(HAND_PAUSE_S, hand=True)
+    heard = next(listener.recording(audio))
+    assert heard.result.text == "seven"
+    assert heard.detected_at <= voiced[-1] + int(0.6 * RATE)
