@@ -21,6 +21,9 @@ from all his takes (the benchmark's babble uses some of them as talkers), heard 
 that never trained on him: a figure for his hearing, once the settings are chosen.
 `--set` changes EndpointSettings; the mixed recordings are kept (`--cache`).
 
+`--hand-due` hears the digits as counts at a reveal, where a hand may be said (and, as the
+microphone allows it, hold a pause: `--no-hand-pause` for the listening before that).
+
 `--talk-after` says each call in a quiet room instead, with the table talking from the
 moment it ends (the reaction to a "dudo!"), at 12, 6 and 0 dB under the call: the voice
 activity model, having heard the call, hears that talk as the caller going on.
@@ -40,7 +43,7 @@ from companion.listen.audio import read_wav
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.engine import ENGINE_THRESHOLD
 from companion.listen.recogniser import CallRecogniser
-from companion.listen.sources import Listener
+from companion.listen.sources import Listener, pause_allowed
 from companion.sources import Expect
 from training import augment, build, voices
 from training.endpoint_dev import real_recordings, setting_changes
@@ -113,15 +116,19 @@ def said_into(room: np.ndarray, speech: np.ndarray, before: int, levels, rng: np
     return out
 
 
-def judge(files: list[dict], settings: EndpointSettings, recogniser=None) -> dict:
+def judge(files: list[dict], settings: EndpointSettings, recogniser=None,
+          hand_sizes: frozenset[int] = frozenset(), hand_pause: bool = True) -> dict:
     """Per level: calls, calls with an utterance of their own, calls split, calls acted on
     right and wrongly, calls acted on in utterances of the talk alone, and how long after each
-    call's end it was acted on (s)."""
+    call's end it was acted on (s). `hand_sizes`: counts are heard where a hand of that many
+    dice may be said, as at a reveal, with the pause a hand may hold (unless not `hand_pause`)."""
     recogniser = recogniser or CallRecogniser()
     rows: dict = {}
     for f in files:
-        recogniser.expect(f["expect"])
+        recogniser.expect(f["expect"], hand_sizes)
         listener = Listener(recogniser, settings)
+        if hand_pause:
+            listener.allow_pause(pause_allowed(f["expect"], hand_sizes), hand=True)
         spans = list(listener.recording(f["audio"]))
         start, end = f["start"], f["end"]
         row = rows.setdefault(f["level"], {**dict.fromkeys(("calls", "own", "split", "right", "wrong", "babble"), 0),
@@ -148,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=60, help="calls, and as many real digits")
     parser.add_argument("--talk-after", action="store_true",
                         help="a quiet room until the call ends, the table talking from then on")
+    parser.add_argument("--hand-due", action="store_true",
+                        help="the digits are heard as counts at a reveal, where a hand of one to five dice "
+                             "may be said (and may hold a pause)")
+    parser.add_argument("--no-hand-pause", action="store_true", help="with --hand-due: no longer pause allowed")
     parser.add_argument("--cache", type=Path, help="default: build/talking-room-dev[-after][-SPEAKER].npz")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="an EndpointSettings field, e.g. louder_talker_db=10 (none: None)")
@@ -172,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                          text=[f["text"] for f in files], expect=[f["expect"].name for f in files],
                          start=[f["start"] for f in files], end=[f["end"] for f in files])
     print(f"{len(files)} recordings; settings changed: {changes or 'none'}")
-    print_table(judge(files, settings))
+    print_table(judge(files, settings, hand_sizes=frozenset(range(1, 6)) if args.hand_due else frozenset(),
+                      hand_pause=not args.no_hand_pause))
     return 0
 
 
