@@ -23,13 +23,15 @@ QUIET_DB = 4.0
 class PauseShortener:
     """Feed it an utterance's samples block by block; it gives back the same samples, less
     each quiet stretch's frames beyond the first `keep` seconds. Quiet is a 10 ms frame under
-    the room's level (`floor_db`, as the endpointer measures it) plus QUIET_DB."""
+    the room's level (`floor_db`, as the endpointer measures it) plus QUIET_DB. The quiet
+    before the first word is kept whole: a player's name is known by how it sounds after
+    quiet (names.NameMatcher's templates)."""
 
     def __init__(self, floor_db: float, keep: float = KEEP_S) -> None:
         self.line = floor_db + QUIET_DB
         self.keep_frames = round(keep * 100)
         self._pending = np.zeros(0, np.int16)
-        self._quiet_frames = 0  # of the stretch of quiet going on
+        self._quiet_frames: int | None = None  # of the quiet going on; None: no word yet
 
     def __call__(self, samples: np.ndarray) -> np.ndarray:
         data = np.concatenate([self._pending, np.asarray(samples, np.int16)])
@@ -38,8 +40,11 @@ class PauseShortener:
         frames = data[:n * FRAME].reshape(n, FRAME)
         kept = np.ones(n, bool)
         for i, db in enumerate(frame_db(data[:n * FRAME])):
-            self._quiet_frames = self._quiet_frames + 1 if db < self.line else 0
-            kept[i] = self._quiet_frames <= self.keep_frames
+            if db >= self.line:
+                self._quiet_frames = 0
+            elif self._quiet_frames is not None:
+                self._quiet_frames += 1
+            kept[i] = self._quiet_frames is None or self._quiet_frames <= self.keep_frames
         return frames[kept].reshape(-1)
 
     def rest(self) -> np.ndarray:
