@@ -16,7 +16,7 @@ from companion.listen.pauses import KEEP_S, PauseShortener, shorten_pauses
 from companion.listen.recogniser import CallRecogniser
 from companion.listen.sources import HAND_PAUSE_S, Listener, WavSource
 from companion.sources import Expect
-from tests.test_listen_call_end import at_rms, say
+from tests.test_listen_call_end import ScriptedEngine, TalkingRoom, at_rms, say, talking_on
 from tests.test_listen_mic import HeardEngine, blocks, mic, put
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng says the hand")
@@ -46,7 +46,7 @@ def test_a_pause_is_cut_to_a_tenth_of_a_second_and_the_words_are_kept_whole():
     # fed in blocks of any size, the same samples come out
     shortener = PauseShortener(floor_db=26.0)
     pieces = [shortener(audio[i:i + 777]) for i in range(0, len(audio), 777)] + [shortener.rest()]
-    assert np.array_equal(np.concatenate(pieces)[:len(whole)], whole)
+    assert np.array_equal(np.concatenate(pieces), np.concatenate([whole, audio[len(audio) // 160 * 160:]]))
 
 
 def test_a_recording_cut_tight_around_its_words_keeps_its_quiet_parts():
@@ -95,6 +95,21 @@ def test_a_recorded_hand_with_pauses_is_one_utterance_where_a_hand_is_due(tmp_pa
 
     assert heard(Expect.CALLS, frozenset()).startswith("level 3")
     assert heard(Expect.COUNT, frozenset({2})).startswith("level 6")
+
+
+def test_a_recorded_hand_in_a_noisy_room_is_heard_with_its_pause_cut_short(tmp_path):
+    # The room only 23 dB under the words: its level is taken from the recording around the
+    # hand, as the microphone learns it before a call, so the pause is still found.
+    quiet = np.zeros(int(0.6 * RATE))
+    room = np.random.default_rng(5).normal(0, 150, int(2.6 * RATE))
+    said = np.concatenate([quiet, tone(3000, 0.4), quiet, tone(3000, 0.4), quiet]) + room
+    write_wav(tmp_path / "hand.wav", np.clip(said, -32768, 32767).astype(np.int16))
+    engine = HeardEngine()
+    source = WavSource([tmp_path / "hand.wav"], engine)
+    source.expect(Expect.COUNT, frozenset({2}))
+    source.next_utterance()
+    heard = sum(len(f) for f in engine.fed) / RATE
+    assert heard < EndpointSettings().preroll + 0.4 + 0.4 + 3 * KEEP_S  # as said: 0.6 s between the words
 
 
 def said_word_by_word(text: str, pause: float, tmp_path: Path) -> np.ndarray:
@@ -155,3 +170,32 @@ def test_a_count_the_table_talks_straight_after_is_still_heard_when_it_ends(tmp_
     assert heard.result.text == "nine" and heard.result.confidence >= 0.7
     assert heard.detected_at <= end + int(0.6 * RATE)
     assert first_heard(hand=False).detected_at > end + RATE
+
+
+def test_where_a_hand_is_due_a_reading_that_may_go_on_never_ends_the_utterance():
+    # "Ana six" read as a sure call that may go on (a hand of fewer dice than the player
+    # holds): more dice may follow a pause. While bidding, five such looks end it.
+    def first(allow: float | None, hand: bool):
+        engine = ScriptedEngine([("", 0.0, False)] * 2 + [("ana six", 0.9, True)] * 40)
+        listener = Listener(engine, EndpointSettings())
+        listener.endpointer.voice_activity = TalkingRoom()  # loudness judges; the call is read
+        listener.allow_pause(allow, hand=hand)
+        audio = talking_on()
+        return next(listener.recording(audio)), len(audio)
+
+    heard, length = first(HAND_PAUSE_S, True)
+    assert heard.detected_at >= length - 1600 and not heard.ended_on_call
+    heard, length = first(None, False)
+    assert heard.ended_on_call and heard.detected_at < length - RATE
+
+
+@needs_espeak
+def test_a_hand_the_game_s_sizes_read_as_a_count_may_go_on(tmp_path):
+    # "Ben four four" from a player holding five: read at the game's size it is a count
+    # ("four"), but the whole grammar heard a hand so far, so more may follow.
+    recogniser = CallRecogniser(("Ana", "Ben", "Cleo"))
+    recogniser.expect(Expect.COUNT, frozenset({5}))
+    heard = recogniser.hear(say("Ben four four", tmp_path).astype(np.int16))
+    assert heard.text != "ben four four" and heard.may_go_on
+    recogniser.expect(Expect.COUNT, frozenset({5}))
+    assert not recogniser.hear(say("seven", tmp_path).astype(np.int16)).may_go_on

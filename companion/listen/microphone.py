@@ -238,7 +238,8 @@ class MicSource:
             for heard in self.listener.feed(block):
                 self.last_latency = time.monotonic() - arrived
                 if heard.result.text:  # nothing in the grammar heard: chatter, ignore it
-                    self.listener.allow_pause(None)  # a name's pause was for that utterance
+                    # a name's or a hand's pause was for that utterance (expect sets the next)
+                    self.listener.allow_pause(None)
                     self._learning = False
                     # when it ended: one that ended before a question was asked, and waited to
                     # be heard while it was said, is no answer to it (one still open when the

@@ -27,8 +27,9 @@ class PauseShortener:
     before the first word is kept whole: a player's name is known by how it sounds after
     quiet (names.NameMatcher's templates)."""
 
-    def __init__(self, floor_db: float, keep: float = KEEP_S) -> None:
+    def __init__(self, floor_db: float, keep: float = KEEP_S, band: tuple[float, float] | None = None) -> None:
         self.line = floor_db + QUIET_DB
+        self.band = band  # where the floor was measured in a band (EndpointSettings.band)
         self.keep_frames = round(keep * 100)
         self._pending = np.zeros(0, np.int16)
         self._quiet_frames: int | None = None  # of the quiet going on; None: no word yet
@@ -39,7 +40,7 @@ class PauseShortener:
         self._pending = data[n * FRAME:]
         frames = data[:n * FRAME].reshape(n, FRAME)
         kept = np.ones(n, bool)
-        for i, db in enumerate(frame_db(data[:n * FRAME])):
+        for i, db in enumerate(frame_db(data[:n * FRAME], self.band)):
             if db >= self.line:
                 self._quiet_frames = 0
             elif self._quiet_frames is not None:
@@ -56,14 +57,22 @@ class PauseShortener:
 # A recording cut tight around its words has no room in it: its quietest tenth is then a
 # quiet part of a word, and a pause is at least this far under its loudest tenth.
 PAUSE_UNDER_WORDS_DB = 30.0
+ROOM_FRAMES = 10  # frames of a recording outside its words that give the room's level
 
 
-def shorten_pauses(samples: np.ndarray, keep: float = KEEP_S) -> np.ndarray:
-    """A whole recorded utterance with its pauses shortened, the room's level taken from its
-    quietest tenth (the room around its words)."""
+def shorten_pauses(samples: np.ndarray, room: np.ndarray | None = None, keep: float = KEEP_S) -> np.ndarray:
+    """A whole recorded utterance with its pauses shortened. The room's level is that of
+    `room` (the recording's sound outside its utterances) where it holds ROOM_FRAMES, as the
+    endpointer learns it from the room before a call; else the utterance's quietest tenth,
+    and no nearer than PAUSE_UNDER_WORDS_DB to its loudest tenth."""
     levels = frame_db(np.asarray(samples, np.int16))
     if len(levels) == 0:
         return np.asarray(samples, np.int16)
-    floor = min(float(np.percentile(levels, 10)), float(np.percentile(levels, 90)) - PAUSE_UNDER_WORDS_DB - QUIET_DB)
+    around = frame_db(np.asarray(room, np.int16)) if room is not None else np.zeros(0)
+    if len(around) >= ROOM_FRAMES:
+        floor = float(np.median(around))
+    else:
+        floor = min(float(np.percentile(levels, 10)),
+                    float(np.percentile(levels, 90)) - PAUSE_UNDER_WORDS_DB - QUIET_DB)
     shortener = PauseShortener(floor, keep)
     return np.concatenate([shortener(samples), shortener.rest()])

@@ -37,8 +37,8 @@ CHUNK = 1600  # 0.1 s
 NAME_PAUSE_S = 0.5
 # Quiet a hand said at a reveal may hold without ending: a player reading out their dice
 # stops between them ("Ana ... five, five, three"). Where a hand is due, a count (or a yes)
-# said in a quiet room is acted on up to this much later; at 0.5 s a third of the
-# development set's hands with 0.3 s pauses were heard as several calls (python -m
+# said in a quiet room is acted on up to this much later; at 0.5 s every espeak-ng hand of
+# the development set with half-second pauses was heard as several calls (python -m
 # training.hand_pauses_dev).
 HAND_PAUSE_S = 0.8
 
@@ -252,7 +252,7 @@ class Listener:
             self._fed_to = max(start, self._buffer_start)
             self._heard = self._looked_at = 0
             self._heard_so_far = []
-            self._shortener = PauseShortener(self.endpointer.floor_db) if self._hand_due else None
+            self._shortener = PauseShortener(self.endpointer.floor_db, band=self.settings.band) if self._hand_due else None
         if upto > self._fed_to:
             a, b = self._fed_to - self._buffer_start, upto - self._buffer_start
             samples = self._buffer[a:b]
@@ -281,18 +281,32 @@ class Listener:
 
 def decode_span(engine: Engine, samples: np.ndarray,
                 settings: EndpointSettings = EndpointSettings(),
-                found: Sequence[Segment] | None = None, shorten: bool = False) -> Recognition:
+                found: Sequence[Segment] | None = None, shorten: bool = False,
+                room: np.ndarray | None = None) -> Recognition:
     """Decode one utterance from where the endpointer hears speech start to where it
     judges it ended, as the microphone path would: room noise around a call only gives
     the decoder something to mistake for words. `found`: the endpoint.utterances already
-    found in `samples` (taken as one). `shorten`: its pauses cut short (Listener.allow_pause)."""
+    found in `samples` (taken as one). `shorten`: its pauses cut short, as where a hand is
+    due (Listener.allow_pause), the room's level taken from `room` (`around`)."""
     found = utterances(samples, settings) if found is None else found
     if not found:  # no start of speech found (it may start with the file): all of it
         whole = Segment(0, len(samples), len(samples), voice_peak(samples) if settings.use_voice_activity else None)
     else:
         whole = spanning(found)
     said = samples[whole.start:whole.detected_at]
-    return with_voice(decode_in_chunks(engine, shorten_pauses(said) if shorten else said, CHUNK), whole, settings)
+    if shorten:
+        said = shorten_pauses(said, room)
+    return with_voice(decode_in_chunks(engine, said, CHUNK), whole, settings)
+
+
+def around(samples: np.ndarray, found: Sequence[Segment]) -> np.ndarray | None:
+    """A recording's sound outside the utterances found in it: its room (None: none found)."""
+    if not found:
+        return None
+    outside = np.ones(len(samples), bool)
+    for seg in found:
+        outside[seg.start:seg.detected_at] = False
+    return samples[outside]
 
 
 def with_voice(result: Recognition, heard: Segment, settings: EndpointSettings) -> Recognition:
@@ -349,12 +363,12 @@ class WavSource:
             yield decode_span(self.engine, samples, self.endpoint, [])
             return
         found = utterances(samples, self.endpoint, max(UTTERANCE_GAP_S, self._pause or 0.0))
-        shorten = self._pause is not None
+        shorten, room = self._pause is not None, around(samples, found)
         if len(found) <= 1:
-            yield decode_span(self.engine, samples, self.endpoint, found, shorten)
+            yield decode_span(self.engine, samples, self.endpoint, found, shorten, room)
             return
         for one in found:
-            yield decode_span(self.engine, samples, self.endpoint, [one], shorten)
+            yield decode_span(self.engine, samples, self.endpoint, [one], shorten, room)
 
     def next_utterance(self) -> Utterance | None:
         while True:
