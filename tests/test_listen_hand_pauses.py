@@ -199,3 +199,29 @@ def test_a_hand_the_game_s_sizes_read_as_a_count_may_go_on(tmp_path):
     assert heard.text != "ben four four" and heard.may_go_on
     recogniser.expect(Expect.COUNT, frozenset({5}))
     assert not recogniser.hear(say("seven", tmp_path).astype(np.int16)).may_go_on
+
+
+def test_at_a_reveal_a_count_said_over_the_table_s_talk_still_gets_an_utterance_of_its_own():
+    # The table talks for three seconds, then a count far louder than it: where a hand may be
+    # said, the louder voice still ends the talk's utterance (as while bidding, unlike a
+    # name's pause), and the talk's quieter stretches are not cut as pauses.
+    rng = np.random.default_rng(6)
+    audio = rng.normal(0, 20, 6 * RATE)
+    talk = slice(8000, 4 * RATE + 12800)
+    audio[talk] += rng.standard_normal(talk.stop - talk.start) * np.where(
+        (np.arange(talk.stop - talk.start) // 1200) % 4 == 3, 100.0, 600.0)
+    audio[4 * RATE:4 * RATE + 12800] += tone(12000, 0.8)
+    audio = np.clip(audio, -32768, 32767).astype(np.int16)
+
+    def heard(allow: float | None, hand: bool):
+        engine = HeardEngine()
+        listener = Listener(engine, EndpointSettings())
+        listener.endpointer.voice_activity = TalkingRoom()
+        listener.allow_pause(allow, hand=hand)
+        return [(s.start, s.detected_at) for s in listener.recording(audio)], engine
+
+    spans, engine = heard(HAND_PAUSE_S, True)
+    assert len(spans) == 1 and 4 * RATE - 0.6 * RATE <= spans[0][0] <= 4 * RATE
+    start, detected_at = spans[0]
+    assert sum(len(f) for f in engine.fed) == min(detected_at, len(audio)) - start  # nothing cut
+    assert heard(HAND_PAUSE_S, False)[0][0][0] < 4 * RATE - RATE  # a name's pause: one utterance from the talk

@@ -409,7 +409,7 @@ class Endpointer:
         (a bid, and a nearer player's "dudo!" over its end), and is heard."""
         rise = frame_start - (RECENT_FRAMES - 1) * FRAME  # the first of the latest frames
         ended = Segment(self._start, min(self._last_loud, rise), self._pos, self._peak(),
-                        room_talk=self._room_talks())
+                        room_talk=self.room_talks())
         # (by loudness: where the room talks on, the model would hear it as this voice)
         self._begin(rise - LOUD_LEAD_FRAMES * FRAME, self._utterance_dbs[-RECENT_FRAMES:],
                     by_voice=False, loudness_only=True)
@@ -430,7 +430,7 @@ class Endpointer:
         self._sustained_peak = -np.inf
         self._peak_before_recent = -np.inf
 
-    def _room_talks(self) -> bool:
+    def room_talks(self) -> bool:
         """Is the room known to talk (by the voice activity model between utterances, or
         a louder voice already cut its talk)?"""
         return self._loudness_only or (self._room is not None and self._room >= self.s.room_talking)

@@ -156,7 +156,10 @@ class Listener:
         else:
             # (a hand's pause is quiet, so loudness still ends it soon where the table talks on)
             held = self.settings.voice_held_hangover if hand else max(seconds, self.settings.voice_held_hangover)
-            self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=None,
+            # A name may be followed by a louder word ("Ana ... CALZA"), which must not cut it;
+            # at a reveal the louder voice is kept: a count said over the table's talk.
+            louder = self.settings.louder_talker_db if hand else None
+            self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=louder,
                                         voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK),
                                         voice_held_hangover=held, voice_held_over_quiet=not hand,
                                         end_on_call_by_voice=self.settings.end_on_call_by_voice and hand)
@@ -252,7 +255,10 @@ class Listener:
             self._fed_to = max(start, self._buffer_start)
             self._heard = self._looked_at = 0
             self._heard_so_far = []
-            self._shortener = PauseShortener(self.endpointer.floor_db, band=self.settings.band) if self._hand_due else None
+            # (where the room talks, a pause is no quiet: what is under its level is its talk)
+            quiet_room = not self.endpointer.room_talks()
+            self._shortener = (PauseShortener(self.endpointer.floor_db, band=self.settings.band)
+                               if self._hand_due and quiet_room else None)
         if upto > self._fed_to:
             a, b = self._fed_to - self._buffer_start, upto - self._buffer_start
             samples = self._buffer[a:b]
@@ -318,7 +324,8 @@ class WavSource:
     """Utterances from WAV files or folders of them (sorted by name).
 
     A short file (up to `whole_file_seconds`) is decoded as whole utterances, parted only
-    by half a second of quiet (calls said one after another in one file are each heard); a
+    by half a second of quiet (calls said one after another in one file are each heard), or
+    a hand's pause where a hand is due (pause_allowed, its pauses cut short as live); a
     longer one is split by the endpointer, like the microphone stream. Either way each
     utterance is decoded only when it is asked for, after the referee has said what it
     expects next.
