@@ -58,10 +58,28 @@ def test_a_recording_cut_tight_around_its_words_keeps_its_quiet_parts():
     assert len(shorten_pauses(with_room)) == len(with_room) - 2 * int((0.5 - KEEP_S) * RATE)
 
 
+class VoiceDuring:
+    """Stands in for the voice activity model in a quiet room: a voice in the chunks inside
+    any of the (start, stop) sample spans, none elsewhere (none in a pause)."""
+
+    def __init__(self, *spans: tuple[int, int]) -> None:
+        self.spans, self.at = spans, 0
+
+    def reset(self) -> None:
+        self.at = 0
+
+    def probability(self, chunk: np.ndarray) -> float:
+        self.at += len(chunk)
+        return 0.9 if any(a < self.at <= b for a, b in self.spans) else 0.02
+
+
 def test_where_a_hand_is_due_the_microphone_waits_out_a_pause_and_hears_it_cut_short():
     def first_heard(expect, sizes):
         engine = HeardEngine()
         source = mic(engine)
+        # a quiet room: the model hears the two words, and not the pause between them
+        source.listener.endpointer.voice_activity = VoiceDuring((RATE, int(1.4 * RATE)),
+                                                                (int(1.9 * RATE), int(2.3 * RATE)))
         source.expect(expect, sizes)
         rng = np.random.default_rng(4)
         put(source, blocks(0, 1.0, rng) + blocks(3000, 0.4, rng) + blocks(0, 0.5, rng)

@@ -159,7 +159,10 @@ class Listener:
             # A name may be followed by a louder word ("Ana ... CALZA"), which must not cut it;
             # at a reveal the louder voice is kept: a count said over the table's talk.
             louder = self.settings.louder_talker_db if hand else None
-            self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=louder,
+            # Where loudness judges (the room talks), a hand's pause cannot be told from the
+            # talk in it: waiting it out would only run the call on into the talk.
+            hangover = self.settings.hangover if hand else seconds
+            self.endpointer.s = replace(self.settings, hangover=hangover, louder_talker_db=louder,
                                         voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK),
                                         voice_held_hangover=held, voice_held_over_quiet=not hand,
                                         end_on_call_by_voice=self.settings.end_on_call_by_voice and hand)
