@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from companion.listen.audio import read_wav, write_wav
+from companion.listen.audio import write_wav
 from companion.listen.endpoint import EndpointSettings
 from companion.listen.pauses import KEEP_S, PauseShortener, shorten_pauses
 from companion.listen.recogniser import CallRecogniser
@@ -133,9 +132,7 @@ def test_a_recorded_hand_in_a_noisy_room_is_heard_with_its_pause_cut_short(tmp_p
 def said_word_by_word(text: str, pause: float, tmp_path: Path) -> np.ndarray:
     parts = [np.zeros(9600)]
     for word in text.split():
-        wav = tmp_path / "word.wav"
-        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "160", "-w", str(wav), word], check=True)
-        x = read_wav(wav).astype(np.float64)
+        x = say(word, tmp_path)
         voiced = np.flatnonzero(np.abs(x) > 0.02 * np.abs(x).max())
         parts += [x[voiced[0]:voiced[-1] + 1] * (12000 / np.abs(x).max()), np.zeros(int(pause * RATE))]
     return in_room(*parts, np.zeros(16000))

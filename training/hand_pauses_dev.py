@@ -31,6 +31,7 @@ import numpy as np
 
 from companion.listen.engine import ENGINE_HANDS
 from companion.listen.sources import Listener
+from training.talking_room_dev import voiced_span
 
 PAUSES = (0.0, 0.15, 0.3, 0.5)
 ROOM_HISS = 20  # int16 units, as the benchmarks' quiet room
@@ -60,9 +61,9 @@ def _quietest_tenth(x: np.ndarray) -> float:
 
 
 def _trimmed(x: np.ndarray) -> np.ndarray:
-    """Where the voice is (2% of its peak), as a word said alone."""
-    active = np.flatnonzero(np.abs(x) > 0.02 * np.max(np.abs(x)))
-    return x[active[0]:active[-1] + 1]
+    """Where the voice is, as a word said alone."""
+    first, last = voiced_span(x, peak=float(np.max(np.abs(x))))
+    return x[first:last + 1]
 
 
 def _listener(recogniser, allow: str) -> Listener:

@@ -91,9 +91,9 @@ def recordings(babble_path: Path, speaker: str | None, count: int, talk_after: b
     return out
 
 
-def voiced_span(speech: np.ndarray) -> tuple[int, int]:
-    """The first and last sample of `speech` (at the benchmark's peak) that the voice reaches."""
-    active = np.flatnonzero(np.abs(speech) > 0.02 * PEAK)
+def voiced_span(speech: np.ndarray, peak: float = PEAK) -> tuple[int, int]:
+    """The first and last sample of `speech` (at `peak`, the benchmark's) that the voice reaches."""
+    active = np.flatnonzero(np.abs(speech) > 0.02 * peak)
     return int(active[0]), int(active[-1])
 
 

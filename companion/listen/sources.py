@@ -153,19 +153,21 @@ class Listener:
         self._hand_due = hand and seconds is not None
         if seconds is None:
             self.endpointer.s = self.settings
+            return
+        voice_hangover = math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK)
+        if hand:
+            # Only the voice activity model waits the pause out, in a quiet room: where
+            # loudness judges (the room talks) a pause cannot be told from the talk in it, and
+            # the louder voice still cuts the talk a count is said over. A pause is quiet, so
+            # loudness still ends the call soon where the table talks on after it.
+            self.endpointer.s = replace(self.settings, voice_hangover_chunks=voice_hangover,
+                                        voice_held_over_quiet=False)
         else:
-            # (a hand's pause is quiet, so loudness still ends it soon where the table talks on)
-            held = self.settings.voice_held_hangover if hand else max(seconds, self.settings.voice_held_hangover)
-            # A name may be followed by a louder word ("Ana ... CALZA"), which must not cut it;
-            # at a reveal the louder voice is kept: a count said over the table's talk.
-            louder = self.settings.louder_talker_db if hand else None
-            # Where loudness judges (the room talks), a hand's pause cannot be told from the
-            # talk in it: waiting it out would only run the call on into the talk.
-            hangover = self.settings.hangover if hand else seconds
-            self.endpointer.s = replace(self.settings, hangover=hangover, louder_talker_db=louder,
-                                        voice_hangover_chunks=math.ceil(seconds * SAMPLE_RATE / VOICE_CHUNK),
-                                        voice_held_hangover=held, voice_held_over_quiet=not hand,
-                                        end_on_call_by_voice=self.settings.end_on_call_by_voice and hand)
+            # A name may be followed by a louder word ("Ana ... CALZA"), which must not cut it.
+            self.endpointer.s = replace(self.settings, hangover=seconds, louder_talker_db=None,
+                                        voice_hangover_chunks=voice_hangover,
+                                        voice_held_hangover=max(seconds, self.settings.voice_held_hangover),
+                                        end_on_call_by_voice=False)
 
     def reset(self) -> None:
         self.endpointer.reset()
