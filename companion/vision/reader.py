@@ -65,6 +65,19 @@ MAYBE_NOT_DIE = 0.2
 # with things beside the dice, that took a frame from 87 to 109 ms for no die more read right.
 SECOND_LOOK_SHIFT = 0.08
 
+# The detector gives a bright pip or swirl of a dark marbled die a peak of its own, a "die"
+# about half the die's side, which its crop, one round spot, reads as a sure one. A candidate
+# under SPOT_SIDE of the frame's typical die (the median side of those read as dice) and of a
+# bigger die's side, centred within SPOT_REACH of that die's side from its centre (a corner is
+# 0.71 away), is a spot on it. Two dice cannot lie so close: their tops do not overlap, so
+# their centres are half the sum of their sides apart or more, over SPOT_REACH of the
+# bigger's side unless the smaller is under half its size. On 100 dark marbled scenes of the
+# development seeds it took false dice from 11 to 5 and dice read right from 1646 to 1648 of
+# 1673 (a die whose spot the detector was surer of is read from its own crop); at 0.75 it
+# left 8 false dice, and no other set moved, nor the 160 training photos.
+SPOT_SIDE = 0.8
+SPOT_REACH = 0.75
+
 # The face model reads at most this many of a frame's candidates, the detector's surest first;
 # the rest are left out as "maybe a die", so a count that falls short says why. A reveal shows a
 # few candidates more than it has dice (at most 34, 7 more than the dice, in the benchmark's 1200
@@ -231,12 +244,28 @@ def _die(c: Candidate, p: np.ndarray, agreement: float) -> Die:
 
 
 def _one_per_die(kept: list[tuple[Candidate, Die]]) -> list[tuple[Candidate, Die]]:
-    """One answer per die: of two reads of one die (detect.same_die), the detector's surer one."""
+    """One answer per die: of two reads of one die (detect.same_die), the detector's surer one;
+    and a candidate much smaller than the frame's dice is a spot on a bigger one whose top it
+    lies in (`_spot_on`), however sure either is."""
+    if not kept:
+        return []
+    typical = float(np.median([_side(c) for c, _ in kept]))
+    small = {id(c): _side(c) < SPOT_SIDE * typical for c, _ in kept}
     out: list[tuple[Candidate, Die]] = []
-    for c, d in sorted(kept, key=lambda k: -k[0].score):
-        if not any(same_die(c, o) for o, _ in out):
+    for c, d in sorted(kept, key=lambda k: (small[id(k[0])], -k[0].score)):  # the small last
+        if not any(same_die(c, o) or (small[id(c)] and _spot_on(c, o)) for o, _ in out):
             out.append((c, d))
     return out
+
+
+def _spot_on(spot: Candidate, die: Candidate) -> bool:
+    """Is `spot`, a SPOT_SIDE smaller, centred inside `die`'s top (SPOT_REACH)?"""
+    return (_side(spot) < SPOT_SIDE * _side(die)
+            and float(np.hypot(spot.cx - die.cx, spot.cy - die.cy)) < SPOT_REACH * _side(die))
+
+
+def _side(c: Candidate) -> float:
+    return max(c.w, c.h)
 
 
 def _refused(turned_down: list[tuple[Candidate, float]], kept: list[Candidate], reason: str) -> list[Refused]:
