@@ -6,7 +6,7 @@ import pytest
 
 from companion.vision.detect import (CLOSE_UP_SCALES, INPUT, OUTPUTS, STRIDE, Candidate, Detector, crop, decode,
                                      load_detector, same_die, scaled_input)
-from companion.vision.reader import DiceReader, _one_per_die
+from companion.vision.reader import DiceReader, _one_per_die, _typical_side
 from companion.vision.scenes import draw_face, generate_paco_closeup, generate_scene
 from companion.vision.types import Die
 from training.dice_photos import match
@@ -124,15 +124,31 @@ def test_same_die_is_about_overlapping_tops():
     assert not same_die(a, Candidate(cx=131, cy=100, w=22, h=22, angle=0))
 
 
+def _kept(*candidates):
+    read = [(c, Die(face=1, box=c.box, confidence=1.0)) for c in candidates]
+    return [c for c, _ in _one_per_die(read, _typical_side(list(candidates)))]
+
+
 def test_a_small_candidate_in_a_bigger_die_s_top_is_a_spot_on_it_however_sure():
     die = Candidate(cx=100, cy=100, w=40, h=40, angle=0, score=0.6)
     spot = Candidate(cx=121, cy=121, w=20, h=20, angle=0, score=0.9)  # by a corner, 0.74 of a side out
     small_die = Candidate(cx=100, cy=131, w=22, h=22, angle=0, score=0.9)  # touching the die, further off
     elsewhere = [Candidate(cx=300 + 60 * k, cy=300, w=40, h=40, angle=0, score=0.8) for k in range(3)]
-    read = [(c, Die(face=1, box=c.box, confidence=1.0)) for c in (spot, die, small_die, *elsewhere)]
-    kept = [c for c, _ in _one_per_die(read)]
+    kept = _kept(spot, die, small_die, *elsewhere)
     assert die in kept and small_die in kept and spot not in kept
     assert not same_die(spot, die)  # a centre that far out is no spot by the detector's rule alone
+    # a spot the detector is surer of than of its die, near its centre: the die keeps its own read
+    assert set(_kept(Candidate(cx=108, cy=100, w=20, h=20, angle=0, score=0.9), die, *elsewhere)) == {die, *elsewhere}
+
+
+def test_a_lone_die_s_spots_are_spots_too():
+    # The frame's typical die is measured without the spots: one die with one or two spots on
+    # it is a die of its own side (an endgame's last die or two).
+    die = Candidate(cx=100, cy=100, w=40, h=40, angle=0, score=0.6)
+    corner = Candidate(cx=120, cy=120, w=28, h=28, angle=0, score=0.9)
+    edge = Candidate(cx=100, cy=74, w=24, h=24, angle=0, score=0.8)
+    assert _typical_side([die, corner, edge]) == 40
+    assert _kept(die, corner) == [die] and _kept(die, corner, edge) == [die]
 
 
 def test_finds_the_dice_of_a_scene_with_their_size_and_turn():

@@ -241,6 +241,19 @@ def test_the_reader_reports_each_refused_thing_once():
                                Refused(box=(80, 380, 40, 40), not_die=pytest.approx(0.8)))
 
 
+def test_a_turned_down_spot_on_a_die_is_no_thing_left_out():
+    # A swirl by a die's edge, under 0.8 of the frame's die and too far out for the same die:
+    # turned down, it is part of that die (as it would be, read as a die); far from any die it
+    # is a thing of its own.
+    dice = [DIE, Candidate(300, 100, 40, 40, 0.0, score=0.9)]
+    for spot, refused in ((Candidate(128, 100, 24, 24, 0.0, score=0.7), 0),
+                          (Candidate(200, 300, 24, 24, 0.0, score=0.7), 1)):
+        assert not same_die(spot, DIE)
+        reading = DiceReader(model=_FaceModel([_p(face=3), _p(face=3), _p(0.9)]),
+                             detector=_Detector([*dice, spot])).read(TABLE)
+        assert reading.faces == (3, 3) and len(reading.refused) == refused
+
+
 def test_what_may_be_no_die_is_left_out_and_shown():
     """From MAYBE_NOT_DIE on, a candidate is not counted but shown as "maybe a die" (a card's
     club is not guessed to be a die); from die_threshold on, as "not a die"; just under

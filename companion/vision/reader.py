@@ -66,15 +66,18 @@ MAYBE_NOT_DIE = 0.2
 SECOND_LOOK_SHIFT = 0.08
 
 # The detector gives a bright pip or swirl of a dark marbled die a peak of its own, a "die"
-# about half the die's side, which its crop, one round spot, reads as a sure one. A candidate
-# under SPOT_SIDE of the frame's typical die (the median side of those read as dice) and of a
-# bigger die's side, centred within SPOT_REACH of that die's side from its centre (a corner is
-# 0.71 away), is a spot on it. Two dice cannot lie so close: their tops do not overlap, so
-# their centres are half the sum of their sides apart or more, over SPOT_REACH of the
-# bigger's side unless the smaller is under half its size. On 100 dark marbled scenes of the
-# development seeds it took false dice from 11 to 5 and dice read right from 1646 to 1648 of
-# 1673 (a die whose spot the detector was surer of is read from its own crop); at 0.75 it
-# left 8 false dice, and no other set moved, nor the 160 training photos.
+# about half the die's side, whose crop, one round spot, reads as a sure one. A candidate
+# under SPOT_SIDE of the frame's typical die (the median side of the dice read, spots left
+# out) and of a bigger die's side, centred within SPOT_REACH of that die's side from its
+# centre (its corners are 0.71 away; the reach goes a quarter of a side past its edges), is a
+# spot on it. Two dice seen from above cannot lie so close unless one is under half the
+# other's side: their tops do not overlap, so their centres are at least half the sum of
+# their sides apart. (A camera tilted far shortens the distances up the frame; dice of two
+# sizes in one game, far apart in size, could then be taken for a die and its spot.) On 100
+# dark marbled scenes of the development seeds, SPOT_SIDE 0.8 took false dice from 11 to 5
+# and dice read right from 1646 to 1648 of 1673 (a die whose spot the detector was surer of
+# is read from its own crop); SPOT_SIDE 0.75 left 8 false dice. No other set moved, nor the
+# 160 training photos.
 SPOT_SIDE = 0.8
 SPOT_REACH = 0.75
 
@@ -123,7 +126,9 @@ class DiceReader:
         sims = self._paco_similarity(patches)
         decided = [(c, self._decide(c, probs[i], None if sims is None else sims[i], agreement[i]))
                    for i, c in enumerate(found)]
-        kept = _one_per_die([(c, d) for c, d in decided if d is not None])
+        kept = [(c, d) for c, d in decided if d is not None]
+        typical = _typical_side([c for c, _ in kept])
+        kept = _one_per_die(kept, typical)
         left_out: dict[str, list[tuple[Candidate, float]]] = {NOT_A_DIE: [],
                                                               MAYBE_A_DIE: [(c, UNREAD_NOT_DIE) for c in unread]}
         for (c, d), p in zip(decided, probs):
@@ -136,7 +141,7 @@ class DiceReader:
             elif c.score >= THRESHOLD:
                 left_out[NOT_A_DIE].append((c, float(p[NOT_DIE])))
         kept_spots = [c for c, _ in kept]
-        refused = [r for reason, spots in left_out.items() for r in _refused(spots, kept_spots, reason)]
+        refused = [r for reason, spots in left_out.items() for r in _refused(spots, kept_spots, reason, typical)]
         # a box the detector reached past the frame's edge with is told as the part in the frame
         dice = [replace(d, box=_within(d.box, img.shape)) for _, d in kept]
         refused = [replace(r, box=_within(r.box, img.shape)) for r in refused]
@@ -243,38 +248,53 @@ def _die(c: Candidate, p: np.ndarray, agreement: float) -> Die:
     return Die(face=f, box=c.box, confidence=conf, paco=bool(f == 1 and p[PACO] > p[1]))
 
 
-def _one_per_die(kept: list[tuple[Candidate, Die]]) -> list[tuple[Candidate, Die]]:
+def _one_per_die(kept: list[tuple[Candidate, Die]], typical: float) -> list[tuple[Candidate, Die]]:
     """One answer per die: of two reads of one die (detect.same_die), the detector's surer one;
-    and a candidate much smaller than the frame's dice is a spot on a bigger one whose top it
-    lies in (`_spot_on`), however sure either is."""
-    if not kept:
-        return []
-    typical = float(np.median([_side(c) for c, _ in kept]))
+    a candidate under SPOT_SIDE of the `typical` side is weighed after the others, and is a spot
+    on a bigger die it lies in (`_spot_on`), however sure either is."""
     small = {id(c): _side(c) < SPOT_SIDE * typical for c, _ in kept}
     out: list[tuple[Candidate, Die]] = []
-    for c, d in sorted(kept, key=lambda k: (small[id(k[0])], -k[0].score)):  # the small last
-        if not any(same_die(c, o) or (small[id(c)] and _spot_on(c, o)) for o, _ in out):
+    for c, d in sorted(kept, key=lambda k: (small[id(k[0])], -k[0].score)):
+        if not any(_on_a_die(c, o, typical) for o, _ in out):
             out.append((c, d))
     return out
 
 
+def _on_a_die(c: Candidate, die: Candidate, typical: float) -> bool:
+    """Is `c` that die found again, or a spot on it?"""
+    return same_die(c, die) or (_side(c) < SPOT_SIDE * typical and _spot_on(c, die))
+
+
 def _spot_on(spot: Candidate, die: Candidate) -> bool:
-    """Is `spot`, a SPOT_SIDE smaller, centred inside `die`'s top (SPOT_REACH)?"""
+    """Is `spot` under SPOT_SIDE of `die`'s side, centred within SPOT_REACH of it from its centre?"""
     return (_side(spot) < SPOT_SIDE * _side(die)
             and float(np.hypot(spot.cx - die.cx, spot.cy - die.cy)) < SPOT_REACH * _side(die))
+
+
+def _typical_side(candidates: list[Candidate]) -> float:
+    """The median side of the candidates that are no spot on a bigger one (`_spot_on`): a lone
+    die with two spots on it is a die of its own side. 0 for none."""
+    if not candidates:
+        return 0.0
+    side = np.array([_side(c) for c in candidates])
+    x, y = np.array([c.cx for c in candidates]), np.array([c.cy for c in candidates])
+    apart = np.hypot(x[:, None] - x[None], y[:, None] - y[None])
+    spot = (side[:, None] < SPOT_SIDE * side[None]) & (apart < SPOT_REACH * side[None])
+    return float(np.median(side[~spot.any(axis=1)]))
 
 
 def _side(c: Candidate) -> float:
     return max(c.w, c.h)
 
 
-def _refused(turned_down: list[tuple[Candidate, float]], kept: list[Candidate], reason: str) -> list[Refused]:
+def _refused(turned_down: list[tuple[Candidate, float]], kept: list[Candidate], reason: str,
+             typical: float) -> list[Refused]:
     """What the face model turned down for `reason` (each spot with its not-a-die chance), one entry per thing:
-    a spot where a die was kept is that die found twice, not a thing left out; spots less than a
-    side apart, or in one another's box, are one thing (the detector takes each white mark on a
-    poker chip's rim for a small die), its box around them all, as sure of being no die as the
-    least sure of them."""
-    spots = [spot for spot in turned_down if not any(same_die(spot[0], k) for k in kept)]
+    a spot where a die was kept is that die found twice or a spot on it (`_on_a_die`, with the
+    frame's `typical` die side), not a thing left out; spots less than a side apart, or in one
+    another's box, are one thing (the detector takes each white mark on a poker chip's rim for a
+    small die), its box around them all, as sure of being no die as the least sure of them."""
+    spots = [spot for spot in turned_down if not any(_on_a_die(spot[0], k, typical) for k in kept)]
     groups = _things(spots)
     return [Refused(box=_around([spots[i][0].box for i in g]), not_die=min(spots[i][1] for i in g), reason=reason)
             for g in groups]
