@@ -254,6 +254,41 @@ def test_a_turned_down_spot_on_a_die_is_no_thing_left_out():
         assert reading.faces == (3, 3) and len(reading.refused) == refused
 
 
+class _ReadAgain:
+    """A face model for the second look at small dice: of each small die's nine crops, the
+    centre one reads the chosen face and the rest are likely no die."""
+
+    def __init__(self, faces):
+        self.faces = faces
+
+    def predict_checked(self, patches):
+        rows = [_p(0.0 if k == 4 else 0.9, face=face) for face in self.faces for k in range(9)]
+        assert len(patches) == len(rows)
+        return np.array(rows), np.ones(len(rows), np.float32)
+
+
+def test_a_die_read_from_a_small_candidate_is_read_again_at_the_frame_s_die_size():
+    die = Candidate(100, 100, 38, 38, 0.0, score=0.5)
+    elsewhere = [Candidate(300 + 60 * k, 300, 40, 40, 0.0, score=0.8) for k in range(3)]
+    swirl = Candidate(127, 100, 31, 31, 0.0, score=0.9)  # too big to be the die's spot, too far to be the die
+    lone = Candidate(500, 100, 28, 28, 0.0, score=0.9)  # a die found only by a spot on it
+    assert not same_die(swirl, die)
+
+    def again(faces_read, faces_again):
+        kept = [(c, Die(face=f, box=c.box, confidence=1.0)) for c, f in zip((die, *elsewhere, swirl, lone), faces_read)]
+        reader = DiceReader(model=_ReadAgain(faces_again), detector=_Detector([]))
+        return {c: d.face for c, d in reader._small_read_again(TABLE, kept, typical=40.0)}
+
+    read = again((3, 2, 2, 2, 1, 1), (5, 4))
+    # the swirl, read again, lies on the die read from its own crop: it was that die, however
+    # surer the detector was of it; the lone spot is its die, read at the frame's die size
+    assert die in read and swirl not in read and lone not in read and len(read) == 5
+    (moved, face), = [(c, f) for c, f in read.items() if c.cx == lone.cx]
+    assert face == 4 and moved.w == 40
+    # read again as the same face, both stand as they were read
+    assert again((3, 2, 2, 2, 1, 1), (1, 1)) == {die: 3, **dict.fromkeys(elsewhere, 2), swirl: 1, lone: 1}
+
+
 def test_what_may_be_no_die_is_left_out_and_shown():
     """From MAYBE_NOT_DIE on, a candidate is not counted but shown as "maybe a die" (a card's
     club is not guessed to be a die); from die_threshold on, as "not a die"; just under
