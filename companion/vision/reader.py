@@ -189,7 +189,7 @@ class DiceReader:
         (SMALL_LOOKS). Where the crop likeliest to be a die reads as a die of another face
         (`_decide`), that is the answer: none, where it lies on a die read from its own crop
         (within SPOT_REACH of its side), else that die; two that then are one die are one."""
-        small = [i for i, (c, d) in enumerate(kept) if _side(c) < SPOT_SIDE * typical and not d.paco][:SMALL_READS]
+        small = [i for i, (c, d) in enumerate(kept) if _small(c, typical) and not d.paco][:SMALL_READS]
         if not small:
             return kept
         own = [c for j, (c, _) in enumerate(kept) if j not in small]
@@ -288,8 +288,8 @@ def _die(c: Candidate, p: np.ndarray, agreement: float) -> Die:
 def _one_per_die(kept: list[tuple[Candidate, Die]], typical: float) -> list[tuple[Candidate, Die]]:
     """One answer per die: of two reads of one die (detect.same_die), the detector's surer one;
     a candidate under SPOT_SIDE of the `typical` side is weighed after the others, and is a spot
-    on a bigger die it lies in (`_spot_on`), however sure either is."""
-    small = {id(c): _side(c) < SPOT_SIDE * typical for c, _ in kept}
+    on a bigger die it lies in (`_spots`), however sure either is."""
+    small = {id(c): _small(c, typical) for c, _ in kept}
     out: list[tuple[Candidate, Die]] = []
     for c, d in sorted(kept, key=lambda k: (small[id(k[0])], -k[0].score)):
         if not any(_on_a_die(c, o, typical) for o, _ in out):
@@ -298,26 +298,30 @@ def _one_per_die(kept: list[tuple[Candidate, Die]], typical: float) -> list[tupl
 
 
 def _on_a_die(c: Candidate, die: Candidate, typical: float) -> bool:
-    """Is `c` that die found again, or a spot on it?"""
-    return same_die(c, die) or (_side(c) < SPOT_SIDE * typical and _spot_on(c, die))
+    """Is `c` that die found again, or a spot on it (`_spots`)?"""
+    return same_die(c, die) or (_small(c, typical) and bool(_spots(_side(c), c.cx, c.cy, _side(die), die.cx, die.cy)))
 
 
-def _spot_on(spot: Candidate, die: Candidate) -> bool:
-    """Is `spot` under SPOT_SIDE of `die`'s side, centred within SPOT_REACH of it from its centre?"""
-    return (_side(spot) < SPOT_SIDE * _side(die)
-            and float(np.hypot(spot.cx - die.cx, spot.cy - die.cy)) < SPOT_REACH * _side(die))
+def _small(c: Candidate, typical: float) -> bool:
+    """Is `c` under SPOT_SIDE of the frame's `typical` die side?"""
+    return _side(c) < SPOT_SIDE * typical
+
+
+def _spots(side, x, y, die_side, die_x, die_y):
+    """Is a candidate of this side and centre a spot on a die of these: under SPOT_SIDE of its
+    side, centred within SPOT_REACH of it from its centre? Element by element for arrays."""
+    return (side < SPOT_SIDE * die_side) & (np.hypot(x - die_x, y - die_y) < SPOT_REACH * die_side)
 
 
 def _typical_side(candidates: list[Candidate]) -> float:
-    """The median side of the candidates that are no spot on a bigger one (`_spot_on`): a lone
+    """The median side of the candidates that are no spot on a bigger one (`_spots`): a lone
     die with two spots on it is a die of its own side. 0 for none."""
     if not candidates:
         return 0.0
     side = np.array([_side(c) for c in candidates])
     x, y = np.array([c.cx for c in candidates]), np.array([c.cy for c in candidates])
-    apart = np.hypot(x[:, None] - x[None], y[:, None] - y[None])
-    spot = (side[:, None] < SPOT_SIDE * side[None]) & (apart < SPOT_REACH * side[None])
-    return float(np.median(side[~spot.any(axis=1)]))
+    spot = _spots(side[:, None], x[:, None], y[:, None], side[None], x[None], y[None]).any(axis=1)
+    return float(np.median(side[~spot]))
 
 
 def _side(c: Candidate) -> float:
