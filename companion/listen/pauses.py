@@ -65,13 +65,14 @@ def shorten_pauses(samples: np.ndarray, room: np.ndarray | None = None, keep: fl
     `room` (the recording's sound outside its utterances) where it holds ROOM_FRAMES, as the
     endpointer learns it from the room before a call; else the utterance's quietest tenth,
     and no nearer than PAUSE_UNDER_WORDS_DB to its loudest tenth."""
-    levels = frame_db(np.asarray(samples, np.int16))
-    if len(levels) == 0:
-        return np.asarray(samples, np.int16)
+    samples = np.asarray(samples, np.int16)
     around = frame_db(np.asarray(room, np.int16)) if room is not None else np.zeros(0)
     if len(around) >= ROOM_FRAMES:
         floor = float(np.median(around))
-    else:
+    else:  # (the utterance's own levels are needed only here)
+        levels = frame_db(samples)
+        if len(levels) == 0:
+            return samples
         floor = min(float(np.percentile(levels, 10)),
                     float(np.percentile(levels, 90)) - PAUSE_UNDER_WORDS_DB - QUIET_DB)
     shortener = PauseShortener(floor, keep)
